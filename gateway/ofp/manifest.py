@@ -96,7 +96,7 @@ class Capability(WireModel):
 
 
 class Manifest(WireModel):
-    """An assistant manifest; inside ``publishManifests`` it may carry a recommendation ``score``."""
+    """An assistant manifest; in ``publishManifests`` it may carry a recommendation ``score``."""
 
     identification: Identification
     capabilities: list[Capability] = Field(default_factory=list)
