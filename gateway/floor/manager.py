@@ -1,0 +1,473 @@
+"""The floor manager of one conversation, as a sans-I/O state machine.
+
+Like the ``Protocol`` of python-websockets, :class:`Floor` never touches a socket or a clock: it is
+handed envelopes and returns :class:`Delivery` objects saying what to send to whom. The async host
+(:mod:`gateway.host`) does the sending and feeds replies back in.
+
+What it implements, from OFP 1.1.0 §2.2 with the 1.1.1 draft's utterance row:
+
+* **Curation** of ``conversants`` (added when an invite is sent to them; removed on
+  ``declineInvite`` or ``bye`` from them, or an ``uninvite`` sent to them) and ``floorGranted``
+  (granted on joining; lost on ``yieldFloor`` from them, ``revokeFloor`` to them, or removal;
+  restored by ``grantFloor`` to them; ``requestFloor`` changes nothing by itself).
+* **Routing**: pass-through events go to every conversant but their sender; a private utterance goes
+  only to its ``to``. With a convener, the events of :data:`DELEGATED` (and utterances from a sender
+  without the floor) are delegated: sent alone, in their own envelope, to the convener, whose
+  reply's events are inserted at the head of the remaining list. Without a convener,
+  ``requestFloor`` is answered with ``grantFloor`` and an utterance from a sender without the
+  floor is ignored.
+* **Order**: envelopes are processed in arrival order and events in listed order; while a delegated
+  event awaits the convener, later envelopes wait in a bounded queue.
+* The ``conversation`` section of every envelope sent is rewritten with the current state.
+
+Events sent by the convener itself, or by the floor manager (:meth:`Floor.inject`), are never
+delegated: they are the authority the table delegates to, and delegating them would loop.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+from gateway.ofp import (
+    VERSION,
+    Conversant,
+    Conversation,
+    Envelope,
+    Event,
+    EventType,
+    Identification,
+    Sender,
+)
+
+#: Events that go to the convener when there is one (§2.2 table, "Delegate to Convener").
+DELEGATED = frozenset(
+    {
+        EventType.INVITE,
+        EventType.UNINVITE,
+        EventType.REQUEST_FLOOR,
+        EventType.GRANT_FLOOR,
+        EventType.REVOKE_FLOOR,
+    }
+)
+
+
+class Route(Enum):
+    """What the floor does with one event."""
+
+    PASS = "pass-through"
+    DELEGATE = "delegate"
+    IGNORE = "ignore"
+    GRANT = "send grantFloor"
+
+
+def route_for(event_type: EventType, *, has_convener: bool, sender_has_floor: bool) -> Route:
+    """The §2.2 table (1.1.1 utterance row) for an event from an ordinary conversant."""
+    if event_type is EventType.UTTERANCE:
+        if sender_has_floor:
+            return Route.PASS
+        return Route.DELEGATE if has_convener else Route.IGNORE
+    if event_type in DELEGATED:
+        if has_convener:
+            return Route.DELEGATE
+        return Route.GRANT if event_type is EventType.REQUEST_FLOOR else Route.PASS
+    return Route.PASS
+
+
+class FloorBusy(Exception):
+    """Too many envelopes are waiting while the convener decides; the new one was not queued."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One envelope for one recipient.
+
+    ``awaits_reply`` marks a delegation: the host must pass the convener's reply (or ``None`` if
+    it failed) to :meth:`Floor.convener_replied` before anything else of this conversation moves.
+    """
+
+    recipient: Identification
+    envelope: Envelope
+    awaits_reply: bool = False
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An envelope whose events are being processed."""
+
+    sender: Sender
+    events: deque[Event]
+    authority: bool  # sent by the convener or the floor manager: never delegated
+
+
+def _provisional(speaker_uri: str | None, service_url: str | None) -> Identification:
+    """An identity for an agent known only by address, until it tells us more."""
+    uri = speaker_uri or service_url or ""
+    url = service_url or ""
+    host = url.split("://", 1)[-1].split("/", 1)[0] if url else uri
+    return Identification(
+        speaker_uri=uri, service_url=url, organization=host, conversational_name=host, synopsis=""
+    )
+
+
+class Floor:
+    """The floor of one conversation.
+
+    ``manager`` is the floor manager's own identity: the sender of events it originates (the
+    ``grantFloor`` answering a ``requestFloor`` without convener, the host's ``uninvite``\\ s).
+    ``max_queued`` bounds the envelopes waiting while a delegation is outstanding.
+    """
+
+    def __init__(
+        self, conversation_id: str, *, manager: Identification, max_queued: int = 256
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.manager = manager
+        self.max_queued = max_queued
+        self._conversants: dict[str, Identification] = {}
+        self._granted: dict[str, None] = {}  # ordered set
+        self._convener: str | None = None
+        self._directory: dict[str, Identification] = {}  # by serviceUrl: identities known ahead
+        self._provisional: set[str] = set()
+        self._queue: deque[_Pending] = deque()
+        self._current: _Pending | None = None
+        self._awaiting: Identification | None = None
+        self._snapshot: Conversation | None = None
+        self._out: list[Delivery] = []
+        self._batch: dict[str, tuple[Identification, list[Event]]] = {}
+        self._batch_sender: Sender | None = None
+
+    # ------------------------------------------------------------------ state, read-only views
+    @property
+    def conversants(self) -> list[Identification]:
+        """Everyone in the conversation, in the order they joined."""
+        return list(self._conversants.values())
+
+    @property
+    def floor_granted(self) -> list[str]:
+        """Speaker URIs of conversants who currently hold floor rights."""
+        return list(self._granted)
+
+    @property
+    def convener(self) -> str | None:
+        """The speaker URI of the convener, if one is assigned."""
+        return self._convener
+
+    @property
+    def awaiting_convener(self) -> bool:
+        """True while a delegated event waits for the convener's answer."""
+        return self._awaiting is not None
+
+    @property
+    def queued(self) -> int:
+        """Envelopes received but not yet processed."""
+        return len(self._queue)
+
+    def conversant(self, speaker_uri: str) -> Identification | None:
+        """The conversant with this speaker URI, if present."""
+        return self._conversants.get(speaker_uri)
+
+    def find(
+        self, *, speaker_uri: str | None = None, service_url: str | None = None
+    ) -> Identification | None:
+        """A conversant by speaker URI, else by service URL."""
+        if speaker_uri and speaker_uri in self._conversants:
+            return self._conversants[speaker_uri]
+        if service_url:
+            for ident in self._conversants.values():
+                if ident.service_url == service_url:
+                    return ident
+        return None
+
+    def conversation(self) -> Conversation:
+        """The ``conversation`` section as the floor publishes it now."""
+        if self._snapshot is None:
+            self._snapshot = Conversation.model_construct(
+                id=self.conversation_id,
+                conversants=[
+                    Conversant.model_construct(identification=i) for i in self._conversants.values()
+                ],
+                assigned_floor_roles={"convener": [self._convener] if self._convener else []},
+                floor_granted=list(self._granted),
+            )
+        return self._snapshot
+
+    # ------------------------------------------------------------------ set-up by the host
+    def know(self, identification: Identification) -> None:
+        """Register an agent's identity (its manifest) so an invite by URL gets its real name."""
+        if identification.service_url:
+            self._directory[identification.service_url] = identification
+
+    def join(self, identification: Identification, *, convener: bool = False) -> None:
+        """Add a conversant directly (the person's proxy at the start, or a convener the manager
+        chose); it joins with the floor, as §2.2 says for every new conversant."""
+        self._add(identification)
+        if convener:
+            self.assign_convener(identification.speaker_uri)
+
+    def assign_convener(self, speaker_uri: str | None) -> None:
+        """Make a conversant the convener (at most one), or clear the role with ``None``."""
+        if speaker_uri is not None and speaker_uri not in self._conversants:
+            raise ValueError(
+                f"{speaker_uri} is not a conversant; invite it before making it convener"
+            )
+        self._convener = speaker_uri
+        self._changed()
+
+    # ------------------------------------------------------------------ input
+    def receive(self, envelope: Envelope, *, origin: str | None = None) -> list[Delivery]:
+        """Process an envelope from a conversant (or a would-be one); return what to send.
+
+        ``origin`` is the service URL the transport got it from, when known: an agent first
+        known only by URL is renamed to the speaker URI it now reports.
+        """
+        if origin:
+            self._learn_name(origin, envelope.sender)
+        sender = envelope.sender.speaker_uri
+        authority = sender == self._convener or sender == self.manager.speaker_uri
+        return self._enqueue(_Pending(envelope.sender, deque(envelope.events), authority))
+
+    def inject(self, events: list[Event]) -> list[Delivery]:
+        """Process events originated by the floor manager itself (never delegated)."""
+        sender = Sender(
+            speaker_uri=self.manager.speaker_uri, service_url=self.manager.service_url or None
+        )
+        return self._enqueue(_Pending(sender, deque(events), True))
+
+    def convener_replied(self, reply: Envelope | None) -> list[Delivery]:
+        """Resume after a delegation with the convener's reply (``None``: it failed or timed out,
+        and the delegated event is dropped). Its events go at the head of the remaining list."""
+        if self._awaiting is None or self._current is None:
+            raise RuntimeError("convener_replied() without an outstanding delegation")
+        self._awaiting = None
+        if reply is not None and reply.events:
+            convener_sender = reply.sender
+            # The convener's events run first, under its authority, then the rest of the envelope.
+            rest = self._current
+            self._queue.appendleft(rest)
+            self._current = _Pending(convener_sender, deque(reply.events), True)
+        return self._run()
+
+    # ------------------------------------------------------------------ processing
+    def _enqueue(self, pending: _Pending) -> list[Delivery]:
+        if self._awaiting is not None or self._current is not None:
+            if len(self._queue) >= self.max_queued:
+                raise FloorBusy(
+                    f"{len(self._queue)} envelopes already wait for the convener; try again shortly"
+                )
+            self._queue.append(pending)
+            return []
+        self._current = pending
+        return self._run()
+
+    def _run(self) -> list[Delivery]:
+        while self._awaiting is None:
+            if self._current is None:
+                if not self._queue:
+                    break
+                self._current = self._queue.popleft()
+            cur = self._current
+            while cur.events and self._awaiting is None:
+                self._step(cur, cur.events.popleft())
+            if self._awaiting is None:
+                self._current = None
+        self._flush()
+        out, self._out = self._out, []
+        return out
+
+    def _step(self, cur: _Pending, event: Event) -> None:
+        sender = cur.sender.speaker_uri
+        if cur.authority:
+            route = (
+                Route.GRANT
+                if (event.event_type is EventType.REQUEST_FLOOR and self._convener is None)
+                else Route.PASS
+            )
+        else:
+            route = route_for(
+                event.event_type,
+                has_convener=self._convener is not None,
+                sender_has_floor=sender in self._granted,
+            )
+        if route is Route.IGNORE:
+            return
+        if route is Route.DELEGATE:
+            convener = self._conversants[self._convener]  # type: ignore[index]
+            self._flush()
+            env = Envelope.model_construct(
+                conversation=self.conversation(),
+                sender=cur.sender,
+                events=[event],
+                version=VERSION,
+                dialect="openFloor",
+                ignored=[],
+            )
+            self._out.append(Delivery(convener, env, awaits_reply=True))
+            self._awaiting = convener
+            return
+        if route is Route.GRANT:
+            # No convener: the floor manager answers for it (§2.2), and the grant is routed like
+            # any grantFloor so every conversant sees the floor change.
+            requester = self.find(speaker_uri=sender) or self.find(
+                service_url=cur.sender.service_url
+            )
+            if requester is None:
+                return  # only a conversant can hold the floor
+            grant = Event(
+                event_type=EventType.GRANT_FLOOR,
+                to={"speakerUri": requester.speaker_uri},
+                reason=event.reason,
+            )
+            manager = Sender(
+                speaker_uri=self.manager.speaker_uri, service_url=self.manager.service_url or None
+            )
+            self._pass(manager, grant)
+            return
+        self._pass(cur.sender, event)
+
+    def _pass(self, sender: Sender, event: Event) -> None:
+        """Pass-through with the curation rules of §2.2."""
+        kind = event.event_type
+        who = sender.speaker_uri
+        target = self._target(event)
+        if (
+            kind is EventType.INVITE
+            and target is not None
+            and target.speaker_uri not in self._conversants
+        ):
+            known = (
+                event.to is not None and self._directory.get(event.to.service_url or "") is target
+            )
+            # An invited agent need not adopt the speakerUri it was invited by (§1.12), so until
+            # it answers, an identity not from its manifest is provisional.
+            self._add(target, provisional=not known)
+        elif (
+            kind is EventType.GRANT_FLOOR
+            and target is not None
+            and target.speaker_uri in self._conversants
+        ):
+            self._grant(target.speaker_uri)
+        elif kind is EventType.REVOKE_FLOOR and target is not None:
+            self._revoke(target.speaker_uri)
+        elif kind is EventType.YIELD_FLOOR:
+            self._revoke(who)
+        elif kind in (EventType.DECLINE_INVITE, EventType.BYE):
+            self._remove(who)
+
+        if kind is EventType.UTTERANCE and event.is_private:
+            recipients = [target] if target is not None else []
+        else:
+            recipients = [i for u, i in self._conversants.items() if u != who]
+            # An event addressed to someone outside the conversation (getManifests to a directory,
+            # say) still reaches them.
+            if (
+                target is not None
+                and target.speaker_uri not in self._conversants
+                and target.speaker_uri != who
+            ):
+                recipients.append(target)
+        self._queue_for(sender, event, recipients)
+
+        if kind is EventType.UNINVITE and target is not None:
+            self._remove(target.speaker_uri)  # after it has been told
+
+    def _target(self, event: Event) -> Identification | None:
+        to = event.to
+        if to is None:
+            return None
+        found = self.find(speaker_uri=to.speaker_uri, service_url=to.service_url)
+        if found is not None:
+            return found
+        if to.service_url:
+            return self._directory.get(to.service_url) or _provisional(
+                to.speaker_uri, to.service_url
+            )
+        return None
+
+    # ------------------------------------------------------------------ output batching
+    def _queue_for(self, sender: Sender, event: Event, recipients: list[Identification]) -> None:
+        if self._batch_sender is not None and self._batch_sender != sender:
+            self._flush()
+        self._batch_sender = sender
+        for r in recipients:
+            slot = self._batch.get(r.speaker_uri)
+            if slot is None:
+                self._batch[r.speaker_uri] = (r, [event])
+            else:
+                slot[1].append(event)
+
+    def _flush(self) -> None:
+        if not self._batch or self._batch_sender is None:
+            self._batch.clear()
+            self._batch_sender = None
+            return
+        conv = self.conversation()
+        sender = self._batch_sender
+        for recipient, events in self._batch.values():
+            env = Envelope.model_construct(
+                conversation=conv,
+                sender=sender,
+                events=events,
+                version=VERSION,
+                dialect="openFloor",
+                ignored=[],
+            )
+            self._out.append(Delivery(recipient, env))
+        self._batch = {}
+        self._batch_sender = None
+
+    # ------------------------------------------------------------------ curation primitives
+    def _changed(self) -> None:
+        self._snapshot = None
+
+    def _add(self, ident: Identification, *, provisional: bool = False) -> None:
+        if ident.speaker_uri in self._conversants:
+            return
+        self._conversants[ident.speaker_uri] = ident
+        self._granted[ident.speaker_uri] = None
+        if provisional:
+            self._provisional.add(ident.speaker_uri)
+        self._changed()
+
+    def _remove(self, uri: str) -> None:
+        if self._conversants.pop(uri, None) is None:
+            return
+        self._granted.pop(uri, None)
+        self._provisional.discard(uri)
+        if self._convener == uri:
+            self._convener = None
+        self._changed()
+
+    def _grant(self, uri: str) -> None:
+        if uri not in self._granted:
+            self._granted[uri] = None
+            self._changed()
+
+    def _revoke(self, uri: str) -> None:
+        if uri in self._granted:
+            del self._granted[uri]
+            self._changed()
+
+    def _learn_name(self, origin: str, sender: Sender) -> None:
+        """Rename a conversant known only by its URL to the speaker URI it now uses."""
+        new = sender.speaker_uri
+        if not new or new in self._conversants:
+            return
+        for uri in list(self._provisional):
+            ident = self._conversants.get(uri)
+            if ident is None or ident.service_url != origin:
+                continue
+            renamed = ident.model_copy(update={"speaker_uri": new})
+            # Rebuild the ordered mappings so the conversant keeps its place.
+            self._conversants = {
+                (new if k == uri else k): (renamed if k == uri else v)
+                for k, v in self._conversants.items()
+            }
+            if uri in self._granted:
+                self._granted = {(new if k == uri else k): None for k in self._granted}
+            if self._convener == uri:
+                self._convener = new
+            self._provisional.discard(uri)
+            self._changed()
+            return
