@@ -1,0 +1,390 @@
+"""One conversation at run time: the floor, the agents it reaches, and the person's proxy.
+
+This is the thin I/O layer over :class:`gateway.floor.Floor` (which decides) — the way the asyncio
+layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send,
+feeds replies back in arrival order, and turns transport failures into Open Floor behaviour:
+
+* an agent that times out is uninvited with ``@timedOut`` and the person is told;
+* an agent that answers with an HTTP error or something that is not an envelope is reported with
+  ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
+  when its address is refused by policy, it is uninvited with ``@error``;
+* deliveries to each recipient are sequential (their order is the floor's order) and bounded;
+* a reply chain between agents is cut after :attr:`Limits.max_agent_envelopes` agent envelopes
+  without a word from the person, so two agents cannot answer each other forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from gateway.agents.base import Agent
+from gateway.agents.errors import AddressRefused, AgentError
+from gateway.floor import Delivery, Floor, FloorBusy
+from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+
+log = logging.getLogger(__name__)
+
+PRODUCT_TAG = "tag:ofp-gateway.local,2025"
+
+
+def manager_identity(service_url: str = "urn:ofp-gateway:floor") -> Identification:
+    """The floor manager's own identity: the sender of the events it originates."""
+    return Identification(
+        speaker_uri=f"{PRODUCT_TAG}:floor-manager",
+        service_url=service_url,
+        organization="ofp-gateway",
+        conversational_name="Floor",
+        role="Floor manager",
+        synopsis="The conversation floor manager of this Open Floor gateway.",
+    )
+
+
+def user_identity(
+    user_id: str = "user", *, name: str = "User", service_url: str = "urn:ofp-gateway:proxy"
+) -> Identification:
+    """The person's identity on the floor. ``role`` "User" tells agents a human is speaking."""
+    return Identification(
+        speaker_uri=f"{PRODUCT_TAG}:{user_id}",
+        service_url=service_url,
+        organization="ofp-gateway",
+        conversational_name=name,
+        role="User",
+        synopsis="A person speaking through the ofp-gateway user proxy.",
+    )
+
+
+class Recorder(Protocol):
+    """What a conversation reports to the records store (see :mod:`gateway.records`)."""
+
+    def envelope(
+        self,
+        conversation_id: str,
+        *,
+        direction: str,
+        peer: str,
+        envelope: dict[str, Any],
+        at: datetime,
+    ) -> None: ...
+
+    def floor_changed(
+        self,
+        conversation_id: str,
+        *,
+        conversants: list[dict[str, Any]],
+        floor_granted: list[str],
+        convener: str | None,
+        at: datetime,
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one conversation. Each trades safety against patience; defaults suit voice."""
+
+    #: Envelopes waiting for one recipient; beyond this the recipient is failing to keep up.
+    max_queue_per_recipient: int = 64
+    #: Consecutive failed deliveries before an agent is uninvited with @error.
+    max_failures: int = 3
+    #: Agent envelopes accepted in a row without the person speaking (agent ping-pong guard).
+    max_agent_envelopes: int = 64
+    #: Conversants beyond the person (bounded so a hostile agent cannot invite thousands).
+    max_agents: int = 32
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the person should be told that no agent said (an agent left, failed…)."""
+
+    text: str
+    reason: str
+    agent: str
+
+
+AgentResolver = Callable[[str], Agent]
+UserSink = Callable[[Envelope], Awaitable[None] | None]
+NoticeSink = Callable[[Notice], Awaitable[None] | None]
+
+
+@dataclass
+class _Mailbox:
+    queue: asyncio.Queue[Delivery]
+    task: asyncio.Task[None]
+    failures: int = 0
+
+
+@dataclass
+class Stats:
+    """Counters for /metrics and tests."""
+
+    delivered: int = 0
+    agent_errors: int = 0
+    timeouts: int = 0
+    dropped: int = 0
+    by_agent: dict[str, int] = field(default_factory=dict)
+
+
+class Conversation:
+    """Runs one conversation.
+
+    ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``on_user`` receives
+    every envelope the floor delivers to the person; ``on_notice`` what the gateway itself must
+    tell them. ``recorder`` (optional) keeps every envelope in and out and every floor change.
+    """
+
+    def __init__(
+        self,
+        conversation_id: str,
+        *,
+        user: Identification,
+        resolve: AgentResolver,
+        on_user: UserSink,
+        on_notice: NoticeSink | None = None,
+        recorder: Recorder | None = None,
+        manager: Identification | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.id = conversation_id
+        self.user = user
+        self.limits = limits or Limits()
+        self.floor = Floor(conversation_id, manager=manager or manager_identity())
+        self.floor.join(user)
+        self.stats = Stats()
+        self._resolve = resolve
+        self._on_user = on_user
+        self._on_notice = on_notice
+        self._recorder = recorder
+        self._mailboxes: dict[str, _Mailbox] = {}
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._agent_run = 0
+        self._floor_state: tuple[Any, ...] = ()
+        self._closed = False
+        self._record_floor()
+
+    # ------------------------------------------------------------------ the person's side
+    async def say(self, events: list[Event]) -> Envelope:
+        """Send events from the person (invites, utterances…) into the floor; returns the envelope."""
+        env = Envelope(
+            conversation={"id": self.id},
+            sender=Sender(
+                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
+            ),
+            events=events,
+        )
+        self._agent_run = 0
+        self._record("in", self.user.speaker_uri, env.to_wire())
+        self._dispatch(self.floor.receive(env))
+        return env
+
+    def know(self, identification: Identification) -> None:
+        """Tell the floor an agent's real identity before it is invited by URL."""
+        self.floor.know(identification)
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait until no delivery is queued or in flight; False if ``timeout`` s passed first."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Stop every delivery worker. Agents themselves are closed by whoever made them."""
+        self._closed = True
+        tasks = [m.task for m in self._mailboxes.values()]
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._mailboxes.clear()
+
+    # ------------------------------------------------------------------ deliveries
+    def _dispatch(self, deliveries: list[Delivery]) -> None:
+        self._record_floor()
+        for d in deliveries:
+            key = d.recipient.service_url or d.recipient.speaker_uri
+            box = self._mailboxes.get(key)
+            if box is None:
+                if len(self._mailboxes) > self.limits.max_agents + 1:
+                    self.stats.dropped += 1
+                    log.warning(
+                        "conversation %s: too many recipients; dropped delivery to %s", self.id, key
+                    )
+                    continue
+                queue: asyncio.Queue[Delivery] = asyncio.Queue(self.limits.max_queue_per_recipient)
+                box = _Mailbox(
+                    queue, asyncio.get_running_loop().create_task(self._worker(key, queue))
+                )
+                self._mailboxes[key] = box
+            try:
+                box.queue.put_nowait(d)
+            except asyncio.QueueFull:
+                self.stats.dropped += 1
+                log.warning("conversation %s: %s is not keeping up; delivery dropped", self.id, key)
+                if d.awaits_reply:  # never leave the floor waiting on a delivery that was dropped
+                    self._dispatch(self.floor.convener_replied(None))
+                continue
+            self._inflight += 1
+            self._idle.clear()
+
+    async def _worker(self, key: str, queue: asyncio.Queue[Delivery]) -> None:
+        while True:
+            d = await queue.get()
+            try:
+                await self._deliver(key, d)
+            except Exception:  # a bug in one delivery must not stop the conversation
+                log.exception("conversation %s: delivery to %s failed", self.id, key)
+            finally:
+                self._inflight -= 1
+                if self._inflight == 0:
+                    self._idle.set()
+
+    async def _deliver(self, key: str, d: Delivery) -> None:
+        recipient = d.recipient
+        if recipient.speaker_uri == self.user.speaker_uri:
+            self._record("out", recipient.speaker_uri, d.envelope.to_wire())
+            result = self._on_user(d.envelope)
+            if asyncio.iscoroutine(result):
+                await result
+            return
+        try:
+            agent = self._resolve(key)
+            reply = await agent.handle(d.envelope)
+            self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
+        except AgentError as err:
+            self._record("out", recipient.speaker_uri, d.envelope.to_wire())
+            reply = None
+            await self._failed(recipient, err)
+        except Exception as err:  # an unknown URL scheme, a resolver refusing: same as @error
+            self._record("out", recipient.speaker_uri, d.envelope.to_wire())
+            reply = None
+            await self._failed(
+                recipient, AgentError(str(err), agent_url=key, reason_token="@error")
+            )
+        else:
+            box = self._mailboxes.get(key)
+            if box is not None:
+                box.failures = 0
+        self.stats.delivered += 1
+        if d.awaits_reply:
+            if reply is not None:
+                self._record("in", reply.sender.speaker_uri, reply.to_wire())
+            self._dispatch(self.floor.convener_replied(reply))
+            return
+        if reply is None or not reply.events:
+            return  # §2.3: an empty events array is an acknowledgement
+        if reply.conversation.id != self.id:
+            log.warning("%s answered for conversation %r; ignored", key, reply.conversation.id)
+            return
+        self._agent_run += 1
+        if self._agent_run > self.limits.max_agent_envelopes:
+            self.stats.dropped += 1
+            if self._agent_run == self.limits.max_agent_envelopes + 1:
+                await self._notify(
+                    Notice(
+                        "Agents kept answering each other; the gateway stopped passing their replies.",
+                        "@error",
+                        recipient.speaker_uri,
+                    )
+                )
+            return
+        self._record("in", reply.sender.speaker_uri, reply.to_wire())
+        try:
+            self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
+        except FloorBusy as err:
+            self.stats.dropped += 1
+            log.warning("conversation %s: %s", self.id, err)
+
+    @staticmethod
+    def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
+        """The envelope as it went on the wire (OVON 0.9 for agents that speak it)."""
+        if getattr(agent, "dialect", "openFloor") == "ovon":
+            return to_ovon(envelope)
+        return envelope.to_wire()
+
+    async def _failed(self, recipient: Identification, err: AgentError) -> None:
+        key = recipient.service_url or recipient.speaker_uri
+        self.stats.agent_errors += 1
+        self.stats.by_agent[key] = self.stats.by_agent.get(key, 0) + 1
+        still_here = self.floor.conversant(recipient.speaker_uri) is not None
+        if not still_here:
+            log.info("conversation %s: %s (already left) failed: %s", self.id, key, err)
+            return
+        box = self._mailboxes.get(key)
+        failures = (box.failures + 1) if box else 1
+        if box:
+            box.failures = failures
+        name = recipient.display_name
+        timed_out = err.reason_token == "@timedOut"
+        if timed_out:
+            self.stats.timeouts += 1
+        remove = (
+            timed_out or isinstance(err, AddressRefused) or failures >= self.limits.max_failures
+        )
+        if remove:
+            reason = f"{err.reason_token} {err}"
+            text = (
+                f"{name} did not answer in time and has left the conversation."
+                if timed_out
+                else f"{name} could not be reached and has left the conversation: {err}"
+            )
+            await self._notify(Notice(text, err.reason_token, recipient.speaker_uri))
+            uninvite = Event(
+                event_type=EventType.UNINVITE,
+                to={"speakerUri": recipient.speaker_uri},
+                reason=reason,
+            )
+            self._dispatch(self.floor.inject([uninvite]))
+        else:
+            await self._notify(
+                Notice(
+                    f"{name} had a problem answering ({err}).",
+                    err.reason_token,
+                    recipient.speaker_uri,
+                )
+            )
+
+    async def _notify(self, notice: Notice) -> None:
+        log.info("conversation %s: %s", self.id, notice.text)
+        if self._on_notice is not None:
+            result = self._on_notice(notice)
+            if asyncio.iscoroutine(result):
+                await result
+
+    # ------------------------------------------------------------------ records
+    def _record(self, direction: str, peer: str, wire: dict[str, Any]) -> None:
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.envelope(
+                self.id, direction=direction, peer=peer, envelope=wire, at=datetime.now(UTC)
+            )
+        except Exception:  # records must never take the conversation down
+            log.exception("conversation %s: could not record an envelope", self.id)
+
+    def _record_floor(self) -> None:
+        f = self.floor
+        state = (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
+        if state == self._floor_state:
+            return
+        self._floor_state = state
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.floor_changed(
+                self.id,
+                conversants=[i.to_wire() for i in f.conversants],
+                floor_granted=f.floor_granted,
+                convener=f.convener,
+                at=datetime.now(UTC),
+            )
+        except Exception:
+            log.exception("conversation %s: could not record a floor change", self.id)
