@@ -405,8 +405,6 @@ def _build(
             ignored.append(ev)
         else:
             events_in.append((i, ev))
-    if problems:
-        raise EnvelopeError(problems)
 
     events: list[Event] = []
     for i, ev in events_in:
@@ -417,6 +415,8 @@ def _build(
     try:
         conversation = Conversation.model_validate(conv)
     except ValidationError as err:
+        if conv.get("id") is None:
+            raise EnvelopeError(problems) from None  # the missing id is reported already
         # The floor rewrites everything but the id, so a garbled floor state from an agent is
         # dropped rather than refused.
         try:
@@ -426,7 +426,8 @@ def _build(
     try:
         sender_obj = Sender.model_validate(snd)
     except ValidationError as err:
-        problems.extend(problems_from(err, f"{prefix}.sender"))
+        if isinstance(snd, dict) and (snd.get("speakerUri") or snd.get("serviceUrl")):
+            problems.extend(problems_from(err, f"{prefix}.sender"))
     if problems:
         raise EnvelopeError(problems)
 

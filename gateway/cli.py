@@ -1,0 +1,226 @@
+"""Command line: ``python -m gateway <command>`` (also installed as ``ofp-gateway``).
+
+Commands: ``serve`` (the browser gateway), ``talk`` (a conversation from the terminal),
+``validate`` (check envelopes), ``agents serve`` (the built-in agents over HTTP), ``history`` and
+``export`` (conversation records).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway import __version__
+
+
+def _add_allow(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-address",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="let agents be reached at these addresses although they are loopback/private "
+        "(repeatable; also OFP_GATEWAY_ALLOW=cidr,cidr). Example: 127.0.0.0/8",
+    )
+
+
+def _add_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="records folder (default: $OFP_GATEWAY_DATA or a per-user folder)",
+    )
+
+
+def _directory_factory(args: argparse.Namespace) -> Any:
+    from gateway.agents.policy import AddressPolicy
+    from gateway.directory import AgentDirectory
+
+    policy = AddressPolicy.from_env_and_args(args.allow_address)
+    return lambda: AgentDirectory(policy)
+
+
+def _recorder(args: argparse.Namespace) -> Any:
+    if getattr(args, "no_record", False):
+        return None
+    from gateway.records.paths import resolve_data_dir
+    from gateway.records.store import Recorder
+
+    return Recorder(resolve_data_dir(args.data))
+
+
+# ---------------------------------------------------------------------------------------- validate
+def cmd_validate(args: argparse.Namespace) -> int:
+    from gateway.ofp.lint import check
+
+    results = []
+    all_ok = True
+    for name in args.files:
+        path = Path(name)
+        try:
+            data = sys.stdin.buffer.read() if name == "-" else path.read_bytes()
+        except OSError as exc:
+            report_dict: dict[str, Any] = {
+                "valid": False,
+                "problems": [
+                    {
+                        "path": "$",
+                        "message": f"cannot read: {exc.strerror}",
+                        "hint": "check the file name",
+                    }
+                ],
+                "warnings": [],
+            }
+            results.append({"file": name, **report_dict})
+            all_ok = False
+            continue
+        report = check(data)
+        all_ok &= report.valid
+        results.append({"file": name, **report.as_dict()})
+    if args.json:
+        print(json.dumps({"valid": all_ok, "files": results}, indent=2))
+    else:
+        for r in results:
+            status = "OK" if r["valid"] else "INVALID"
+            extra = (
+                f" ({r.get('dialect')} {r.get('version')}, {r.get('events', 0)} events)"
+                if r["valid"]
+                else ""
+            )
+            print(f"{r['file']}: {status}{extra}")
+            for p in r["problems"]:
+                print(
+                    f"  error   {p['path']}: {p['message']}"
+                    + (f"\n          hint: {p['hint']}" if p["hint"] else "")
+                )
+            for w in r["warnings"]:
+                print(
+                    f"  warning {w['path']}: {w['message']}"
+                    + (f"\n          hint: {w['hint']}" if w["hint"] else "")
+                )
+    return 0 if all_ok else 1
+
+
+# -------------------------------------------------------------------------------------------- talk
+def cmd_talk(args: argparse.Namespace) -> int:
+    from gateway.talk import run_talk
+
+    if not args.agent:
+        args.agent = ["builtin:parrot"]
+    if args.text is None and getattr(args, "wav", None) is None:
+        print('talk: give --text "..." (or --wav FILE)', file=sys.stderr)
+        return 2
+
+    def show(speaker: str, text: str) -> None:
+        if not args.json:
+            print(f"{speaker}: {text}", flush=True)
+
+    recorder = _recorder(args)
+    try:
+        if args.text is not None:
+            if not args.json:
+                print(f"you: {args.text}", flush=True)
+            result = run_talk(
+                args.text,
+                args.agent,
+                directory_factory=_directory_factory(args),
+                recorder=recorder,
+                timeout=args.timeout,
+                on_line=show,
+            )
+        else:
+            from gateway.talk_voice import run_talk_wav
+
+            result = run_talk_wav(
+                args, directory_factory=_directory_factory(args), recorder=recorder, on_line=show
+            )
+    finally:
+        if recorder is not None:
+            recorder.close()
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    elif not result.completed:
+        print(f"(gave up waiting after {args.timeout:g} s)", file=sys.stderr)
+    return 0 if result.completed else 1
+
+
+# ------------------------------------------------------------------------------------ agents serve
+def cmd_agents_serve(args: argparse.Namespace) -> int:
+    from gateway.agents.server import run_agents_server
+
+    run_agents_server(args.host, args.port, names=args.name or None)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(prog="ofp-gateway", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"ofp-gateway {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check Open Floor envelopes (1.1.0 or OVON 0.9)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' reads standard input)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("talk", help="hold a conversation with agents from the terminal")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--text", help="what you say")
+    src.add_argument("--wav", metavar="IN.wav", help="say what this recording says")
+    p.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="URL|builtin:NAME",
+        help="an agent to invite (repeatable; default builtin:parrot)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object with every envelope")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for replies (30)")
+    p.add_argument("--out", metavar="reply.wav", help="with --wav: write the reply audio here")
+    p.add_argument("--fast", action="store_true", help="with --wav: do not pace input in real time")
+    p.add_argument("--no-record", action="store_true", help="keep no record of this conversation")
+    _add_allow(p)
+    _add_data(p)
+    p.set_defaults(func=cmd_talk)
+
+    p = sub.add_parser("agents", help="the built-in agents")
+    asub = p.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    ps = asub.add_parser("serve", help="serve the built-in agents over HTTP")
+    ps.add_argument("--host", default="127.0.0.1")
+    ps.add_argument("--port", type=int, default=8081)
+    ps.add_argument("--name", action="append", help="serve only this agent (repeatable)")
+    ps.set_defaults(func=cmd_agents_serve)
+
+    try:
+        from gateway.records.cli import add_commands
+    except ImportError:  # records are optional only while the package is being built
+        pass
+    else:
+        add_commands(sub)
+
+    try:
+        from gateway.server.cli import add_serve_command
+    except ImportError:
+        pass
+    else:
+        add_serve_command(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args))

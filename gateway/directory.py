@@ -1,0 +1,70 @@
+"""Which agents this gateway can reach: built-ins by ``builtin:NAME``, remote ones by URL.
+
+One :class:`AgentDirectory` per process: the built-in agents are created once and the HTTP client
+(with its address policy, timeouts and size caps) is shared by every conversation.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from gateway.agents.base import Agent
+from gateway.agents.builtin import builtin_agents
+from gateway.agents.http import HttpAgent, HttpClient
+from gateway.agents.policy import AddressPolicy
+
+BUILTIN_SCHEME = "builtin:"
+
+
+class UnknownAgent(ValueError):
+    """The address names no agent this gateway can reach."""
+
+
+class AgentDirectory:
+    """Resolves service URLs to agents. Remote agents are cached (bounded, least recently used)."""
+
+    def __init__(self, policy: AddressPolicy | None = None, *, max_remote: int = 256) -> None:
+        self.policy = policy or AddressPolicy.from_env_and_args([])
+        self.builtins: dict[str, Agent] = builtin_agents()
+        self._client: HttpClient | None = None
+        self._remote: OrderedDict[str, HttpAgent] = OrderedDict()
+        self._max_remote = max_remote
+
+    @property
+    def client(self) -> HttpClient:
+        """The shared HTTP client (created on first use, inside the running event loop)."""
+        if self._client is None:
+            self._client = HttpClient(self.policy)
+        return self._client
+
+    def builtin_url(self, name: str) -> str:
+        """The service URL of a built-in agent by name."""
+        return f"{BUILTIN_SCHEME}{name}"
+
+    def resolve(self, url: str) -> Agent:
+        """The agent at ``url``: ``builtin:NAME`` or an ``http(s)://`` URL."""
+        if url.startswith(BUILTIN_SCHEME):
+            name = url[len(BUILTIN_SCHEME) :]
+            agent = self.builtins.get(name)
+            if agent is None:
+                known = ", ".join(sorted(self.builtins))
+                raise UnknownAgent(f"no built-in agent {name!r}; built-ins are: {known}")
+            return agent
+        if url.startswith(("http://", "https://")):
+            agent = self._remote.get(url)
+            if agent is None:
+                agent = HttpAgent(url, self.client)
+                self._remote[url] = agent
+                while len(self._remote) > self._max_remote:
+                    self._remote.popitem(last=False)
+            else:
+                self._remote.move_to_end(url)
+            return agent
+        raise UnknownAgent(f"cannot reach {url!r}: use builtin:NAME or an https:// URL")
+
+    async def aclose(self) -> None:
+        """Close every agent and the shared client."""
+        for agent in list(self._remote.values()) + list(self.builtins.values()):
+            await agent.aclose()
+        if self._client is not None:
+            await self._client.aclose()
