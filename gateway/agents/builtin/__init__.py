@@ -1,0 +1,59 @@
+"""Agents that run inside the gateway (no network): parrot, clock and concierge.
+
+In process their service URLs are ``builtin:parrot`` and so on; served over HTTP by
+:mod:`gateway.agents.server` they are the real ``http://host:port/parrot`` URLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
+from gateway.agents.builtin.clock import Clock
+from gateway.agents.builtin.concierge import Concierge, match_score
+from gateway.agents.builtin.parrot import Parrot
+
+#: The built-in agents, by the name they are served under.
+BUILTIN_NAMES = ("parrot", "clock", "concierge")
+
+
+def builtin_agents(
+    service_base: str = "builtin:",
+    names: Iterable[str] | None = None,
+    *,
+    now: Callable[[], datetime] = local_now,
+) -> dict[str, BuiltinAgent]:
+    """The built-in agents (all, or those ``names``), each at ``service_base + name``.
+
+    The concierge's directory holds the manifests of the other agents chosen here. Raises
+    ValueError on an unknown name.
+    """
+    chosen = list(BUILTIN_NAMES if names is None else dict.fromkeys(names))
+    unknown = [n for n in chosen if n not in BUILTIN_NAMES]
+    if unknown:
+        raise ValueError(
+            f"no built-in agent called {', '.join(unknown)}; choose from {', '.join(BUILTIN_NAMES)}"
+        )
+    agents: dict[str, BuiltinAgent] = {}
+    if "parrot" in chosen:
+        agents["parrot"] = Parrot(f"{service_base}parrot", now=now)
+    if "clock" in chosen:
+        agents["clock"] = Clock(f"{service_base}clock", now=now)
+    if "concierge" in chosen:
+        directory = [a.manifest for a in agents.values()]
+        agents["concierge"] = Concierge(directory, f"{service_base}concierge", now=now)
+    return agents
+
+
+__all__ = [
+    "BUILTIN_NAMES",
+    "Answer",
+    "BuiltinAgent",
+    "Clock",
+    "Concierge",
+    "Heard",
+    "Parrot",
+    "builtin_agents",
+    "match_score",
+]
