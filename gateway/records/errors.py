@@ -1,0 +1,7 @@
+"""The one exception of :mod:`gateway.records`."""
+
+from __future__ import annotations
+
+
+class RecordsError(Exception):
+    """A record cannot be stored, found or exported; the message says what to do about it."""
