@@ -28,6 +28,11 @@ def _target(value: Any) -> str | None:
     return None
 
 
+def _params(ev: dict[str, Any]) -> dict[str, Any]:
+    params = ev.get("parameters")
+    return params if isinstance(params, dict) else {}
+
+
 def from_ovon(body: Any) -> Any:
     """Rewrite an OVON 0.9 envelope body as a 1.1 ``openFloor`` body (a plain dict)."""
     if not isinstance(body, dict):
@@ -50,7 +55,7 @@ def from_ovon(body: Any) -> Any:
 
     invitee = next(
         (
-            _target(ev.get("to")) or _target((ev.get("parameters") or {}).get("to"))
+            _target(ev.get("to")) or _target(_params(ev).get("to"))
             for ev in raw
             if isinstance(ev, dict) and ev.get("eventType") == "invite"
         ),
@@ -62,7 +67,7 @@ def from_ovon(body: Any) -> Any:
             events.append(ev)
             continue
         kind = ev.get("eventType")
-        params = ev.get("parameters") if isinstance(ev.get("parameters"), dict) else {}
+        params = _params(ev)
         to = _target(ev.get("to")) or _target(params.get("to"))
         new: dict[str, Any] = {"eventType": kind}
         if kind in ("utterance", "whisper"):
