@@ -1,0 +1,242 @@
+"""End-of-utterance detection: a pure state machine over VAD chunks.
+
+:class:`Endpointer` is handed each VAD chunk with its speech probability and returns events; it
+does no I/O and reads no clock — time is the count of samples seen, so a test can replay any audio
+exactly. Sample indices in events count from the first sample the endpointer was given.
+
+Events, in the order they can occur for one utterance::
+
+    SpeechStarted → (SpeechPaused → SpeechResumed)* → [SpeechPaused] → Utterance
+
+A :class:`SpeechPaused` is a hint that the person may have finished: a session can start decoding
+speculatively and keep the result if the :class:`Utterance` follows without a resume.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """Timing and threshold trade-offs; durations in milliseconds.
+
+    Attributes:
+        pre_roll_ms: audio kept from before the first voiced chunk and put at the head of the
+            utterance. VAD fires a chunk or two after a soft onset ("h", "f", "s"); without this
+            margin Whisper hears "ello" for "hello". Longer costs only decode time.
+        min_speech_ms: voiced audio needed before speech counts as started. Shorter lets clicks,
+            coughs and door knocks start utterances (and interrupt an agent); longer drops short
+            answers ("no" is ~250 ms).
+        end_silence_ms: silence that ends an utterance. This is the main latency lever: every
+            reply waits this long after the last word. People pause 200–500 ms inside sentences
+            (breaths, commas, thinking); 550 ms rarely cuts a sentence in two while keeping the
+            wait barely noticeable. Raise it for hesitant speakers or dictation.
+        pause_ms: silence after which :class:`SpeechPaused` is emitted so decoding can start
+            early. Short pauses make more wasted speculative decodes; long ones gain less time.
+        max_utterance_ms: an utterance is cut here (and a new one starts if speech goes on). It
+            bounds memory and decode time, and keeps the clip inside Whisper's 30 s window.
+        activation: probability at or above which a chunk is speech.
+        deactivation: probability below which a chunk is silence. Between the two thresholds a
+            chunk continues whatever run (speech or silence) is under way: this hysteresis keeps
+            a probability hovering around one value from toggling speech on and off.
+    """
+
+    pre_roll_ms: int = 300
+    min_speech_ms: int = 250
+    end_silence_ms: int = 550
+    pause_ms: int = 200
+    max_utterance_ms: int = 15_000
+    activation: float = 0.5
+    deactivation: float = 0.35
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.deactivation <= self.activation <= 1.0:
+            raise ValueError("need 0 <= deactivation <= activation <= 1")
+        if not 0 < self.pause_ms < self.end_silence_ms:
+            raise ValueError("need 0 < pause_ms < end_silence_ms (a pause comes before the end)")
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Speech has lasted ``min_speech_ms``; ``start`` is the first voiced sample."""
+
+    start: int
+
+
+@dataclass(frozen=True)
+class SpeechPaused:
+    """Silence for ``pause_ms`` after voiced audio ending at sample ``voiced_end``."""
+
+    voiced_end: int
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """Speech came back after a :class:`SpeechPaused`, at sample ``sample``."""
+
+    sample: int
+
+
+@dataclass(frozen=True, eq=False)
+class Utterance:
+    """A finished utterance.
+
+    Attributes:
+        audio: samples ``[start, end)`` — pre-roll, speech, and the trailing silence that ended it.
+        start: index of the clip's first sample.
+        end: index one past the clip's last sample.
+        voiced_end: index one past the last voiced chunk (``start <= voiced_end <= end``).
+        cut: True when ``max_utterance_ms`` ended it rather than silence.
+    """
+
+    audio: np.ndarray
+    start: int
+    end: int
+    voiced_end: int
+    cut: bool = False
+
+    @property
+    def voiced_end_s(self) -> float:
+        """Seconds from the clip's start to the end of speech (what the transcriber checks)."""
+        return (self.voiced_end - self.start) / SAMPLE_RATE
+
+
+EndpointEvent = SpeechStarted | SpeechPaused | SpeechResumed | Utterance
+
+
+def _samples(ms: int) -> int:
+    return SAMPLE_RATE * ms // 1000
+
+
+class Endpointer:
+    """Turns a stream of (chunk, speech probability) into utterance events.
+
+    Memory is bounded: the pre-roll ring holds ``pre_roll_ms`` and an utterance at most
+    ``max_utterance_ms`` of audio.
+    """
+
+    def __init__(self, settings: EndpointSettings | None = None) -> None:
+        self.settings = s = settings or EndpointSettings()
+        self._pre_roll: deque[np.ndarray] = deque()
+        self._pre_roll_samples = 0
+        self._max_pre_roll = _samples(s.pre_roll_ms)
+        self._min_speech = _samples(s.min_speech_ms)
+        self._end_silence = _samples(s.end_silence_ms)
+        self._pause = _samples(s.pause_ms)
+        self._max_len = _samples(s.max_utterance_ms)
+        self._position = 0  # samples seen so far
+        self._chunks: list[np.ndarray] = []  # the candidate or current utterance
+        self._start = 0  # sample index of self._chunks[0]
+        self._first_voiced = 0
+        self._voiced = 0  # voiced samples in the candidate (before SpeechStarted)
+        self._voiced_end = 0
+        self._speaking = False  # SpeechStarted was emitted for the current utterance
+        self._in_silence = False
+        self._paused = False
+
+    @property
+    def active(self) -> bool:
+        """True between :class:`SpeechStarted` and its :class:`Utterance`."""
+        return self._speaking
+
+    def current_audio(self) -> np.ndarray | None:
+        """The utterance so far (for partial transcripts), or None when no speech is under way."""
+        return np.concatenate(self._chunks) if self._speaking else None
+
+    def process(self, chunk: np.ndarray, probability: float) -> list[EndpointEvent]:
+        """Advance by one VAD chunk and its speech probability; returns the events it caused."""
+        s = self.settings
+        begin = self._position
+        self._position += len(chunk)
+        if not self._chunks:
+            if probability < s.activation:
+                self._remember(chunk)
+                return []
+            self._begin_candidate(begin)
+        self._chunks.append(chunk)
+        if probability >= s.activation or (
+            probability >= s.deactivation and not self._in_silence
+        ):
+            return self._on_voiced(begin)
+        return self._on_silent()
+
+    def flush(self) -> list[EndpointEvent]:
+        """End of stream: the utterance under way (if speech had started) ends here."""
+        return [self._finish(cut=False)] if self._speaking else []
+
+    def _remember(self, chunk: np.ndarray) -> None:
+        self._pre_roll.append(chunk)
+        self._pre_roll_samples += len(chunk)
+        while self._pre_roll and self._pre_roll_samples - len(self._pre_roll[0]) >= (
+            self._max_pre_roll
+        ):
+            self._pre_roll_samples -= len(self._pre_roll.popleft())
+
+    def _begin_candidate(self, first_voiced: int) -> None:
+        self._chunks = list(self._pre_roll)
+        self._start = first_voiced - self._pre_roll_samples
+        self._pre_roll.clear()
+        self._pre_roll_samples = 0
+        self._first_voiced = first_voiced
+        self._voiced = 0
+        self._in_silence = False
+        self._paused = False
+
+    def _on_voiced(self, begin: int) -> list[EndpointEvent]:
+        events: list[EndpointEvent] = []
+        self._in_silence = False
+        self._voiced_end = self._position
+        if self._paused:
+            self._paused = False
+            events.append(SpeechResumed(begin))
+        if not self._speaking:
+            self._voiced += self._position - begin
+            if self._voiced >= self._min_speech:
+                self._speaking = True
+                events.append(SpeechStarted(self._first_voiced))
+        if self._position - self._start >= self._max_len:
+            # If speech goes on, the next voiced chunk opens a new utterance; its pre-roll holds
+            # only audio after this cut, so no sample lands in two utterances.
+            events.append(self._finish(cut=True))
+        return events
+
+    def _on_silent(self) -> list[EndpointEvent]:
+        self._in_silence = True
+        silent = self._position - self._voiced_end
+        if not self._speaking:
+            # Too little voice before the silence: a click or a cough, not speech.
+            if silent >= self._pause:
+                self._drop_candidate()
+            return []
+        if silent >= self._end_silence or self._position - self._start >= self._max_len:
+            return [self._finish(cut=silent < self._end_silence)]
+        if silent >= self._pause and not self._paused:
+            self._paused = True
+            return [SpeechPaused(self._voiced_end)]
+        return []
+
+    def _drop_candidate(self) -> None:
+        chunks, self._chunks = self._chunks, []
+        for chunk in chunks:
+            self._remember(chunk)
+
+    def _finish(self, *, cut: bool) -> Utterance:
+        audio = np.concatenate(self._chunks)
+        utterance = Utterance(
+            audio=audio,
+            start=self._start,
+            end=self._start + len(audio),
+            voiced_end=self._voiced_end,
+            cut=cut,
+        )
+        self._chunks = []
+        self._speaking = False
+        self._paused = False
+        self._in_silence = False
+        return utterance
