@@ -131,38 +131,46 @@ def _list(recorder: Recorder, args: argparse.Namespace) -> int:
 
 
 def _describe(info: ConversationInfo, record: Record) -> str:
-    """One line of `history show` for a record."""
+    """One line of `history show` for a record: a kind column, then what happened."""
     if record.kind == "floor":
-        names = [info.name_of(c.get("speakerUri", "")) for c in record.data["conversants"]]
-        granted = [info.name_of(u) for u in record.data["floorGranted"]]
+        names = ", ".join(info.name_of(c.get("speakerUri", "")) for c in record.data["conversants"])
+        granted = ", ".join(info.name_of(u) for u in record.data["floorGranted"])
         convener = record.data.get("convener")
-        text = (
-            f"floor     conversants: {', '.join(names) or '-'}; floor: {', '.join(granted) or '-'}"
-        )
+        text = f"floor  conversants: {names or '-'}; floor: {granted or '-'}"
         return text + (f"; convener: {info.name_of(convener)}" if convener else "")
     if record.kind == "audio":
-        return f"audio     {record.data['bytes']} bytes for {record.data['dialogEventId']}"
+        return f"audio  {record.data['bytes']} bytes for {record.data['dialogEventId']}"
+    return f"{record.direction:<5}  {_describe_envelope(info, record)}"
+
+
+def _describe_envelope(info: ConversationInfo, record: Record) -> str:
     peer = info.name_of(record.peer or "")
-    route = f"{peer} → floor" if record.direction == "in" else f"floor → {peer}"
     envelope = read_envelope(record)
     if envelope is None:
-        return f"{record.direction:<4}      {route}: (unreadable envelope)"
+        route = f"{peer} → floor" if record.direction == "in" else f"floor → {peer}"
+        return f"{route}: (unreadable envelope)"
+    sender = envelope.sender.speaker_uri
+    if record.direction == "in":
+        route = f"{peer} → floor"
+    else:
+        route = f"floor → {peer} (from {info.name_of(sender)})"
     parts = []
     for ev in envelope.events:
         de = ev.dialog_event
-        if de is not None:
-            said = f'"{_cut(de.text(), 60)}"' if de.text() else "(no text)"
-            extras = [k for k, f in de.features.items() if f.mime_type != "text/plain"]
-            said += f" +{'+'.join(extras)}" if extras else ""
-            if ev.is_private and ev.to is not None:
-                said += (
-                    f" (private to {info.name_of(ev.to.speaker_uri or ev.to.service_url or '')})"
-                )
-            parts.append(f"{info.name_of(de.speaker_uri)}: {said}")
-        else:
-            target = ev.to.speaker_uri or ev.to.service_url if ev.to else None
+        target = (ev.to.speaker_uri or ev.to.service_url) if ev.to else None
+        if de is None:
             parts.append(ev.event_type.value + (f" → {info.name_of(target)}" if target else ""))
-    return f"{record.direction:<4}      {route}: " + "; ".join(parts or ["(no events)"])
+            continue
+        said = f'"{_cut(de.text(), 60)}"' if de.text() else "(no text)"
+        extras = [k for k, f in de.features.items() if f.mime_type != "text/plain"]
+        said += f" +{'+'.join(extras)}" if extras else ""
+        if ev.is_private and target:
+            said += f" (private to {info.name_of(target)})"
+        # Name the speaker only when it is not the sender, which the route already names.
+        parts.append(
+            said if de.speaker_uri == sender else f"{info.name_of(de.speaker_uri)}: {said}"
+        )
+    return f"{route}: " + "; ".join(parts or ["(no events)"])
 
 
 def _show(recorder: Recorder, args: argparse.Namespace) -> int:
