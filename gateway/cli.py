@@ -119,6 +119,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"{speaker}: {text}", flush=True)
 
+    from gateway.agents.errors import AgentError
+    from gateway.directory import UnknownAgent
+
     recorder = _recorder(args)
     try:
         if args.text is not None:
@@ -138,6 +141,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
             result = run_talk_wav(
                 args, directory_factory=_directory_factory(args), recorder=recorder, on_line=show
             )
+    except (AgentError, UnknownAgent) as exc:
+        print(f"talk: {exc}", file=sys.stderr)
+        return 2
     finally:
         if recorder is not None:
             recorder.close()

@@ -8,14 +8,16 @@ as the browser gateway.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gateway.agents.errors import AgentError
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
-from gateway.ofp import Envelope, Event, EventType, text_event
+from gateway.ofp import Envelope, Event, EventType, Sender, text_event
 
 
 @dataclass
@@ -102,6 +104,12 @@ async def talk_text(
         invites = []
         for url in agents:
             agent = directory.resolve(url)
+            fetch = getattr(agent, "fetch_manifest", None)
+            if fetch is not None:  # a remote agent: learn its name before inviting it
+                with contextlib.suppress(AgentError):
+                    await asyncio.wait_for(
+                        fetch(conv_id, Sender(speaker_uri=user.speaker_uri)), timeout
+                    )
             conv.know(agent.manifest.identification)
             invites.append(Event(event_type=EventType.INVITE, to={"serviceUrl": url}))
         if invites:

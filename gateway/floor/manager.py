@@ -129,7 +129,6 @@ class Floor:
         self._granted: dict[str, None] = {}  # ordered set
         self._convener: str | None = None
         self._directory: dict[str, Identification] = {}  # by serviceUrl: identities known ahead
-        self._provisional: set[str] = set()
         self._queue: deque[_Pending] = deque()
         self._current: _Pending | None = None
         self._awaiting: Identification | None = None
@@ -336,12 +335,7 @@ class Floor:
             and target is not None
             and target.speaker_uri not in self._conversants
         ):
-            known = (
-                event.to is not None and self._directory.get(event.to.service_url or "") is target
-            )
-            # An invited agent need not adopt the speakerUri it was invited by (§1.12), so until
-            # it answers, an identity not from its manifest is provisional.
-            self._add(target, provisional=not known)
+            self._add(target)
         elif (
             kind is EventType.GRANT_FLOOR
             and target is not None
@@ -421,20 +415,17 @@ class Floor:
     def _changed(self) -> None:
         self._snapshot = None
 
-    def _add(self, ident: Identification, *, provisional: bool = False) -> None:
+    def _add(self, ident: Identification) -> None:
         if ident.speaker_uri in self._conversants:
             return
         self._conversants[ident.speaker_uri] = ident
         self._granted[ident.speaker_uri] = None
-        if provisional:
-            self._provisional.add(ident.speaker_uri)
         self._changed()
 
     def _remove(self, uri: str) -> None:
         if self._conversants.pop(uri, None) is None:
             return
         self._granted.pop(uri, None)
-        self._provisional.discard(uri)
         if self._convener == uri:
             self._convener = None
         self._changed()
@@ -450,24 +441,26 @@ class Floor:
             self._changed()
 
     def _learn_name(self, origin: str, sender: Sender) -> None:
-        """Rename a conversant known only by its URL to the speaker URI it now uses."""
+        """Rename the conversant reached at ``origin`` to the speaker URI it reports.
+
+        An invited agent need not adopt the speakerUri it was invited by (§1.12), and an agent
+        invited by URL has none until it answers. The transport knows whom it got the envelope
+        from, so that conversant takes the sender's speaker URI.
+        """
         new = sender.speaker_uri
         if not new or new in self._conversants:
             return
-        for uri in list(self._provisional):
-            ident = self._conversants.get(uri)
-            if ident is None or ident.service_url != origin:
-                continue
-            renamed = ident.model_copy(update={"speaker_uri": new})
-            # Rebuild the ordered mappings so the conversant keeps its place.
-            self._conversants = {
-                (new if k == uri else k): (renamed if k == uri else v)
-                for k, v in self._conversants.items()
-            }
-            if uri in self._granted:
-                self._granted = {(new if k == uri else k): None for k in self._granted}
-            if self._convener == uri:
-                self._convener = new
-            self._provisional.discard(uri)
-            self._changed()
+        uri = next((u for u, i in self._conversants.items() if i.service_url == origin), None)
+        if uri is None:
             return
+        renamed = self._conversants[uri].model_copy(update={"speaker_uri": new})
+        # Rebuild the ordered mappings so the conversant keeps its place.
+        self._conversants = {
+            (new if k == uri else k): (renamed if k == uri else v)
+            for k, v in self._conversants.items()
+        }
+        if uri in self._granted:
+            self._granted = {(new if k == uri else k): None for k in self._granted}
+        if self._convener == uri:
+            self._convener = new
+        self._changed()

@@ -164,3 +164,18 @@ def test_identification_is_emitted_strictly() -> None:
         "role",
         "openFloorRoles",
     }
+
+
+def test_agent_answering_under_another_speaker_uri_is_renamed_by_origin() -> None:
+    floor = floor_with("alice")
+    known = ident("weather")
+    floor.know(known)
+    floor.receive(env("tag:alice", ev("invite", to_url=known.service_url)))
+    out = floor.receive(
+        env("tag:weather-instance-9", ev("acceptInvite"), ev("utterance", text="sunny")),
+        origin=known.service_url,
+    )
+    # Its utterance is not dropped as "no floor": it is the conversant reached at that URL.
+    assert by_recipient(out) == {"alice": ["acceptInvite", "utterance"]}
+    assert "tag:weather-instance-9" in floor.floor_granted
+    assert floor.conversant("tag:weather-instance-9").conversational_name == "Weather"
