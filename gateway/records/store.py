@@ -164,10 +164,14 @@ class Recorder:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
+        advice = "check it is an ofp-gateway store in a writable folder, or pass another --data DIR"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit mode: transactions are opened explicitly by _transaction, one per call.
             db = sqlite3.connect(path, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise RecordsError(f"cannot open the record store {path}: {exc}; {advice}") from None
+        try:
             # WAL: a commit appends to the log instead of rewriting pages, and readers in other
             # processes (the CLI) never block the writer. synchronous=NORMAL skips the fsync on
             # each commit: a committed transaction is in the OS once COMMIT returns, so it
@@ -182,15 +186,16 @@ class Recorder:
             if version > _SCHEMA_VERSION:
                 raise RecordsError(
                     f"{path} was written by a newer ofp-gateway (format {version}); upgrade, or "
-                    "point --data at another folder"
+                    "pass another --data DIR"
                 )
             db.executescript(_SCHEMA)
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
         except sqlite3.Error as exc:
-            raise RecordsError(
-                f"cannot open the record store {path}: {exc}; check the file is an ofp-gateway "
-                "store and the folder is writable, or pass another --data DIR"
-            ) from None
+            db.close()
+            raise RecordsError(f"cannot open the record store {path}: {exc}; {advice}") from None
+        except RecordsError:
+            db.close()
+            raise
         return db
 
     @contextmanager

@@ -19,6 +19,7 @@ from tests.records.conftest import (
     AGENT_FRAMEWORK_SCHEMAS,
     ALICE,
     BOB,
+    START,
     USER,
     Script,
     record_conversation,
@@ -262,3 +263,33 @@ def test_mplp_status_follows_the_conversation(recorder, mplp_validator, end_stat
     assert doc["status"] == expected
     assert ("ended_at" in doc) is (end_status is not None)
     assert schema_errors(mplp_validator, doc) == []
+
+
+def test_event_types_open_floor_does_not_define_are_kept_in_both_exports(
+    recorder, mplp_validator, agent_framework_validators
+):
+    shout = {"eventType": "shout", "to": {"speakerUri": USER.speaker_uri}}
+    wire = {
+        "openFloor": {
+            "schema": {"version": "1.1.0"},
+            "conversation": {"id": "c"},
+            "sender": {"speakerUri": ALICE.speaker_uri},
+            "events": [shout],
+        }
+    }
+    recorder.conversation_started("c", at=START, user_speaker_uri=USER.speaker_uri)
+    recorder.envelope("c", direction="in", peer=ALICE.speaker_uri, envelope=wire, at=START)
+    stored = recorder.get_conversation("c")
+
+    mplp = to_mplp_dialog(stored)
+    assert schema_errors(mplp_validator, mplp) == []
+    [event] = mplp["events"]
+    assert event["event_type"] == "ofp.event.unknown"
+    assert event["data"] == {"sender": ALICE.speaker_uri, "event": shout}
+
+    durable = to_durable_agent_state(stored, ALICE.speaker_uri)
+    for validator in agent_framework_validators.values():
+        assert schema_errors(validator, durable) == []
+    [entry] = durable["data"]["conversationHistory"]
+    assert entry["$type"] == "response"
+    assert entry["messages"][0]["contents"] == [{"$type": "unknown", "content": shout}]

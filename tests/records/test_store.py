@@ -246,3 +246,12 @@ def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path: Path):
     (tmp_path / DB_NAME).write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(RecordsError, match="another --data DIR"):
         Recorder(tmp_path)
+
+
+def test_a_store_from_a_newer_gateway_is_left_alone(tmp_path: Path):
+    Recorder(tmp_path).close()
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.execute("PRAGMA user_version=99")
+    db.close()
+    with pytest.raises(RecordsError, match="newer ofp-gateway"):
+        Recorder(tmp_path)
