@@ -226,13 +226,17 @@ class Recorder:
         self,
         conversation_id: str,
         *,
-        direction: Direction,
+        direction: str,
         peer: str,
         envelope: dict[str, Any],
         at: datetime,
     ) -> None:
         """Record an envelope: ``"in"`` received by the floor from ``peer`` (a speaker URI),
-        ``"out"`` delivered by the floor to ``peer``. ``envelope`` is the wire dict as sent."""
+        ``"out"`` delivered by the floor to ``peer``. ``envelope`` is the wire dict as sent.
+
+        ``direction`` is a plain ``str`` so the host's structural type matches; anything but the
+        two values raises :class:`ValueError`.
+        """
         if direction not in ("in", "out"):
             raise ValueError(f"direction must be 'in' or 'out', not {direction!r}")
         with self._transaction() as db:
@@ -389,7 +393,7 @@ class Recorder:
         conversation_id: str,
         at: datetime,
         kind: RecordKind,
-        direction: Direction | None,
+        direction: str | None,
         peer: str | None,
         body: dict[str, Any],
     ) -> int:
