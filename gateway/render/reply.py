@@ -1,0 +1,73 @@
+"""An agent's utterance (an OFP dialog event) to sound.
+
+Which feature is played, in order of preference:
+
+1. ``audio`` (or any feature with an ``audio/*`` mime type) — the agent's own recording, if it
+   decodes. It is decoded in full before playing (it is bounded by the decoder's limits).
+2. ``ssml`` (or any ``application/ssml+xml`` feature) — rendered with prosody, breaks and
+   say-as, if it parses.
+3. ``text`` (or any ``text/plain`` feature) — synthesized as is.
+
+``html`` is never spoken: the page shows it. A feature that fails (undecodable audio, malformed
+SSML) is logged as a warning and the next one is tried; once audio has started, it is not.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import numpy as np
+
+from gateway.ofp import DialogEvent, Feature
+from gateway.render.decode import Fetch, decode_feature
+from gateway.render.ssml import SSMLError, parse_ssml, render_segments
+from gateway.render.tts import Synthesizer, VoiceSettings
+
+log = logging.getLogger(__name__)
+
+
+def _feature(event: DialogEvent, name: str, mime_prefix: str) -> Feature | None:
+    feature = event.features.get(name)
+    if feature is None:
+        feature = next(
+            (f for f in event.features.values() if f.mime_type.startswith(mime_prefix)), None
+        )
+    return feature if feature is not None and feature.tokens else None
+
+
+async def render_dialog_event(
+    event: DialogEvent,
+    synth: Synthesizer,
+    settings: VoiceSettings,
+    fetch: Fetch,
+    *,
+    rate: int,
+) -> AsyncIterator[np.ndarray]:
+    """Yield the sound of ``event`` as mono int16 PCM chunks at ``rate`` (rule in the module
+    docstring). Yields nothing for an event with nothing to say."""
+    audio = _feature(event, "audio", "audio/")
+    if audio is not None:
+        try:
+            pcm = await decode_feature(audio, rate, fetch)
+        except Exception as exc:  # the caller's fetch may fail in any way; the text remains
+            log.warning("%s: audio feature not playable (%s); trying ssml/text", event.id, exc)
+        else:
+            yield pcm
+            return
+
+    ssml = _feature(event, "ssml", "application/ssml+xml")
+    if ssml is not None:
+        try:
+            segments = parse_ssml("".join(str(t.value) for t in ssml.tokens if t.value))
+        except SSMLError as exc:
+            log.warning("%s: %s; speaking the text feature instead", event.id, exc)
+        else:
+            async for chunk in render_segments(segments, synth, settings, fetch, rate=rate):
+                yield chunk
+            return
+
+    text = event.text()
+    if text.strip():
+        async for chunk in synth.stream(text, settings, rate=rate):
+            yield chunk
