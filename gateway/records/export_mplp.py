@@ -61,7 +61,6 @@ class _Builder:
     """Walks the records once, collecting messages and events with ids derived from their place."""
 
     def __init__(self, conversation: StoredConversation) -> None:
-        self.conversation = conversation
         self.info = conversation.info
         self.clips = clips_by_event(conversation.records)
         # Whoever sent an envelope to the floor is a source; what the floor delivered onwards
