@@ -7,8 +7,6 @@ the URL of the agent, the Open Floor reason token the host reports the failure w
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from gateway.ofp import Problem
 
 #: How a person opens the address policy for an agent they trust.
@@ -19,25 +17,27 @@ ALLOW_HINT = (
 
 
 class AgentError(Exception):
-    """An agent could not be reached, or what it sent back could not be used."""
+    """An agent could not be reached, or what it sent back could not be used.
 
-    reason_token: ClassVar[str] = "@error"
+    ``reason_token`` is the token the host puts in the ``reason`` of the events it sends about
+    the failure (an ``uninvite``, say): ``@timedOut`` for timeouts, ``@error`` otherwise.
+    """
 
-    def __init__(self, agent_url: str, message: str) -> None:
+    def __init__(self, message: str, *, agent_url: str, reason_token: str = "@error") -> None:
         super().__init__(message)
         self.agent_url = agent_url
+        self.reason_token = reason_token
 
 
 class AgentTimeout(AgentError):
     """The agent did not answer within the time allowed."""
 
-    reason_token: ClassVar[str] = "@timedOut"
-
     def __init__(self, agent_url: str, seconds: float) -> None:
         super().__init__(
-            agent_url,
             f"{agent_url} did not answer within {seconds:g} s; check that the agent is running "
             "and reachable, or give it more time",
+            agent_url=agent_url,
+            reason_token="@timedOut",
         )
         self.seconds = seconds
 
@@ -47,7 +47,8 @@ class AgentUnreachable(AgentError):
 
     def __init__(self, agent_url: str, cause: str) -> None:
         super().__init__(
-            agent_url, f"could not talk to {agent_url}: {cause}; check the URL and that it is up"
+            f"could not talk to {agent_url}: {cause}; check the URL and that it is up",
+            agent_url=agent_url,
         )
 
 
@@ -56,7 +57,7 @@ class AddressRefused(AgentError):
     guard: loopback, private, link-local and metadata addresses are off limits by default)."""
 
     def __init__(self, agent_url: str, why: str, hint: str = ALLOW_HINT) -> None:
-        super().__init__(agent_url, f"refusing to contact {agent_url}: {why}; {hint}")
+        super().__init__(f"refusing to contact {agent_url}: {why}; {hint}", agent_url=agent_url)
         self.why = why
 
 
@@ -67,7 +68,7 @@ class AgentHTTPError(AgentError):
         text = f"{agent_url} answered HTTP {status}"
         if 300 <= status < 400:
             text += " (redirects are not followed: give the agent's final URL)"
-        super().__init__(agent_url, f"{text}: {detail}" if detail else text)
+        super().__init__(f"{text}: {detail}" if detail else text, agent_url=agent_url)
         self.status = status
 
 
@@ -76,7 +77,9 @@ class AgentBadReply(AgentError):
 
     def __init__(self, agent_url: str, problems: list[Problem]) -> None:
         listed = "; ".join(str(p) for p in problems) or "unreadable reply"
-        super().__init__(agent_url, f"{agent_url} sent a reply that is not an envelope: {listed}")
+        super().__init__(
+            f"{agent_url} sent a reply that is not an envelope: {listed}", agent_url=agent_url
+        )
         self.problems = problems
 
 
@@ -85,9 +88,9 @@ class ReplyTooLarge(AgentError):
 
     def __init__(self, agent_url: str, limit: int) -> None:
         super().__init__(
-            agent_url,
             f"{agent_url} sent more than {limit} bytes; reading stopped there "
             "(raise the reply size limit if this agent is trusted to send that much)",
+            agent_url=agent_url,
         )
         self.limit = limit
 
@@ -97,9 +100,9 @@ class RequestTooLarge(AgentError):
 
     def __init__(self, agent_url: str, size: int, limit: int) -> None:
         super().__init__(
-            agent_url,
             f"not sending {size} bytes to {agent_url}: the limit is {limit} bytes "
             "(send audio by valueUrl rather than inline, or raise the request size limit)",
+            agent_url=agent_url,
         )
         self.size = size
         self.limit = limit

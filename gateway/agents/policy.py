@@ -195,13 +195,20 @@ class PolicyResolver(AbstractResolver):
     A name with even one refused address is refused as a whole: answers that mix public and
     private addresses are how rebinding attacks are set up. ``plain_http`` selects the stricter
     rule for ``http://`` connections (aiohttp caches resolutions per connector, so the client
-    keeps one connector per scheme).
+    keeps one connector per scheme). ``inner`` does the actual lookups (aiohttp's default
+    resolver unless given).
     """
 
-    def __init__(self, policy: AddressPolicy, *, plain_http: bool) -> None:
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        *,
+        plain_http: bool,
+        inner: AbstractResolver | None = None,
+    ) -> None:
         self._policy = policy
         self._plain_http = plain_http
-        self._inner = DefaultResolver()
+        self._inner = inner or DefaultResolver()
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
