@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
-from gateway.agents.http import HttpAgent, HttpClient
+from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
 
 BUILTIN_SCHEME = "builtin:"
@@ -23,8 +23,15 @@ class UnknownAgent(ValueError):
 class AgentDirectory:
     """Resolves service URLs to agents. Remote agents are cached (bounded, least recently used)."""
 
-    def __init__(self, policy: AddressPolicy | None = None, *, max_remote: int = 256) -> None:
+    def __init__(
+        self,
+        policy: AddressPolicy | None = None,
+        *,
+        settings: HttpSettings | None = None,
+        max_remote: int = 256,
+    ) -> None:
         self.policy = policy or AddressPolicy.from_env_and_args([])
+        self.settings = settings
         self.builtins: dict[str, Agent] = builtin_agents()
         self._client: HttpClient | None = None
         self._remote: OrderedDict[str, HttpAgent] = OrderedDict()
@@ -34,7 +41,7 @@ class AgentDirectory:
     def client(self) -> HttpClient:
         """The shared HTTP client (created on first use, inside the running event loop)."""
         if self._client is None:
-            self._client = HttpClient(self.policy)
+            self._client = HttpClient(self.policy, self.settings)
         return self._client
 
     def builtin_url(self, name: str) -> str:

@@ -1,0 +1,113 @@
+"""`talk` end to end in real processes: the agents server in one, `talk --json` in another."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.ofp_schemas import assert_valid_envelope
+
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def agents_server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [PY, "-m", "gateway", "agents", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise RuntimeError(proc.stdout.read() if proc.stdout else "agents server did not start")
+    yield base
+    proc.terminate()
+    proc.wait(10)
+
+
+def talk(*args: str, data: Path) -> tuple[int, dict, str]:
+    env = {**os.environ, "OFP_GATEWAY_DATA": str(data)}
+    env.pop("OFP_GATEWAY_ALLOW", None)
+    out = subprocess.run(
+        [PY, "-m", "gateway", "talk", *args], capture_output=True, text=True, timeout=60, env=env
+    )
+    payload = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+    return out.returncode, payload, out.stdout + out.stderr
+
+
+def test_talk_json_over_http_and_in_process(agents_server: str, tmp_path: Path) -> None:
+    code, out, text = talk(
+        "--json",
+        "--text",
+        "good morning",
+        "--agent",
+        f"{agents_server}/parrot",
+        "--agent",
+        "builtin:clock",
+        "--allow-address",
+        "127.0.0.0/8",
+        data=tmp_path,
+    )
+    assert code == 0, text
+    assert out["conversationId"].startswith("conv:")
+    assert "You said: good morning" in out["replyText"]
+    assert out["sent"] and out["received"]
+    for env in out["sent"] + out["received"]:
+        assert_valid_envelope(env)
+    speakers = {line["speaker"] for line in out["lines"]}
+    assert {"Parrot", "Clock", "User"} <= speakers
+    # It was recorded: history lists it.
+    hist = subprocess.run(
+        [PY, "-m", "gateway", "history", "list", "--json", "--data", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out["conversationId"] in hist.stdout
+
+
+def test_talk_refuses_loopback_without_allow_list(agents_server: str, tmp_path: Path) -> None:
+    code, _, text = talk(
+        "--text", "hi", "--agent", f"{agents_server}/parrot", "--no-record", data=tmp_path
+    )
+    assert code == 2
+    assert "--allow-address" in text and "Traceback" not in text
+
+
+def test_talk_human_output(tmp_path: Path) -> None:
+    code, _, text = talk(
+        "--text", "what time is it", "--agent", "builtin:clock", "--no-record", data=tmp_path
+    )
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0] == "you: what time is it"
+    assert any(line.startswith("Clock: It's ") for line in lines)
+
+
+def test_talk_unknown_builtin(tmp_path: Path) -> None:
+    code, _, text = talk("--text", "x", "--agent", "builtin:nobody", "--no-record", data=tmp_path)
+    assert code == 2 and "built-ins are" in text
