@@ -24,7 +24,7 @@ from tests.ofp_schemas import SCHEMAS, assert_valid_envelope
 
 SAMPLES = [
     json.loads(p.read_text())
-    for p in sorted((SCHEMAS / "openfloor/conversation-envelope").glob("*/sample-json/*.json"))
+    for p in sorted((SCHEMAS / "conversation-envelope").glob("*/sample-json/*.json"))
 ]
 EVENT_TYPES = [
     "utterance",
