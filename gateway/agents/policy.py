@@ -181,7 +181,7 @@ def _literal_address(host: str) -> IPAddress | None:
 
 
 class RefusedHost(OSError):
-    """Raised by :class:`PolicyResolver`: every address a host resolved to was refused."""
+    """Raised by :class:`PolicyResolver`: every address a host name resolved to was refused."""
 
     def __init__(self, host: str, why: str) -> None:
         super().__init__(f"{host}: {why}")
@@ -190,13 +190,14 @@ class RefusedHost(OSError):
 
 
 class PolicyResolver(AbstractResolver):
-    """A resolver that refuses host names resolving to any address the policy refuses.
+    """A resolver that hands aiohttp only the addresses the policy allows.
 
-    A name with even one refused address is refused as a whole: answers that mix public and
-    private addresses are how rebinding attacks are set up. ``plain_http`` selects the stricter
-    rule for ``http://`` connections (aiohttp caches resolutions per connector, so the client
-    keeps one connector per scheme). ``inner`` does the actual lookups (aiohttp's default
-    resolver unless given).
+    Refused addresses are dropped (``localhost`` answering both ::1 and 127.0.0.1 still works
+    when only 127.0.0.0/8 is allow-listed) and a name with none left is refused: aiohttp never
+    sees, so never connects to, a refused address. ``plain_http`` selects the stricter rule for
+    ``http://`` connections (aiohttp caches resolutions per connector, so the client keeps one
+    connector per scheme). ``inner`` does the actual lookups (aiohttp's default resolver unless
+    given).
     """
 
     def __init__(
@@ -213,15 +214,20 @@ class PolicyResolver(AbstractResolver):
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        """Resolve ``host`` and check each address; raises :class:`RefusedHost`."""
-        results = await self._inner.resolve(host, port, family)
-        for result in results:
-            why = self._policy.address_refusal(
-                ip_address(result["host"].split("%", 1)[0]), plain_http=self._plain_http
-            )
-            if why is not None:
-                raise RefusedHost(host, f"resolves to {result['host']}; {why}")
-        return results
+        """Resolve ``host`` and keep the allowed addresses; raises :class:`RefusedHost` when
+        there are none."""
+        allowed: list[ResolveResult] = []
+        refusals: list[str] = []
+        for result in await self._inner.resolve(host, port, family):
+            address = ip_address(result["host"].split("%", 1)[0])  # drop an IPv6 zone id
+            why = self._policy.address_refusal(address, plain_http=self._plain_http)
+            if why is None:
+                allowed.append(result)
+            else:
+                refusals.append(f"resolves to {result['host']}; {why}")
+        if not allowed:
+            raise RefusedHost(host, "; ".join(refusals) or "it resolves to no address")
+        return allowed
 
     async def close(self) -> None:
         """Release the underlying resolver."""

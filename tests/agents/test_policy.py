@@ -139,13 +139,18 @@ async def test_every_resolution_is_checked_so_rebinding_fails() -> None:
     resolver = PolicyResolver(
         AddressPolicy(),
         plain_http=False,
-        inner=_Scripted(["93.184.216.34"], ["127.0.0.1"], ["93.184.216.34", "10.0.0.7"]),
+        inner=_Scripted(["93.184.216.34"], ["127.0.0.1"], ["10.0.0.7", "93.184.216.34"]),
     )
     assert [r["host"] for r in await resolver.resolve("rebind.example", 443)] == ["93.184.216.34"]
     with pytest.raises(RefusedHost, match=r"resolves to 127\.0\.0\.1"):
         await resolver.resolve("rebind.example", 443)
-    with pytest.raises(RefusedHost, match=r"10\.0\.0\.7"):  # one bad answer spoils the lot
-        await resolver.resolve("rebind.example", 443)
+    # A mixed answer: only the allowed address is handed on to be connected to.
+    assert [r["host"] for r in await resolver.resolve("rebind.example", 443)] == ["93.184.216.34"]
+
+
+async def test_allow_listing_ipv4_loopback_keeps_localhost_usable_when_it_also_means_ipv6() -> None:
+    resolver = PolicyResolver(LOOPBACK, plain_http=True, inner=_Scripted(["::1", "127.0.0.1"]))
+    assert [r["host"] for r in await resolver.resolve("localhost", 80)] == ["127.0.0.1"]
 
 
 async def test_plain_http_resolver_refuses_public_addresses() -> None:
