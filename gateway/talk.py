@@ -8,16 +8,17 @@ as the browser gateway.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.agents.errors import AgentError
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, Event, EventType, Sender, text_event
+
+#: Seconds to wait for a remote agent's manifest before inviting it anyway.
+MANIFEST_TIMEOUT = 3.0
 
 
 @dataclass
@@ -101,15 +102,20 @@ async def talk_text(
         recorder=recorder,
     )
     try:
+        resolved = [(url, directory.resolve(url)) for url in agents]
+        # Learn remote agents' names first, all at once and briefly: a slow manifest must not
+        # hold up the conversation (the agent keeps a name made from its URL instead).
+        fetches = [
+            asyncio.wait_for(
+                agent.fetch_manifest(conv_id, Sender(speaker_uri=user.speaker_uri)),
+                MANIFEST_TIMEOUT,
+            )
+            for _, agent in resolved
+            if hasattr(agent, "fetch_manifest")
+        ]
+        await asyncio.gather(*fetches, return_exceptions=True)
         invites = []
-        for url in agents:
-            agent = directory.resolve(url)
-            fetch = getattr(agent, "fetch_manifest", None)
-            if fetch is not None:  # a remote agent: learn its name before inviting it
-                with contextlib.suppress(AgentError):
-                    await asyncio.wait_for(
-                        fetch(conv_id, Sender(speaker_uri=user.speaker_uri)), timeout
-                    )
+        for url, agent in resolved:
             conv.know(agent.manifest.identification)
             invites.append(Event(event_type=EventType.INVITE, to={"serviceUrl": url}))
         if invites:
