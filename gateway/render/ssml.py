@@ -410,14 +410,16 @@ def _say_as(el: ET.Element) -> str:
 
 def spell_out(text: str, _fmt: str = "") -> str:
     """Letter by letter: ``"ABC"`` → ``"ay, bee, see"``."""
-    words = [_LETTERS.get(c.lower(), _DIGITS[int(c)] if c.isdigit() else c) for c in text]
-    return ", ".join(w for w in words if w.strip())
+    return ", ".join(_char(c) for c in text if c.isalnum())
 
 
 def say_digits(text: str, _fmt: str = "") -> str:
     """Digit by digit: ``"123"`` → ``"one two three"``."""
-    words = (_DIGITS[int(c)] if c.isdigit() else _LETTERS.get(c.lower(), c) for c in text)
-    return " ".join(w for w in words if w.isalnum() or "-" in w)
+    return " ".join(_char(c) for c in text if c.isalnum())
+
+
+def _char(c: str) -> str:
+    return _DIGITS[int(c)] if c in "0123456789" else _LETTERS.get(c.lower(), c)
 
 
 def _number(text: str) -> Decimal | None:

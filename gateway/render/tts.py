@@ -106,7 +106,8 @@ def voice_paths(settings: VoiceSettings) -> tuple[Path, Path]:
 
 def load_voice(settings: VoiceSettings) -> PiperVoice:
     """The process-wide loaded voice for these settings (loaded on first use; blocking)."""
-    key = voice_paths(settings)
+    model, config = voice_paths(settings)
+    key = (model.resolve(), config.resolve())  # a linked file is the same voice
     with _voices_lock:
         voice = _voices.get(key)
         if voice is None:

@@ -1,0 +1,187 @@
+"""Paced output: agent audio released one 20 ms frame per 20 ms of wall time.
+
+A producer (the reply renderer) :meth:`~Playout.put`\\ s PCM chunks of any size; a consumer (the
+transport) calls :meth:`~Playout.recv` and gets one frame per slot. The queue is bounded, so a
+producer that runs ahead of real time waits instead of piling audio up. :meth:`~Playout.flush`
+is barge-in: everything queued is dropped at once, and no frame queued before it is ever
+released after it.
+
+Slots are scheduled on the monotonic clock as ``start + n × 20 ms``, so sleep jitter does not
+accumulate. A consumer that fell a little behind catches up by releasing frames back to back; one
+that fell more than ``max_lag_ms`` behind (a stalled loop) starts a new schedule instead of
+bursting. ``paced=False`` releases frames as fast as they are asked for (offline processing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+import numpy as np
+
+from gateway.audio.frames import FRAME_MS, SAMPLE_RATE
+
+
+class PlayoutClosed(Exception):
+    """The playout was closed and everything in it has been played."""
+
+
+class Playout:
+    """A bounded, paced queue of 20 ms mono int16 frames at ``rate``.
+
+    ``max_ms`` bounds the queued audio (default 2 s: enough to ride over synthesis hiccups,
+    little enough that a barge-in discards little work). With ``fill_silence`` the consumer
+    gets silent frames while nothing is queued (for transports that need a continuous stream,
+    such as a WebRTC track); without it :meth:`recv` waits for audio. ``on_state(speaking)`` is
+    called whenever playback starts or stops. Use from one event loop.
+    """
+
+    def __init__(
+        self,
+        rate: int = SAMPLE_RATE,
+        *,
+        max_ms: int = 2000,
+        paced: bool = True,
+        fill_silence: bool = False,
+        max_lag_ms: int = 200,
+        on_state: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.rate = rate
+        self.frame_samples = rate * FRAME_MS // 1000
+        self._frame_s = self.frame_samples / rate
+        self._max_frames = max(1, max_ms // FRAME_MS)
+        self._paced = paced
+        self._fill_silence = fill_silence
+        self._max_lag_s = max_lag_ms / 1000
+        self._on_state = on_state
+        self._frames: deque[np.ndarray] = deque()
+        self._rest = np.zeros(0, dtype=np.int16)
+        self._has_audio = asyncio.Event()
+        self._has_room = asyncio.Event()
+        self._has_room.set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._next_slot: float | None = None
+        self._generation = 0
+        self._closed = False
+
+    @property
+    def speaking(self) -> bool:
+        """True from the first frame released until the queue runs dry or is flushed."""
+        return not self._idle.is_set()
+
+    @property
+    def queued_ms(self) -> int:
+        """Audio waiting to be released."""
+        return len(self._frames) * FRAME_MS
+
+    async def put(self, pcm: np.ndarray) -> None:
+        """Queue mono int16 PCM at ``rate``; waits while the queue is full.
+
+        A partial frame at the end is kept for the next call (or :meth:`finish`). If
+        :meth:`flush` happens while this waits, the rest of ``pcm`` is dropped too.
+        """
+        if self._closed:
+            raise PlayoutClosed("cannot put audio into a closed playout")
+        generation = self._generation
+        data = np.concatenate([self._rest, np.asarray(pcm, dtype=np.int16).reshape(-1)])
+        n = self.frame_samples
+        whole = len(data) // n * n
+        for start in range(0, whole, n):
+            while len(self._frames) >= self._max_frames:
+                self._has_room.clear()
+                await self._has_room.wait()
+                if generation != self._generation:
+                    return
+            self._frames.append(data[start : start + n])
+            self._has_audio.set()
+        self._rest = data[whole:]
+
+    async def finish(self) -> None:
+        """Queue the partial frame left by :meth:`put`, padded with silence (end of a reply)."""
+        if self._rest.size:
+            pad = np.zeros(self.frame_samples - self._rest.size, dtype=np.int16)
+            await self.put(pad)
+
+    def flush(self) -> int:
+        """Barge-in: drop all queued audio now; returns how many frames were dropped."""
+        dropped = len(self._frames)
+        self._frames.clear()
+        self._rest = np.zeros(0, dtype=np.int16)
+        self._generation += 1
+        self._has_audio.clear()
+        self._has_room.set()
+        self._set_speaking(False)
+        return dropped
+
+    def close(self) -> None:
+        """No more audio will come: :meth:`recv` raises :class:`PlayoutClosed` once drained."""
+        self._closed = True
+        self._has_audio.set()  # wake a consumer waiting for audio so it can see the end
+
+    async def wait_idle(self) -> None:
+        """Return once nothing is playing."""
+        await self._idle.wait()
+
+    async def recv(self) -> np.ndarray:
+        """The next frame, at its slot: queued audio, or silence when idle with
+        ``fill_silence``. Raises :class:`PlayoutClosed` after :meth:`close` once drained."""
+        while True:
+            if not self._frames:
+                await self._slot()  # the frame released last is still playing until then
+                if not self._frames:
+                    self._set_speaking(False)
+                    if self._closed:
+                        raise PlayoutClosed("playout closed")
+                    if self._fill_silence:
+                        self._advance()
+                        return np.zeros(self.frame_samples, dtype=np.int16)
+                    await self._has_audio.wait()
+                    self._next_slot = None  # a new reply starts now, not in the past
+                    continue
+            generation = self._generation
+            await self._slot()
+            if generation != self._generation or not self._frames:
+                continue  # flushed while waiting for the slot: that audio is gone
+            frame = self._frames.popleft()
+            if not self._frames:
+                self._has_audio.clear()
+            self._has_room.set()
+            self._advance()
+            self._set_speaking(True)
+            return frame
+
+    def __aiter__(self) -> Playout:
+        return self
+
+    async def __anext__(self) -> np.ndarray:
+        try:
+            return await self.recv()
+        except PlayoutClosed:
+            raise StopAsyncIteration from None
+
+    async def _slot(self) -> None:
+        if self._paced and self._next_slot is not None:
+            delay = self._next_slot - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+    def _advance(self) -> None:
+        if not self._paced:
+            return
+        now = time.monotonic()
+        if self._next_slot is None or now - self._next_slot > self._max_lag_s:
+            self._next_slot = now
+        self._next_slot += self._frame_s
+
+    def _set_speaking(self, speaking: bool) -> None:
+        if speaking == self.speaking:
+            return
+        if speaking:
+            self._idle.clear()
+        else:
+            self._idle.set()
+        if self._on_state is not None:
+            self._on_state(speaking)

@@ -1,0 +1,133 @@
+"""Paced playout: real-time release, no drift, barge-in flush, state, bounds, fast mode."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+
+from gateway.audio.playout import Playout
+
+RATE = 16_000
+FRAME = 320
+
+
+def tone(seconds: float) -> np.ndarray:
+    n = int(seconds * RATE)
+    return (8000 * np.sin(2 * np.pi * 440 * np.arange(n) / RATE)).astype(np.int16) | 1  # no zeros
+
+
+async def collect(playout: Playout, count: int) -> tuple[list[np.ndarray], list[float]]:
+    frames, times = [], []
+    for _ in range(count):
+        frames.append(await playout.recv())
+        times.append(time.monotonic())
+    return frames, times
+
+
+async def test_releases_in_real_time_without_loss_or_drift():
+    playout = Playout(RATE, max_ms=5000)
+    audio = tone(2.0)
+    await playout.put(audio)
+    await playout.finish()
+    frames, times = await collect(playout, 100)
+    assert np.array_equal(np.concatenate(frames), audio)
+    elapsed = times[-1] - times[0]
+    assert elapsed == pytest.approx(99 * 0.020, rel=0.1)
+    # Frames stay on their slots (a busy machine may delay one, never the schedule): no drift.
+    offsets = np.array(times) - times[0] - np.arange(100) * 0.020
+    assert np.median(np.abs(offsets)) < 0.005
+    assert np.polyfit(np.arange(100), times, 1)[0] == pytest.approx(0.020, rel=0.01)
+
+
+async def test_a_short_stall_is_caught_up_and_a_long_one_resynchronises():
+    playout = Playout(RATE, max_ms=5000, max_lag_ms=200)
+    await playout.put(tone(2.0))
+    _, before = await collect(playout, 10)
+    time.sleep(0.08)  # the loop is blocked for four frames' time
+    _, after = await collect(playout, 20)
+    # back on the original schedule: frame 29 is due 29 slots after frame 0
+    assert after[-1] - before[0] == pytest.approx(29 * 0.020, abs=0.015)
+
+    time.sleep(0.4)  # beyond max_lag: no burst of 20 frames, a new schedule instead
+    _, late = await collect(playout, 10)
+    gaps = np.diff(late)
+    assert (gaps < 0.005).sum() <= 1
+    assert late[-1] - late[0] == pytest.approx(9 * 0.020, abs=0.015)
+
+
+async def test_flush_stops_output_within_one_frame_and_drops_the_queue():
+    playout = Playout(RATE, max_ms=2000, fill_silence=True)
+    await playout.put(tone(1.5))
+    await collect(playout, 10)
+    flushed_at = time.monotonic()
+    dropped = playout.flush()
+    assert dropped == 75 - 10
+    frames, times = await collect(playout, 10)
+    audible = [t for f, t in zip(frames, times, strict=True) if f.any()]
+    stop_ms = ((audible[-1] if audible else flushed_at) - flushed_at) * 1000
+    assert stop_ms <= 100
+    assert not audible  # nothing queued before the flush is released after it
+    assert not playout.speaking
+    assert times[-1] - times[0] == pytest.approx(9 * 0.020, abs=0.015)  # silence stays paced
+
+
+async def test_flush_releases_a_producer_blocked_on_a_full_queue_and_drops_its_rest():
+    playout = Playout(RATE, max_ms=200)
+    producer = asyncio.create_task(playout.put(tone(3.0)))
+    await asyncio.sleep(0.05)
+    assert not producer.done() and playout.queued_ms == 200  # bounded: the producer waits
+    playout.flush()
+    await asyncio.wait_for(producer, 0.1)
+    assert playout.queued_ms == 0
+
+
+async def test_speaking_state_follows_playback():
+    states: list[bool] = []
+    playout = Playout(RATE, on_state=states.append)
+    consumer = asyncio.create_task(collect(playout, 1000))
+    await playout.put(tone(0.5))
+    await playout.finish()
+    await asyncio.sleep(0.05)
+    assert playout.speaking and states == [True]
+    await asyncio.wait_for(playout.wait_idle(), 1.0)
+    assert states == [True, False]
+    await playout.put(tone(0.1))
+    await asyncio.sleep(0.01)
+    assert states == [True, False, True]
+    consumer.cancel()
+
+
+async def test_unpaced_mode_runs_as_fast_as_it_is_read():
+    playout = Playout(RATE, max_ms=20_000, paced=False)
+    audio = tone(10.0)
+    await playout.put(audio)
+    await playout.finish()
+    playout.close()
+    start = time.monotonic()
+    frames = [f async for f in playout]
+    assert time.monotonic() - start < 0.5
+    assert np.array_equal(np.concatenate(frames), audio)
+
+
+async def test_finish_pads_the_last_partial_frame():
+    playout = Playout(RATE, paced=False)
+    await playout.put(tone(0.03))  # a frame and a half
+    assert playout.queued_ms == 20
+    await playout.finish()
+    playout.close()
+    frames = [f async for f in playout]
+    assert [len(f) for f in frames] == [FRAME, FRAME]
+    assert not frames[1][FRAME // 2 :].any()
+
+
+async def test_idle_without_fill_silence_waits_for_audio():
+    playout = Playout(RATE)
+    waiting = asyncio.create_task(playout.recv())
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    await playout.put(tone(0.02))
+    frame = await asyncio.wait_for(waiting, 0.1)
+    assert frame.any()

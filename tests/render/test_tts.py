@@ -1,0 +1,110 @@
+"""The Piper synthesizer: streaming, rates, pitch, limits and the shared voice cache."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+
+from gateway.render.tts import (
+    HEADROOM,
+    SynthesisError,
+    Synthesizer,
+    SynthesizerBusy,
+    VoiceSettings,
+    load_voice,
+)
+from tests.render.conftest import RATE, STEADY, speak
+from tests.render.measure import longest_silence_ms, median_f0
+
+LONG = (
+    "Good morning. The forecast for today calls for scattered showers in the early hours, "
+    "clearing by noon with temperatures climbing into the low twenties across the region. "
+    "Tomorrow looks drier, although a cold front arriving from the north in the evening may "
+    "bring strong gusts and a sharp drop in temperature overnight."
+)
+
+
+async def test_first_sentence_arrives_before_the_rest_is_made(synth):
+    start = time.perf_counter()
+    arrivals, chunks = [], []
+    async for chunk in synth.stream(LONG, STEADY, rate=RATE):
+        arrivals.append(time.perf_counter() - start)
+        chunks.append(chunk)
+    assert len(chunks) >= 3  # one per sentence (plus the resampler's tail)
+    assert arrivals[0] < 0.5 * arrivals[-1]
+    alone = await speak(synth, "Good morning.")
+    assert len(chunks[0]) == pytest.approx(len(alone), rel=0.05)
+
+
+async def test_output_rate_and_headroom(synth):
+    native = await speak(synth, "Testing the output rate.", rate=22050)
+    wide = await speak(synth, "Testing the output rate.", rate=48000)
+    assert len(wide) / 48000 == pytest.approx(len(native) / 22050, abs=0.01)
+    assert np.abs(native).max() == pytest.approx(HEADROOM * 32767, rel=0.01)
+
+
+async def test_pitch_shift_moves_f0_and_keeps_duration(synth):
+    text = "Pitch should move while the timing stays nearly the same."
+    base = await speak(synth, text)
+    high = await speak(
+        synth, text, VoiceSettings(noise_scale=0, noise_w_scale=0, pitch_semitones=5)
+    )
+    assert median_f0(high, RATE) / median_f0(base, RATE) == pytest.approx(2 ** (5 / 12), rel=0.1)
+    assert len(high) == pytest.approx(len(base), rel=0.06)
+
+
+async def test_length_scale_slows_speech(synth):
+    text = "A steady sentence for timing."
+    base = await speak(synth, text)
+    slow = await speak(synth, text, VoiceSettings(noise_scale=0, noise_w_scale=0, length_scale=1.5))
+    assert len(slow) > 1.25 * len(base)
+
+
+async def test_empty_and_too_long_text():
+    s = Synthesizer(max_chars=20)
+    try:
+        assert [c async for c in s.stream("   ", STEADY, rate=RATE)] == []
+        with pytest.raises(SynthesisError, match="over the 20 limit"):
+            async for _ in s.stream("x" * 21, STEADY, rate=RATE):
+                pass
+    finally:
+        s.close()
+
+
+async def test_admission_bound_refuses_instead_of_queueing():
+    s = Synthesizer(max_pending=1)
+
+    async def run(text):
+        return [c async for c in s.stream(text, STEADY, rate=RATE)]
+
+    try:
+        results = await asyncio.gather(
+            run("First of two."), run("Second of two."), return_exceptions=True
+        )
+    finally:
+        s.close()
+    assert sum(isinstance(r, SynthesizerBusy) for r in results) == 1
+    assert sum(isinstance(r, list) and len(r) > 0 for r in results) == 1
+
+
+async def test_missing_voice_file_says_what_to_do(tmp_path):
+    s = Synthesizer()
+    try:
+        with pytest.raises(SynthesisError, match=r"not found: a Piper voice is a \.onnx"):
+            async for _ in s.stream("Hi.", VoiceSettings(model=tmp_path / "nope.onnx"), rate=RATE):
+                pass
+    finally:
+        s.close()
+
+
+def test_one_loaded_voice_per_file():
+    assert load_voice(VoiceSettings()) is load_voice(VoiceSettings(pitch_semitones=3, volume=2))
+
+
+async def test_warm_up_and_sentence_gaps_are_natural(synth):
+    await synth.warm_up()
+    pcm = await speak(synth, "One sentence. Another sentence.")
+    assert 100 <= longest_silence_ms(pcm, RATE) < 500  # Piper's own lead-out and lead-in
