@@ -152,19 +152,24 @@ class Endpointer:
     def process(self, chunk: np.ndarray, probability: float) -> list[EndpointEvent]:
         """Advance by one VAD chunk and its speech probability; returns the events it caused."""
         s = self.settings
+        events: list[EndpointEvent] = []
+        if self._speaking and self._position + len(chunk) - self._start > self._max_len:
+            # Cut before the clip would outgrow the limit; this chunk opens the next utterance
+            # (if it is speech), and its pre-roll holds no sample of the one just cut.
+            events.append(self._finish(cut=True))
         begin = self._position
         self._position += len(chunk)
         if not self._chunks:
             if probability < s.activation:
                 self._remember(chunk)
-                return []
+                return events
             self._begin_candidate(begin)
         self._chunks.append(chunk)
         if probability >= s.activation or (
             probability >= s.deactivation and not self._in_silence
         ):
-            return self._on_voiced(begin)
-        return self._on_silent()
+            return events + self._on_voiced(begin)
+        return events + self._on_silent()
 
     def flush(self) -> list[EndpointEvent]:
         """End of stream: the utterance under way (if speech had started) ends here."""
@@ -200,10 +205,6 @@ class Endpointer:
             if self._voiced >= self._min_speech:
                 self._speaking = True
                 events.append(SpeechStarted(self._first_voiced))
-        if self._position - self._start >= self._max_len:
-            # If speech goes on, the next voiced chunk opens a new utterance; its pre-roll holds
-            # only audio after this cut, so no sample lands in two utterances.
-            events.append(self._finish(cut=True))
         return events
 
     def _on_silent(self) -> list[EndpointEvent]:
@@ -214,8 +215,8 @@ class Endpointer:
             if silent >= self._pause:
                 self._drop_candidate()
             return []
-        if silent >= self._end_silence or self._position - self._start >= self._max_len:
-            return [self._finish(cut=silent < self._end_silence)]
+        if silent >= self._end_silence:
+            return [self._finish(cut=False)]
         if silent >= self._pause and not self._paused:
             self._paused = True
             return [SpeechPaused(self._voiced_end)]

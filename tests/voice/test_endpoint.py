@@ -1,0 +1,136 @@
+"""The endpointer on real VAD output of generated speech, and on constructed probabilities."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from gateway.voice.endpoint import (
+    Endpointer,
+    EndpointSettings,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    Utterance,
+)
+from gateway.voice.vad import CHUNK_SAMPLES
+from tests.speech import espeak_wav, silence
+
+MS = 16  # samples per millisecond
+
+
+def _run(endpointer: Endpointer, chunks, probs) -> list:
+    events = [e for c, p in zip(chunks, probs, strict=True) for e in endpointer.process(c, p)]
+    return events + endpointer.flush()
+
+
+def _synthetic(probs: list[float]) -> tuple[list[np.ndarray], list[float]]:
+    """One chunk per probability, each filled with its index so positions can be checked."""
+    return [np.full(CHUNK_SAMPLES, i, np.float32) for i in range(len(probs))], probs
+
+
+def _chunks_for(ms: int, p: float) -> list[float]:
+    return [p] * (ms * MS // CHUNK_SAMPLES)
+
+
+def test_two_sentences_with_a_gap_make_two_utterances(vad):
+    first = espeak_wav("Please turn off the kitchen lights.")
+    second = espeak_wav("And lock the front door.")
+    audio = np.concatenate([silence(600), first, silence(800), second, silence(1000)])
+    chunks, probs = vad.stream().process(audio)
+    events = _run(Endpointer(), chunks, probs.tolist())
+    kinds = [type(e) for e in events]
+    assert kinds.count(Utterance) == 2
+    assert kinds.index(SpeechStarted) < kinds.index(Utterance)
+    one, two = (e for e in events if isinstance(e, Utterance))
+
+    # Where the sound is: espeak pads its output with near-silence at both ends.
+    def loud(pcm: np.ndarray, offset: int) -> tuple[int, int]:
+        idx = np.flatnonzero(np.abs(pcm) > 300)
+        return offset + int(idx[0]), offset + int(idx[-1])
+
+    speech1 = loud(first, 600 * MS)
+    speech2 = loud(second, 600 * MS + len(first) + 800 * MS)
+    tolerance = 150 * MS
+    assert abs(one.start - (speech1[0] - 300 * MS)) < tolerance, "starts a pre-roll early"
+    assert abs(one.voiced_end - speech1[1]) < tolerance
+    assert abs(two.start - (speech2[0] - 300 * MS)) < tolerance
+    assert abs(two.voiced_end - speech2[1]) < tolerance
+    assert one.end <= two.start, "no sample belongs to both"
+    for u in (one, two):
+        assert len(u.audio) == u.end - u.start
+        np.testing.assert_array_equal(u.audio, np.concatenate(chunks)[u.start : u.end])
+        assert not u.cut
+
+
+def test_pause_resume_within_one_utterance():
+    chunks, probs = _synthetic(
+        _chunks_for(0, 0) + _chunks_for(500, 0.9) + _chunks_for(300, 0.1)
+        + _chunks_for(500, 0.9) + _chunks_for(700, 0.1)
+    )
+    events = _run(Endpointer(), chunks, probs)
+    kinds = [type(e) for e in events]
+    assert kinds == [SpeechStarted, SpeechPaused, SpeechResumed, SpeechPaused, Utterance]
+
+
+def test_short_blip_is_not_speech_but_min_speech_is():
+    s = EndpointSettings()
+    for voiced_ms, expected in ((128, 0), (320, 1)):
+        chunks, probs = _synthetic(
+            _chunks_for(400, 0) + _chunks_for(voiced_ms, 0.9) + _chunks_for(800, 0)
+        )
+        events = _run(Endpointer(s), chunks, probs)
+        assert sum(isinstance(e, Utterance) for e in events) == expected, voiced_ms
+
+
+def test_pre_roll_is_bounded_and_leads_the_utterance():
+    chunks, probs = _synthetic(_chunks_for(2000, 0) + _chunks_for(500, 0.9) + _chunks_for(700, 0))
+    (utterance,) = [e for e in _run(Endpointer(), chunks, probs) if isinstance(e, Utterance)]
+    first_voiced = 2000 * MS // CHUNK_SAMPLES
+    pre_roll_chunks = -(-300 * MS // CHUNK_SAMPLES)
+    assert utterance.audio[0] == first_voiced - pre_roll_chunks
+    assert utterance.start == (first_voiced - pre_roll_chunks) * CHUNK_SAMPLES
+
+
+def test_long_speech_is_cut_at_max_length_without_overlap():
+    settings = EndpointSettings(max_utterance_ms=5000)
+    chunks, probs = _synthetic(_chunks_for(200, 0) + _chunks_for(12_000, 0.95) + _chunks_for(800, 0))
+    utterances = [e for e in _run(Endpointer(settings), chunks, probs) if isinstance(e, Utterance)]
+    assert len(utterances) == 3
+    assert [u.cut for u in utterances] == [True, True, False]
+    assert all(len(u.audio) <= 5000 * MS for u in utterances)
+    for a, b in itertools.pairwise(utterances):
+        assert a.end <= b.start
+
+
+def test_hysteresis_between_thresholds():
+    between = 0.42  # below activation 0.5, above deactivation 0.35
+    idle = _run(Endpointer(), *_synthetic(_chunks_for(1000, between)))
+    assert idle == [], "a middling probability does not start speech"
+    chunks, probs = _synthetic(
+        _chunks_for(400, 0.9) + _chunks_for(1000, between) + _chunks_for(800, 0)
+    )
+    (utterance,) = [e for e in _run(Endpointer(), chunks, probs) if isinstance(e, Utterance)]
+    assert utterance.voiced_end == (1400 * MS // CHUNK_SAMPLES) * CHUNK_SAMPLES, (
+        "once speaking, a middling probability keeps the speech going"
+    )
+
+
+def test_current_audio_grows_during_speech_only():
+    endpointer = Endpointer()
+    chunk = np.ones(CHUNK_SAMPLES, np.float32)
+    assert endpointer.current_audio() is None
+    for _ in range(10):
+        endpointer.process(chunk, 0.9)
+    audio = endpointer.current_audio()
+    assert audio is not None and len(audio) == 10 * CHUNK_SAMPLES
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"activation": 0.3, "deactivation": 0.5}, {"pause_ms": 600, "end_silence_ms": 500}]
+)
+def test_inconsistent_settings_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        EndpointSettings(**kwargs)
