@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 import av
 import numpy as np
 
-from gateway.audio import Resampler, float_to_pcm16
+from gateway.audio import Resampler
 from gateway.ofp import Feature
 
 #: ``fetch(url) -> (body, content_type)``, supplied by the caller, who enforces the address
@@ -60,7 +60,7 @@ def decode_audio(
                     if resampler is not None:
                         chunks.append(resampler.flush())
                     resampler = Resampler(frame.sample_rate, rate)
-                chunks.append(resampler.process(float_to_pcm16(_mono(frame))))
+                chunks.append(resampler.process(_mono(frame)))
     except (av.FFmpegError, OSError) as exc:
         raise AudioDecodeError(f"cannot decode audio: {exc}") from exc
     if resampler is None:
@@ -70,7 +70,7 @@ def decode_audio(
 
 
 def _mono(frame: av.AudioFrame) -> np.ndarray:
-    """One decoded frame as mono float32 in [-1, 1], whatever its sample format and layout."""
+    """One decoded frame as mono int16, whatever its sample format and layout."""
     arr = frame.to_ndarray()
     channels = len(frame.layout.channels)
     # Planar formats come as (channels, n); packed ones as (1, n * channels), interleaved.
@@ -81,7 +81,8 @@ def _mono(frame: av.AudioFrame) -> np.ndarray:
         audio = (arr.astype(np.float32) - 128.0) / 128.0
     else:
         audio = arr.astype(np.float32) / float(np.iinfo(arr.dtype).max + 1)
-    return audio.mean(axis=0)
+    # Scaled by 32768 both ways so that 16-bit input comes out bit-exact.
+    return np.clip(np.round(audio.mean(axis=0) * 32768.0), -32768, 32767).astype(np.int16)
 
 
 def data_uri_bytes(uri: str) -> bytes:

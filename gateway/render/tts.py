@@ -189,15 +189,14 @@ class Synthesizer:
         config = piper_config(settings, voice)
         # Declaring the audio faster (or slower) than it was made is the pitch shift.
         source_rate = round(voice.config.sample_rate * pitch_factor(settings))
-        resampler = Resampler(source_rate, rate)
         sentences = iter(voice.synthesize(text, config))
         while (chunk := await self._next(sentences)) is not None:
-            out = resampler.process(chunk.audio_int16_array)
+            # Each sentence starts and ends in silence, so it is resampled on its own: every
+            # chunk is then a whole sentence, with nothing left in the filter for the next.
+            resampler = Resampler(source_rate, rate)
+            out = np.concatenate([resampler.process(chunk.audio_int16_array), resampler.flush()])
             if out.size:
                 yield out
-        tail = resampler.flush()
-        if tail.size:
-            yield tail
 
     async def _next(self, sentences: Iterator[AudioChunk]) -> AudioChunk | None:
         if self._pending >= self._max_pending:

@@ -211,3 +211,12 @@ async def test_audio_falls_back_to_its_content_when_the_fetch_fails(synth):
         "</speak>",
     )
     assert np.array_equal(pcm, await say_ssml(synth, "<speak>ding dong</speak>"))
+
+
+async def test_a_prosody_change_mid_phrase_adds_no_pause(synth):
+    plain = await say_ssml(synth, "<speak>Take the second left now.</speak>")
+    marked = await say_ssml(
+        synth, '<speak>Take the <prosody pitch="+3st">second</prosody> left now.</speak>'
+    )
+    assert longest_silence_ms(marked, RATE) <= longest_silence_ms(plain, RATE) + 30
+    assert seconds(marked) == pytest.approx(seconds(plain), rel=0.1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from gateway.render.ssml import (
@@ -23,6 +24,7 @@ from gateway.render.ssml import (
     say_telephone,
     say_time,
     spell_out,
+    trim_silence,
 )
 
 
@@ -201,3 +203,12 @@ def test_say_as_unreadable_or_unknown_keeps_the_text():
         '<say-as interpret-as="number" format="ordinal">3</say-as></speak>'
     )
     assert segs == [Speech("someday darn third")]
+
+
+def test_trim_silence_keeps_a_margin_and_leaves_silence_alone():
+    pcm = np.concatenate([np.zeros(1600), np.full(800, 5000), np.zeros(1600)]).astype(np.int16)
+    trimmed = trim_silence(pcm, 16_000, start=True, end=True, keep_ms=30)
+    assert len(trimmed) == 800 + 2 * 480
+    assert len(trim_silence(pcm, 16_000, start=False, end=True, keep_ms=0)) == 1600 + 800
+    silent = np.zeros(1000, dtype=np.int16)
+    assert len(trim_silence(silent, 16_000, start=True, end=True)) == 1000

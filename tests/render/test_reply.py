@@ -1,0 +1,100 @@
+"""Which feature of an agent's utterance is played, and the fall-backs between them."""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import numpy as np
+import pytest
+
+from gateway.audio import wav_bytes
+from gateway.ofp import DialogEvent
+from gateway.render import render_dialog_event
+from tests.render.conftest import RATE, STEADY, no_fetch, say_ssml, speak
+
+TONE = (8000 * np.sin(2 * np.pi * 500 * np.arange(RATE // 4) / RATE)).astype(np.int16)
+SSML = '<speak>Take the <emphasis level="strong">second</emphasis> left.</speak>'
+TEXT = "Take the second left."
+
+
+def event(**features: dict) -> DialogEvent:
+    return DialogEvent.model_validate({"speakerUri": "tag:agent", "features": features})
+
+
+def audio_feature(value: str, mime: str = "audio/wav") -> dict:
+    return {"mimeType": mime, "tokens": [{"value": value}]}
+
+
+async def play(synth, ev: DialogEvent, fetch=no_fetch) -> np.ndarray:
+    chunks = [c async for c in render_dialog_event(ev, synth, STEADY, fetch, rate=RATE)]
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
+
+
+async def test_audio_feature_wins_over_ssml_and_text(synth):
+    wav = base64.b64encode(wav_bytes(TONE, RATE)).decode()
+    ev = event(
+        audio=audio_feature(wav),
+        ssml={"tokens": [{"value": SSML}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    assert np.array_equal(await play(synth, ev), TONE)
+
+
+async def test_any_audio_mime_feature_is_found_by_type(synth):
+    wav = base64.b64encode(wav_bytes(TONE, RATE)).decode()
+    ev = event(recording=audio_feature(wav, "audio/x-wav"), text={"tokens": [{"value": TEXT}]})
+    assert np.array_equal(await play(synth, ev), TONE)
+
+
+async def test_undecodable_audio_falls_back_to_ssml(synth, caplog):
+    ev = event(
+        audio=audio_feature(base64.b64encode(b"definitely not audio").decode()),
+        ssml={"tokens": [{"value": SSML}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    with caplog.at_level(logging.WARNING):
+        pcm = await play(synth, ev)
+    assert np.array_equal(pcm, await say_ssml(synth, SSML))
+    assert "audio feature not playable" in caplog.text
+
+
+async def test_unfetchable_audio_url_falls_back_to_text(synth, caplog):
+    ev = event(
+        audio={"tokens": [{"valueUrl": "https://agent.example/reply.mp3"}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    with caplog.at_level(logging.WARNING):
+        pcm = await play(synth, ev)
+    assert np.array_equal(pcm, await speak(synth, TEXT))
+    assert "not allowed in this test" in caplog.text
+
+
+async def test_malformed_ssml_falls_back_to_text(synth, caplog):
+    ev = event(
+        ssml={"tokens": [{"value": "<speak>Take the <b>second left"}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    with caplog.at_level(logging.WARNING):
+        pcm = await play(synth, ev)
+    assert np.array_equal(pcm, await speak(synth, TEXT))
+    assert "speaking the text feature instead" in caplog.text
+
+
+async def test_ssml_is_rendered_not_stripped(synth):
+    ev = event(ssml={"tokens": [{"value": SSML}]}, text={"tokens": [{"value": TEXT}]})
+    pcm = await play(synth, ev)
+    assert np.array_equal(pcm, await say_ssml(synth, SSML))
+    assert len(pcm) > 1.05 * len(await speak(synth, TEXT))  # the emphasis is heard
+
+
+async def test_html_is_never_spoken(synth):
+    html = {"tokens": [{"value": "<p>Take the <b>second</b> left.</p>"}]}
+    assert len(await play(synth, event(html=html))) == 0
+    both = await play(synth, event(html=html, text={"tokens": [{"value": TEXT}]}))
+    assert np.array_equal(both, await speak(synth, TEXT))
+
+
+@pytest.mark.parametrize("features", [{}, {"text": {"tokens": [{"value": "   "}]}}])
+async def test_nothing_to_say_yields_nothing(synth, features):
+    assert len(await play(synth, event(**features))) == 0
