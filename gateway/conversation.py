@@ -156,8 +156,12 @@ class Conversation:
         self.floor.join(user)
         self.stats = Stats()
         self._resolve = resolve
-        self._on_user = on_user
-        self._on_notice = on_notice
+        #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
+        #: the conversation (a page reloaded) rebinds these.
+        self.on_user = on_user
+        self.on_notice = on_notice
+        self.on_floor: Callable[[Floor], None] | None = None
+        self.on_said: Callable[[Envelope], None] | None = None
         self._recorder = recorder
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
@@ -180,6 +184,8 @@ class Conversation:
         )
         self._agent_run = 0
         self._record("in", self.user.speaker_uri, env.to_wire())
+        if self.on_said is not None:
+            self.on_said(env)
         self._dispatch(self.floor.receive(env))
         return env
 
@@ -251,7 +257,7 @@ class Conversation:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
-            result = self._on_user(d.envelope)
+            result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):
                 await result
             return
@@ -354,8 +360,8 @@ class Conversation:
 
     async def _notify(self, notice: Notice) -> None:
         log.info("conversation %s: %s", self.id, notice.text)
-        if self._on_notice is not None:
-            result = self._on_notice(notice)
+        if self.on_notice is not None:
+            result = self.on_notice(notice)
             if asyncio.iscoroutine(result):
                 await result
 
@@ -376,6 +382,11 @@ class Conversation:
         if state == self._floor_state:
             return
         self._floor_state = state
+        if self.on_floor is not None:
+            try:
+                self.on_floor(f)
+            except Exception:
+                log.exception("conversation %s: floor listener failed", self.id)
         if self._recorder is None:
             return
         try:

@@ -32,6 +32,11 @@ class TalkResult:
     notices: list[Notice] = field(default_factory=list)
     reply_text: str = ""
     completed: bool = True
+    #: Voice runs only: what was heard, where the reply audio went, and stage timings.
+    transcript: str | None = None
+    reply_audio: str | None = None
+    timings_ms: dict[str, Any] | None = None
+    utterances: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
@@ -45,6 +50,16 @@ class TalkResult:
                 {"text": n.text, "reason": n.reason, "agent": n.agent} for n in self.notices
             ],
             "completed": self.completed,
+            **(
+                {
+                    "transcript": self.transcript,
+                    "replyAudio": self.reply_audio,
+                    "timingsMs": self.timings_ms,
+                    "utterances": self.utterances,
+                }
+                if self.transcript is not None
+                else {}
+            ),
         }
 
 
@@ -53,6 +68,94 @@ def _speaker_name(env: Envelope, speaker_uri: str) -> str:
         if c.identification.speaker_uri == speaker_uri:
             return c.identification.display_name
     return speaker_uri
+
+
+class Talk:
+    """A conversation held from the terminal: the person's side collects what happens."""
+
+    def __init__(
+        self, directory: AgentDirectory, recorder: Any = None, on_line: Any = None
+    ) -> None:
+        self.directory = directory
+        self.recorder = recorder
+        self.on_line = on_line
+        self.result = TalkResult(f"conv:{uuid.uuid4()}")
+        self.user = user_identity()
+        self.replies: list[str] = []
+        self.after_utterance = False
+        self.conv = Conversation(
+            self.result.conversation_id,
+            user=self.user,
+            resolve=directory.resolve,
+            on_user=self.heard,
+            on_notice=self.noticed,
+            recorder=recorder,
+        )
+        self.conv.on_said = lambda env: self.result.sent.append(env.to_wire())
+
+    def heard(self, env: Envelope) -> None:
+        """Every envelope delivered to the person."""
+        self.result.received.append(env.to_wire())
+        for ev in env.events:
+            de = ev.dialog_event
+            if ev.event_type is EventType.UTTERANCE and de is not None:
+                name = _speaker_name(env, de.speaker_uri)
+                line = de.text()
+                self.result.lines.append((name, line))
+                if self.after_utterance:
+                    self.replies.append(line)
+                if self.on_line:
+                    self.on_line(name, line)
+
+    def noticed(self, n: Notice) -> None:
+        """What the gateway tells the person."""
+        self.result.notices.append(n)
+        if self.on_line:
+            self.on_line("!", n.text)
+
+    async def start(self, agents: list[str], title: str, timeout: float) -> None:
+        """Invite the agents and wait for their greetings."""
+        if self.recorder is not None:
+            self.recorder.conversation_started(
+                self.result.conversation_id,
+                at=datetime.now(UTC),
+                title=title[:80],
+                user_speaker_uri=self.user.speaker_uri,
+            )
+        resolved = [(url, self.directory.resolve(url)) for url in agents]
+        # Learn remote agents' names first, all at once and briefly: a slow manifest must not
+        # hold up the conversation (the agent keeps a name made from its URL instead).
+        sender = Sender(speaker_uri=self.user.speaker_uri)
+        await asyncio.gather(
+            *(
+                asyncio.wait_for(
+                    agent.fetch_manifest(self.result.conversation_id, sender), MANIFEST_TIMEOUT
+                )
+                for _, agent in resolved
+                if hasattr(agent, "fetch_manifest")
+            ),
+            return_exceptions=True,
+        )
+        invites = []
+        for url, agent in resolved:
+            self.conv.know(agent.manifest.identification)
+            invites.append(Event(event_type=EventType.INVITE, to={"serviceUrl": url}))
+        if invites:
+            await self.conv.say(invites)
+            self.result.completed &= await self.conv.wait_idle(timeout)
+        self.after_utterance = True
+
+    async def finish(self) -> TalkResult:
+        """Close the conversation and return what happened."""
+        await self.conv.close()
+        if self.recorder is not None:
+            self.recorder.conversation_ended(
+                self.result.conversation_id,
+                at=datetime.now(UTC),
+                status="completed" if self.result.completed else "timeout",
+            )
+        self.result.reply_text = " ".join(r for r in self.replies if r)
+        return self.result
 
 
 async def talk_text(
@@ -65,83 +168,22 @@ async def talk_text(
     on_line: Any = None,
 ) -> TalkResult:
     """Hold one text conversation; ``on_line(speaker, text)`` is called as lines arrive."""
-    conv_id = f"conv:{uuid.uuid4()}"
-    result = TalkResult(conv_id)
-    phase = {"after_utterance": False}
-    replies: list[str] = []
-
-    def heard(env: Envelope) -> None:
-        result.received.append(env.to_wire())
-        for ev in env.events:
-            de = ev.dialog_event
-            if ev.event_type is EventType.UTTERANCE and de is not None:
-                name = _speaker_name(env, de.speaker_uri)
-                line = de.text()
-                result.lines.append((name, line))
-                if phase["after_utterance"]:
-                    replies.append(line)
-                if on_line:
-                    on_line(name, line)
-
-    def noticed(n: Notice) -> None:
-        result.notices.append(n)
-        if on_line:
-            on_line("!", n.text)
-
-    user = user_identity()
-    if recorder is not None:
-        recorder.conversation_started(
-            conv_id, at=datetime.now(UTC), title=text[:80], user_speaker_uri=user.speaker_uri
-        )
-    conv = Conversation(
-        conv_id,
-        user=user,
-        resolve=directory.resolve,
-        on_user=heard,
-        on_notice=noticed,
-        recorder=recorder,
-    )
+    talk = Talk(directory, recorder, on_line)
     try:
-        resolved = [(url, directory.resolve(url)) for url in agents]
-        # Learn remote agents' names first, all at once and briefly: a slow manifest must not
-        # hold up the conversation (the agent keeps a name made from its URL instead).
-        fetches = [
-            asyncio.wait_for(
-                agent.fetch_manifest(conv_id, Sender(speaker_uri=user.speaker_uri)),
-                MANIFEST_TIMEOUT,
-            )
-            for _, agent in resolved
-            if hasattr(agent, "fetch_manifest")
-        ]
-        await asyncio.gather(*fetches, return_exceptions=True)
-        invites = []
-        for url, agent in resolved:
-            conv.know(agent.manifest.identification)
-            invites.append(Event(event_type=EventType.INVITE, to={"serviceUrl": url}))
-        if invites:
-            env = await conv.say(invites)
-            result.sent.append(env.to_wire())
-            result.completed &= await conv.wait_idle(timeout)
-        phase["after_utterance"] = True
+        await talk.start(agents, text, timeout)
         utterance = Event(
             event_type=EventType.UTTERANCE,
             parameters={
                 "dialog_event": text_event(
-                    user.speaker_uri, text, start_time=datetime.now(UTC).isoformat()
+                    talk.user.speaker_uri, text, start_time=datetime.now(UTC).isoformat()
                 )
             },
         )
-        result.lines.append((user.display_name, text))
-        env = await conv.say([utterance])
-        result.sent.append(env.to_wire())
-        result.completed &= await conv.wait_idle(timeout)
+        talk.result.lines.append((talk.user.display_name, text))
+        await talk.conv.say([utterance])
+        talk.result.completed &= await talk.conv.wait_idle(timeout)
     finally:
-        await conv.close()
-        if recorder is not None:
-            recorder.conversation_ended(
-                conv_id, at=datetime.now(UTC), status="completed" if result.completed else "timeout"
-            )
-    result.reply_text = " ".join(r for r in replies if r)
+        result = await talk.finish()
     return result
 
 

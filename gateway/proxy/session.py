@@ -1,0 +1,687 @@
+"""The person's proxy for one voice session: speech in, utterances out, agents' replies spoken.
+
+Data path (each stage a unit of its own, composed here)::
+
+    feed(16 kHz PCM) → bounded input queue → VAD → endpointer ─┬─ partial transcripts (UI)
+                                                                ├─ pause: speculative decode
+                                                                └─ utterance → STT → dialog event
+                                                                                → conversation.say
+    conversation delivers to the person → UI events + render queue → TTS/SSML/audio → playout
+
+Latency: the final decode starts speculatively when the person pauses (``pause_ms``). If that
+transcript already reads as a finished sentence (it ends in . ? or ! and not on a word such as
+"and" or "the"), the utterance ends right there instead of waiting out ``end_silence_ms``; a
+sentence that trails off waits the full silence, so people are not cut off mid-sentence.
+
+Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
+(queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE, float_to_pcm16, wav_bytes
+from gateway.audio.playout import Playout
+from gateway.conversation import Conversation, Notice
+from gateway.floor import Floor
+from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
+from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
+from gateway.render.decode import Fetch
+from gateway.render.reply import render_dialog_event
+from gateway.render.tts import Synthesizer
+from gateway.render.voices import VoiceBook
+from gateway.voice.endpoint import (
+    Endpointer,
+    EndpointEvent,
+    EndpointSettings,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    Utterance,
+)
+from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
+from gateway.voice.vad import SileroVad, shared_vad
+
+log = logging.getLogger(__name__)
+
+UIEvent = dict[str, Any]
+EventSink = Callable[[UIEvent], Awaitable[None] | None]
+
+#: Words a finished sentence does not end on: a transcript ending here is waited out.
+_CONTINUATIONS = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "so",
+        "because",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "with",
+        "for",
+        "in",
+        "on",
+        "at",
+        "my",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "um",
+        "uh",
+        "er",
+        "like",
+        "that",
+        "which",
+        "who",
+        "if",
+        "when",
+        "then",
+        "than",
+        "is",
+        "are",
+        "was",
+        "were",
+    ]
+)
+_FINAL = re.compile(r"[.?!][\"')\]]*$")
+
+
+def looks_final(text: str) -> bool:
+    """Whether a transcript reads as a finished sentence (see the module docstring)."""
+    text = text.strip()
+    if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
+        return False
+    words = re.findall(r"[A-Za-z']+", text.lower())
+    return bool(words) and words[-1] not in _CONTINUATIONS
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How one voice session behaves.
+
+    ``end_silence_ms`` (in ``endpoint``) is 700 ms rather than the endpointer's default: the
+    early end at a finished-looking pause makes most turns fast, so the full silence only
+    applies to speech that trails off — where waiting longer is what avoids cutting people off.
+    """
+
+    endpoint: EndpointSettings = field(
+        default_factory=lambda: EndpointSettings(end_silence_ms=700, pause_ms=200)
+    )
+    parts: UtteranceParts = field(default_factory=UtteranceParts)
+    #: Sample rate of the audio handed to the transport.
+    out_rate: int = 48_000
+    #: Release output in real time (False: as fast as consumed, for files).
+    paced: bool = True
+    #: Give silent frames while idle (a WebRTC track needs a continuous stream).
+    fill_silence: bool = False
+    #: End an utterance at a pause when the speculative transcript looks finished.
+    early_endpoint: bool = True
+    #: Voiced audio that interrupts an agent being played (0 disables barge-in).
+    barge_in_ms: int = 96
+    #: Partial transcripts while speaking, at most this often (0 disables them).
+    partial_interval_ms: int = 900
+    #: Input audio queued before the oldest is dropped (a stalled session must not grow).
+    max_input_ms: int = 2_000
+    #: Agent utterances waiting to be spoken.
+    max_replies: int = 16
+
+
+class VoiceModels:
+    """One loaded copy of each model per process, shared by every session."""
+
+    def __init__(
+        self,
+        stt: SttSettings | None = None,
+        *,
+        voices: VoiceBook | None = None,
+        synthesizer: Synthesizer | None = None,
+    ) -> None:
+        self.transcriber = Transcriber(stt)
+        self.synthesizer = synthesizer or Synthesizer()
+        self.voices = voices or VoiceBook.default()
+        self.vad: SileroVad = shared_vad()
+
+    async def warm_up(self) -> None:
+        """Load everything and run each model once, so the first person is not kept waiting."""
+        await self.transcriber.warm_up()
+        await self.synthesizer.warm_up()
+
+
+@dataclass
+class Timing:
+    """Monotonic times of one utterance's way through the gateway."""
+
+    last_voiced: float
+    endpoint: float = 0.0
+    transcript: float = 0.0
+    sent: float = 0.0
+    reply: float | None = None
+    first_audio: float | None = None
+    speculative: bool = False
+    early_end: bool = False
+    decode_s: float = 0.0
+
+    def as_ms(self) -> dict[str, float | bool | None]:
+        """The stages in milliseconds (``None`` where that stage never happened)."""
+
+        def ms(a: float | None, b: float | None) -> float | None:
+            return None if a is None or b is None else round((b - a) * 1000, 1)
+
+        return {
+            "endpoint": ms(self.last_voiced, self.endpoint),
+            "stt": ms(self.endpoint, self.transcript),
+            "agent": ms(self.sent, self.reply),
+            "ttsFirstAudio": ms(self.reply, self.first_audio),
+            "total": ms(self.last_voiced, self.first_audio),
+            "decode": round(self.decode_s * 1000, 1),
+            "speculative": self.speculative,
+            "earlyEnd": self.early_end,
+        }
+
+
+@dataclass
+class _Speculation:
+    voiced_end: int
+    task: asyncio.Task[Transcript]
+
+
+def _floor_view(floor: Floor) -> UIEvent:
+    return {
+        "type": "floor",
+        "conversants": [
+            {
+                "speakerUri": i.speaker_uri,
+                "serviceUrl": i.service_url,
+                "name": i.display_name,
+                "role": i.role,
+            }
+            for i in floor.conversants
+        ],
+        "floorGranted": floor.floor_granted,
+        "convener": floor.convener,
+    }
+
+
+class VoiceSession:
+    """One person's voice, attached to a :class:`Conversation`.
+
+    ``on_event`` receives UI events (dicts, documented in ``docs/client-protocol.md``); the
+    transport plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
+    ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
+    """
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        models: VoiceModels,
+        *,
+        on_event: EventSink,
+        fetch: Fetch,
+        settings: SessionSettings | None = None,
+        recorder: Any = None,
+        audio_url: Callable[[str], str] | None = None,
+    ) -> None:
+        self.settings = s = settings or SessionSettings()
+        self.conversation = conversation
+        self.models = models
+        self._on_event = on_event
+        self._fetch = fetch
+        self._recorder = recorder
+        self._audio_url = audio_url
+        self.playout = Playout(
+            s.out_rate, paced=s.paced, fill_silence=s.fill_silence, on_state=self._on_playing
+        )
+        self.mode: Literal["handsfree", "ptt"] = "handsfree"
+        self._ptt_down = False
+        #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
+        self.speak_replies = True
+        self.state = "listening"
+        self.timings: deque[Timing] = deque(maxlen=256)
+        self.transcripts: list[str] = []
+        self.dropped_input = 0
+
+        self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
+            max(1, s.max_input_ms // 20)
+        )
+        self._vad = models.vad.stream()
+        self._endpointer = Endpointer(s.endpoint)
+        self._position = 0
+        self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
+        self._voiced_run = 0
+        self._speculation: _Speculation | None = None
+        self._partial: asyncio.Task[None] | None = None
+        self._last_partial = 0.0
+        self._utterances: asyncio.Queue[tuple[Utterance, _Speculation | None, Timing]] = (
+            asyncio.Queue(4)
+        )
+        self._replies: asyncio.Queue[DialogEvent] = asyncio.Queue(s.max_replies)
+        self._speaking: asyncio.Task[None] | None = None
+        self._awaiting: Timing | None = None
+        self._previous_id: str | None = None
+        self._busy = 0  # utterances between endpoint and the end of their reply
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._background: set[asyncio.Future[None]] = set()
+
+        conversation.on_user = self._heard
+        conversation.on_notice = self._noticed
+        conversation.on_floor = lambda floor: self._emit_soon(_floor_view(floor))
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._listen(), name="session-listen"),
+            loop.create_task(self._utter(), name="session-utter"),
+            loop.create_task(self._render(), name="session-render"),
+        ]
+
+    # ------------------------------------------------------------------ input from the transport
+    def feed(self, pcm: np.ndarray) -> None:
+        """Hand over 16 kHz mono int16 audio (any length). Never blocks: when the session is
+        behind by ``max_input_ms``, the oldest audio is dropped."""
+        item = (pcm, time.monotonic())
+        try:
+            self._input.put_nowait(item)
+        except asyncio.QueueFull:
+            with contextlib.suppress(asyncio.QueueEmpty):
+                self._input.get_nowait()
+            self.dropped_input += 1
+            self._input.put_nowait(item)
+
+    async def say_text(self, text: str) -> None:
+        """A typed utterance (the page's text box)."""
+        text = text.strip()
+        if not text:
+            return
+        self.stop_speaking()
+        de = text_event(
+            self.conversation.user.speaker_uri,
+            text,
+            start_time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+        await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
+        await self._send(de)
+
+    async def invite(self, url: str) -> None:
+        """Invite an agent by service URL (``builtin:NAME`` or https)."""
+        await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": url})])
+
+    async def uninvite(self, speaker_uri: str) -> None:
+        """Remove an agent from the conversation."""
+        await self.conversation.say(
+            [
+                Event(
+                    event_type=EventType.UNINVITE,
+                    to={"speakerUri": speaker_uri},
+                    reason="the person removed this agent",
+                )
+            ]
+        )
+
+    def set_ptt(self, down: bool) -> None:
+        """Push-to-talk: speech counts only while held; letting go ends the utterance."""
+        self._ptt_down = down
+        if down:
+            self.stop_speaking()
+        else:
+            for ev in self._endpointer.flush():
+                self._emit_soon_endpoint(ev)
+
+    def stop_speaking(self) -> None:
+        """Barge-in: stop the agent being played and drop what is queued, here and in the
+        transport (which gets a ``flush`` event)."""
+        had = self.playout.speaking or self._speaking is not None or not self._replies.empty()
+        while not self._replies.empty():
+            self._replies.get_nowait()
+        if self._speaking is not None:
+            self._speaking.cancel()
+        self.playout.flush()
+        if had:
+            self._emit_soon({"type": "flush"})
+
+    async def wait_quiet(self, timeout: float) -> bool:
+        """Wait until no utterance is being handled, the conversation is idle and nothing is
+        playing; False if ``timeout`` s passed first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            if (
+                self._input.empty()
+                and self._utterances.empty()
+                and self._busy == 0
+                and self._replies.empty()
+                and self._speaking is None
+                and not self._endpointer.active
+                and not self.playout.speaking
+                and await self.conversation.wait_idle(max(0.0, deadline - time.monotonic()))
+            ):
+                await asyncio.sleep(0.05)
+                if self._replies.empty() and self._speaking is None and not self.playout.speaking:
+                    return True
+        return False
+
+    async def close(self) -> None:
+        """Stop the session's tasks; the conversation lives on (a reload may rejoin it)."""
+        for t in self._tasks:
+            t.cancel()
+        for t in (self._speaking, self._partial):
+            if t is not None:
+                t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self.playout.close()
+
+    # ------------------------------------------------------------------ listening
+    async def _listen(self) -> None:
+        while True:
+            pcm, arrived = await self._input.get()
+            if self.mode == "ptt" and not self._ptt_down:
+                continue
+            chunks, probs = self._vad.process(pcm)
+            for chunk, p in zip(chunks, probs, strict=True):
+                self._position += len(chunk)
+                self._arrivals.append((self._position, arrived))
+                self._watch_barge_in(float(p))
+                for ev in self._endpointer.process(chunk, float(p)):
+                    await self._on_endpoint(ev)
+            self._maybe_partial()
+
+    def _watch_barge_in(self, p: float) -> None:
+        s = self.settings
+        self._voiced_run = self._voiced_run + 32 if p >= s.endpoint.activation else 0
+        if (
+            s.barge_in_ms
+            and self._voiced_run >= s.barge_in_ms
+            and (self.playout.speaking or self._speaking is not None)
+        ):
+            self.stop_speaking()
+
+    def _arrival(self, sample: int) -> float:
+        """When the chunk holding ``sample`` arrived (monotonic); the oldest known if older."""
+        arrived = time.monotonic()
+        for end, t in reversed(self._arrivals):
+            if end <= sample:
+                break
+            arrived = t
+        return arrived
+
+    async def _on_endpoint(self, ev: EndpointEvent, *, early: bool = False) -> None:
+        if isinstance(ev, SpeechStarted):
+            if self.settings.barge_in_ms:
+                self.stop_speaking()
+            self._set_state("hearing")
+        elif isinstance(ev, SpeechPaused):
+            audio = self._endpointer.current_audio()
+            if audio is not None and (self.settings.early_endpoint):
+                speech_end = (ev.voiced_end - (self._position - len(audio))) / SAMPLE_RATE
+                task = asyncio.get_running_loop().create_task(
+                    self.models.transcriber.transcribe(audio, speech_end_s=speech_end)
+                )
+                spec = _Speculation(ev.voiced_end, task)
+                self._speculation = spec
+                task.add_done_callback(lambda _t: self._emit_task(self._maybe_end_early(spec)))
+        elif isinstance(ev, SpeechResumed):
+            self._speculation = None
+        elif isinstance(ev, Utterance):
+            spec, self._speculation = self._speculation, None
+            if spec is not None and spec.voiced_end != ev.voiced_end:
+                spec = None
+            timing = Timing(
+                last_voiced=self._arrival(ev.voiced_end - 1),
+                endpoint=time.monotonic(),
+                early_end=early,
+            )
+            self._busy += 1
+            self._idle.clear()
+            try:
+                self._utterances.put_nowait((ev, spec, timing))
+            except asyncio.QueueFull:
+                self._busy -= 1
+                await self._emit(
+                    {
+                        "type": "notice",
+                        "reason": "@error",
+                        "text": "Too many utterances at once; that one was dropped.",
+                    }
+                )
+
+    async def _maybe_end_early(self, spec: _Speculation) -> None:
+        if self._speculation is not spec or not self._endpointer.active:
+            return
+        if spec.task.cancelled() or spec.task.exception() is not None:
+            return
+        if looks_final(spec.task.result().text):
+            for ev in self._endpointer.flush():
+                await self._on_endpoint(ev, early=True)
+
+    def _maybe_partial(self) -> None:
+        s = self.settings
+        if not s.partial_interval_ms or not self._endpointer.active:
+            return
+        if self._partial is not None and not self._partial.done():
+            return
+        now = time.monotonic()
+        if now - self._last_partial < s.partial_interval_ms / 1000:
+            return
+        audio = self._endpointer.current_audio()
+        if audio is None or len(audio) < SAMPLE_RATE // 2:
+            return
+        self._last_partial = now
+        self._partial = asyncio.get_running_loop().create_task(self._run_partial(audio))
+
+    async def _run_partial(self, audio: np.ndarray) -> None:
+        try:
+            text = await self.models.transcriber.transcribe_partial(audio)
+        except TranscriberBusy:
+            return  # partials are a nicety; the final transcript has priority
+        if text.strip() and self._endpointer.active:
+            await self._emit({"type": "partial", "text": text.strip()})
+
+    # ------------------------------------------------------------------ utterances out
+    async def _utter(self) -> None:
+        while True:
+            utt, spec, timing = await self._utterances.get()
+            try:
+                await self._one_utterance(utt, spec, timing)
+            except Exception:
+                log.exception("utterance failed")
+                self._done_one()
+
+    async def _one_utterance(
+        self, utt: Utterance, spec: _Speculation | None, timing: Timing
+    ) -> None:
+        transcript: Transcript | None = None
+        if spec is not None:
+            with contextlib.suppress(Exception):
+                transcript = await spec.task
+                timing.speculative = True
+        if transcript is None:
+            try:
+                transcript = await self.models.transcriber.transcribe(
+                    utt.audio, speech_end_s=utt.voiced_end_s
+                )
+            except TranscriberBusy:
+                await self._emit(
+                    {
+                        "type": "notice",
+                        "reason": "@error",
+                        "text": "Speech recognition is busy; please say that again.",
+                    }
+                )
+                self._done_one()
+                return
+        timing.transcript = time.monotonic()
+        timing.decode_s = transcript.decode_s
+        text = transcript.text.strip()
+        if not text:
+            self._set_state("listening")
+            await self._emit({"type": "partial", "text": ""})
+            self._done_one()
+            return
+        clip = float_to_pcm16(utt.audio) if utt.audio.dtype != np.int16 else utt.audio
+        start_wall = datetime.now(UTC) - timedelta(
+            seconds=time.monotonic() - self._arrival(utt.start)
+        )
+        de = speech_dialog_event(
+            transcript,
+            clip,
+            speaker_uri=self.conversation.user.speaker_uri,
+            started_at=start_wall,
+            parts=self.settings.parts,
+            audio_url=None,
+            previous_id=self._previous_id,
+        )
+        if self.settings.parts.audio == "url" and self._audio_url is not None:
+            de = speech_dialog_event(
+                transcript,
+                clip,
+                speaker_uri=de.speaker_uri,
+                started_at=start_wall,
+                parts=self.settings.parts,
+                audio_url=self._audio_url(de.id),
+                previous_id=self._previous_id,
+                event_id=de.id,
+            )
+        if self._recorder is not None:
+            try:
+                self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
+            except Exception:
+                log.exception("could not keep the audio of %s", de.id)
+        self.transcripts.append(text)
+        await self._emit(
+            {
+                "type": "transcript",
+                "text": text,
+                "id": de.id,
+                "confidence": round(transcript.confidence, 3),
+            }
+        )
+        self.timings.append(timing)
+        self._awaiting = timing
+        timing.sent = time.monotonic()
+        self._set_state("thinking")
+        await self._send(de)
+        self._done_one()
+
+    def _done_one(self) -> None:
+        self._busy = max(0, self._busy - 1)
+        if self._busy == 0:
+            self._idle.set()
+
+    async def _send(self, de: DialogEvent) -> None:
+        self._previous_id = de.id
+        await self.conversation.say(
+            [Event(event_type=EventType.UTTERANCE, parameters={"dialog_event": de})]
+        )
+
+    # ------------------------------------------------------------------ agents' replies
+    async def _heard(self, envelope: Envelope) -> None:
+        names = {
+            c.identification.speaker_uri: c.identification.display_name
+            for c in envelope.conversation.conversants or []
+        }
+        for ev in envelope.events:
+            de = ev.dialog_event
+            if ev.event_type is not EventType.UTTERANCE or de is None:
+                continue
+            if self._awaiting is not None and self._awaiting.reply is None:
+                self._awaiting.reply = time.monotonic()
+            html = [
+                str(t.value)
+                for name, f in de.features.items()
+                if f.mime_type in ("text/html", "application/xhtml+xml") or name == "html"
+                for t in f.tokens
+                if isinstance(t.value, str)
+            ]
+            await self._emit(
+                {
+                    "type": "utterance",
+                    "id": de.id,
+                    "speakerUri": de.speaker_uri,
+                    "speaker": names.get(de.speaker_uri, de.speaker_uri),
+                    "text": de.text(),
+                    "html": html,
+                    "private": ev.is_private,
+                }
+            )
+            if self.speak_replies:
+                try:
+                    self._replies.put_nowait(de)
+                except asyncio.QueueFull:
+                    log.warning("reply queue full; not speaking %s", de.id)
+
+    async def _noticed(self, notice: Notice) -> None:
+        await self._emit(
+            {"type": "notice", "text": notice.text, "reason": notice.reason, "agent": notice.agent}
+        )
+
+    async def _render(self) -> None:
+        while True:
+            de = await self._replies.get()
+            self._speaking = asyncio.get_running_loop().create_task(self._speak(de))
+            try:
+                await self._speaking
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    raise
+            except Exception:
+                log.exception("could not speak %s", de.id)
+            finally:
+                self._speaking = None
+
+    async def _speak(self, de: DialogEvent) -> None:
+        voice = self.models.voices.settings_for(de.speaker_uri)
+        timing = self._awaiting
+        async for chunk in render_dialog_event(
+            de, self.models.synthesizer, voice, self._fetch, rate=self.settings.out_rate
+        ):
+            if timing is not None and timing.first_audio is None:
+                timing.first_audio = time.monotonic()
+                self._awaiting = None
+            await self.playout.put(chunk)
+        await self.playout.finish()
+
+    # ------------------------------------------------------------------ UI
+    def _on_playing(self, speaking: bool) -> None:
+        self._set_state("speaking" if speaking else "listening")
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self._emit_soon({"type": "state", "state": state})
+
+    async def _emit(self, event: UIEvent) -> None:
+        try:
+            result = self._on_event(event)
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:
+            log.exception("UI event listener failed")
+
+    def _emit_soon(self, event: UIEvent) -> None:
+        self._emit_task(self._emit(event))
+
+    def _emit_soon_endpoint(self, ev: EndpointEvent) -> None:
+        self._emit_task(self._on_endpoint(ev))
+
+    def _emit_task(self, coro: Awaitable[None]) -> None:
+        # Kept referenced until done: the loop holds only weak references to tasks.
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

@@ -1,0 +1,153 @@
+"""``talk --wav``: the voice pipeline on a recording.
+
+The recording is decoded to 16 kHz and fed to a :class:`VoiceSession` in 20 ms frames — paced in
+real time by default, so every latency is what a person would experience, or as fast as possible
+with ``--fast``. The agents' spoken replies are collected from the session's playout and written
+to ``--out``. Greetings on joining are shown but not spoken, so the reply audio and the timings
+are those of the answer to what was said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
+from gateway.directory import AgentDirectory
+from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.render.decode import decode_audio
+from gateway.talk import Talk, TalkResult
+
+#: Reply audio rate: Piper's own, so nothing is resampled twice.
+OUT_RATE = 22_050
+#: Silence fed after the recording so the last utterance ends as it would live.
+TAIL_S = 1.5
+
+
+async def feed_audio(session: VoiceSession, pcm: np.ndarray, *, paced: bool) -> None:
+    """Feed ``pcm`` (16 kHz int16) in 20 ms frames, then :data:`TAIL_S` of silence."""
+    pcm = np.concatenate([pcm, np.zeros(int(TAIL_S * SAMPLE_RATE), dtype=np.int16)])
+    start = time.monotonic()
+    for i, at in enumerate(range(0, len(pcm), FRAME_SAMPLES)):
+        if paced:
+            delay = start + i * FRAME_SAMPLES / SAMPLE_RATE - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        else:
+            await asyncio.sleep(0)  # let the session keep up with the queue
+        session.feed(pcm[at : at + FRAME_SAMPLES])
+
+
+async def talk_wav(
+    pcm: np.ndarray,
+    agents: list[str],
+    *,
+    directory: AgentDirectory,
+    models: VoiceModels,
+    recorder: Any = None,
+    paced: bool = True,
+    timeout: float = 30.0,
+    on_line: Any = None,
+    settings: SessionSettings | None = None,
+) -> tuple[TalkResult, np.ndarray]:
+    """Say ``pcm`` to the agents; returns what happened and the reply audio at :data:`OUT_RATE`."""
+    talk = Talk(directory, recorder, on_line)
+    out: list[np.ndarray] = []
+    session: VoiceSession | None = None
+    collector: asyncio.Task[None] | None = None
+    try:
+        await talk.start(agents, "(spoken)", timeout)
+        settings = settings or SessionSettings()
+        settings = SessionSettings(**{**settings.__dict__, "out_rate": OUT_RATE, "paced": paced})
+        session = VoiceSession(
+            talk.conv,
+            models,
+            on_event=lambda e: None,
+            fetch=directory.client.fetch,
+            settings=settings,
+            recorder=recorder,
+        )
+        spoken = session.conversation.on_user
+
+        async def both(env: Any) -> None:
+            talk.heard(env)
+            await spoken(env)
+
+        talk.conv.on_user = both
+
+        async def collect() -> None:
+            async for frame in session.playout:
+                out.append(frame)
+
+        collector = asyncio.get_running_loop().create_task(collect())
+        await feed_audio(session, pcm, paced=paced)
+        talk.result.completed &= await session.wait_quiet(timeout)
+        talk.result.transcript = " ".join(session.transcripts)
+        for t in session.transcripts:
+            talk.result.lines.insert(0, (talk.user.display_name, t))
+        talk.result.utterances = [t.as_ms() for t in session.timings]
+        talk.result.timings_ms = talk.result.utterances[0] if talk.result.utterances else {}
+    finally:
+        if session is not None:
+            await session.close()
+        if collector is not None:
+            collector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await collector
+        result = await talk.finish()
+    audio = np.concatenate(out) if out else np.zeros(0, dtype=np.int16)
+    return result, audio
+
+
+def run_talk_wav(args: Any, *, directory_factory: Any, recorder: Any, on_line: Any) -> TalkResult:
+    """``talk --wav`` from the command line."""
+    path = Path(args.wav)
+    try:
+        pcm = decode_audio(path.read_bytes(), SAMPLE_RATE)
+    except OSError as exc:
+        raise SystemExit(f"talk: cannot read {path}: {exc.strerror}") from None
+
+    async def main() -> TalkResult:
+        if not args.json:
+            print("loading speech models…", file=sys.stderr, flush=True)
+        models = VoiceModels()
+        await models.warm_up()
+        directory = directory_factory()
+        try:
+            result, audio = await talk_wav(
+                pcm,
+                args.agent,
+                directory=directory,
+                models=models,
+                recorder=recorder,
+                paced=not args.fast,
+                timeout=args.timeout,
+                on_line=on_line,
+            )
+        finally:
+            await directory.aclose()
+        if args.out:
+            write_wav(args.out, audio, OUT_RATE)
+            result.reply_audio = str(Path(args.out).resolve())
+        if not args.json:
+            print(f"heard: {result.transcript!r}", file=sys.stderr)
+            t = result.timings_ms or {}
+            if t.get("total") is not None:
+                print(f"end of speech → first reply audio: {t['total']:.0f} ms", file=sys.stderr)
+        return result
+
+    return asyncio.run(main())
+
+
+def summarise(values: list[float]) -> tuple[float, float]:
+    """Median and 95th percentile."""
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
