@@ -5,7 +5,7 @@ Which feature is played, in order of preference:
 1. ``audio`` (or any feature with an ``audio/*`` mime type) — the agent's own recording, if it
    decodes. It is decoded in full before playing (it is bounded by the decoder's limits).
 2. ``ssml`` (or any ``application/ssml+xml`` feature) — rendered with prosody, breaks and
-   say-as, if it parses.
+   say-as, if it parses. Only inline token values are read; SSML by ``valueUrl`` is not fetched.
 3. ``text`` (or any ``text/plain`` feature) — synthesized as is.
 
 ``html`` is never spoken: the page shows it. A feature that fails (undecodable audio, malformed
@@ -63,9 +63,10 @@ async def render_dialog_event(
         except SSMLError as exc:
             log.warning("%s: %s; speaking the text feature instead", event.id, exc)
         else:
-            async for chunk in render_segments(segments, synth, settings, fetch, rate=rate):
-                yield chunk
-            return
+            if segments:  # inline SSML only; an empty document leaves the text to speak
+                async for chunk in render_segments(segments, synth, settings, fetch, rate=rate):
+                    yield chunk
+                return
 
     text = event.text()
     if text.strip():

@@ -98,3 +98,11 @@ async def test_html_is_never_spoken(synth):
 @pytest.mark.parametrize("features", [{}, {"text": {"tokens": [{"value": "   "}]}}])
 async def test_nothing_to_say_yields_nothing(synth, features):
     assert len(await play(synth, event(**features))) == 0
+
+
+async def test_ssml_by_reference_or_empty_leaves_the_text_to_speak(synth):
+    ev = event(
+        ssml={"tokens": [{"valueUrl": "https://agent.example/reply.ssml"}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    assert np.array_equal(await play(synth, ev), await speak(synth, TEXT))
