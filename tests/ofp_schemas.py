@@ -56,3 +56,8 @@ def assert_valid_ovon_envelope(wire: dict[str, Any]) -> None:
 def assert_valid_manifest(manifest: dict[str, Any], where: str = "manifest") -> None:
     """``manifest`` is a valid assistant manifest 1.0.1."""
     _check("assistant-manifest", "1.0.1", manifest, where)
+
+
+def assert_valid_dialog_event(dialog_event: dict[str, Any], where: str = "dialogEvent") -> None:
+    """``dialog_event`` is a valid dialog event 1.0.2."""
+    _check("dialog-event", "1.0.2", dialog_event, where)

@@ -9,8 +9,8 @@ Data path (each stage a unit of its own, composed here)::
     conversation delivers to the person → UI events + render queue → TTS/SSML/audio → playout
 
 Latency: the final decode starts speculatively when the person pauses (``pause_ms``). If that
-transcript already reads as a finished sentence (it ends in . ? or ! and not on a word such as
-"and" or "the"), the utterance ends right there instead of waiting out ``end_silence_ms``; a
+transcript already reads as a finished sentence (two words or more, ending in . ? or ! and not
+on a word such as "and" or "the"), the utterance ends right there instead of waiting out ``end_silence_ms``; a
 sentence that trails off waits the full silence, so people are not cut off mid-sentence.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
@@ -103,13 +103,18 @@ _CONTINUATIONS = frozenset(
 _FINAL = re.compile(r"[.?!][\"')\]]*$")
 
 
-def looks_final(text: str) -> bool:
-    """Whether a transcript reads as a finished sentence (see the module docstring)."""
+def looks_final(text: str, *, min_words: int = 1) -> bool:
+    """Whether a transcript reads as a finished sentence of at least ``min_words`` words.
+
+    Whisper punctuates fragments too ("Stop, stop." paused at the comma comes back as
+    "Stop."), so one-word fragments are the least trustworthy: the session asks for two words
+    before ending a turn early, and lets one-word answers wait out the normal silence.
+    """
     text = text.strip()
     if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
         return False
-    words = re.findall(r"[A-Za-z']+", text.lower())
-    return bool(words) and words[-1] not in _CONTINUATIONS
+    words = re.findall(r"[A-Za-z0-9']+", text.lower())
+    return len(words) >= max(1, min_words) and words[-1] not in _CONTINUATIONS
 
 
 @dataclass(frozen=True)
@@ -466,7 +471,7 @@ class VoiceSession:
             return
         if spec.task.cancelled() or spec.task.exception() is not None:
             return
-        if looks_final(spec.task.result().text):
+        if looks_final(spec.task.result().text, min_words=2):
             for ev in self._endpointer.flush():
                 await self._on_endpoint(ev, early=True)
 

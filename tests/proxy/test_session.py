@@ -1,0 +1,211 @@
+"""The voice pipeline with real models: speech in, utterance envelopes out, replies spoken."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import time
+import wave
+
+import numpy as np
+import pytest
+from aiohttp import web
+
+from gateway.agents.http import HttpSettings
+from gateway.agents.policy import AddressPolicy
+from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
+from gateway.conversation import Conversation, user_identity
+from gateway.directory import AgentDirectory
+from gateway.proxy import VoiceModels, VoiceSession
+from gateway.proxy.session import SessionSettings
+from gateway.talk_voice import talk_wav
+from tests.conversation.conftest import Site
+from tests.ofp_schemas import assert_valid_envelope
+from tests.speech import piper_16k, silence, word_error_rate
+
+
+@pytest.fixture(scope="module")
+def models() -> VoiceModels:
+    return VoiceModels()
+
+
+@pytest.fixture
+async def site():
+    s = Site()
+    await s.start()
+    yield s
+    await s.stop()
+
+
+def _decode_wav(b64: str) -> np.ndarray:
+    with wave.open(io.BytesIO(base64.b64decode(b64))) as w:
+        assert w.getframerate() == SAMPLE_RATE
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+
+
+async def test_http_agent_receives_a_valid_utterance_whose_audio_is_the_speech(
+    site, models
+) -> None:
+    """The envelope a remote agent gets validates, and its audio feature decodes to what was said."""
+
+    async def agent(request: web.Request) -> web.Response:
+        body = await request.json()
+        events = []
+        for ev in body["openFloor"]["events"]:
+            if ev["eventType"] == "utterance":
+                events.append(
+                    {
+                        "eventType": "utterance",
+                        "parameters": {
+                            "dialogEvent": {
+                                "speakerUri": "tag:echo",
+                                "span": {"startOffset": "PT0S"},
+                                "features": {
+                                    "text": {
+                                        "mimeType": "text/plain",
+                                        "tokens": [{"value": "Noted."}],
+                                    }
+                                },
+                            }
+                        },
+                    }
+                )
+        return web.json_response(
+            {
+                "openFloor": {
+                    "schema": {"version": "1.1.0"},
+                    "conversation": body["openFloor"]["conversation"],
+                    "sender": {"speakerUri": "tag:echo"},
+                    "events": events,
+                }
+            }
+        )
+
+    url = site.route("echo", agent)
+    said = "Please book a table for two at seven tonight."
+    speech = piper_16k(said)
+    pcm = np.concatenate([silence(400), speech])
+    directory = AgentDirectory(AddressPolicy(["127.0.0.0/8"]), settings=HttpSettings(timeout=10))
+    try:
+        result, audio = await talk_wav(pcm, [url], directory=directory, models=models, paced=False)
+    finally:
+        await directory.aclose()
+    assert word_error_rate(said, result.transcript) <= 0.15, result.transcript
+    assert "Noted." in result.reply_text and len(audio) > 0.3 * 22050
+    utterances = [
+        b
+        for b in site.received["echo"]
+        if any(e["eventType"] == "utterance" for e in b["openFloor"]["events"])
+    ]
+    assert len(utterances) == 1
+    assert_valid_envelope(utterances[0])
+    de = next(e for e in utterances[0]["openFloor"]["events"] if e["eventType"] == "utterance")
+    de = de["parameters"]["dialogEvent"]
+    clip = _decode_wav(de["features"]["audio"]["tokens"][0]["value"])
+    # The clip is the speech: it lines up with the input with near-perfect correlation.
+    assert 0.9 * len(speech) <= len(clip) <= len(speech) + 1.6 * SAMPLE_RATE
+    a = pcm.astype(np.float64)
+    b = clip.astype(np.float64)
+    corr = np.correlate(a, b[: len(b) // 2], mode="valid")
+    best = int(np.argmax(corr))
+    seg = a[best : best + len(b) // 2]
+    r = np.dot(seg, b[: len(b) // 2]) / (np.linalg.norm(seg) * np.linalg.norm(b[: len(b) // 2]))
+    assert r > 0.99
+    assert abs(best - len(silence(400))) < 0.45 * SAMPLE_RATE  # starts near the speech (pre-roll)
+    words = de["features"]["words"]["tokens"]
+    assert len(words) >= 8 and all(0 <= t["confidence"] <= 1 for t in words)
+
+
+async def test_a_sentence_that_trails_off_is_not_cut(models) -> None:
+    """A pause after "to the" is waited out; one utterance holds the whole sentence."""
+    pcm = np.concatenate(
+        [
+            piper_16k("I would like to go to the"),
+            silence(450),
+            piper_16k("train station this afternoon."),
+        ]
+    )
+    directory = AgentDirectory(AddressPolicy([]))
+    try:
+        result, _ = await talk_wav(
+            pcm, ["builtin:parrot"], directory=directory, models=models, paced=True
+        )
+    finally:
+        await directory.aclose()
+    assert len(result.utterances) == 1, result.transcript
+    assert "station" in result.transcript.lower() and "go to" in result.transcript.lower()
+
+
+async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
+    directory = AgentDirectory(AddressPolicy([]))
+    try:
+        result, audio = await talk_wav(
+            piper_16k("What time is it?"),
+            ["builtin:parrot"],
+            directory=directory,
+            models=models,
+            paced=True,
+        )
+    finally:
+        await directory.aclose()
+    t = result.timings_ms
+    assert t["speculative"] and t["earlyEnd"]
+    # Ended before the 700 ms end-of-speech silence would have.
+    assert t["endpoint"] < 650
+    assert all(t[k] is not None for k in ("endpoint", "stt", "agent", "ttsFirstAudio", "total"))
+    assert result.reply_text.startswith("You said: What time is it")
+    assert len(audio) > 22050
+
+
+async def test_barge_in_stops_playback_within_100_ms(models) -> None:
+    conv = Conversation(
+        "barge",
+        user=user_identity(),
+        resolve=AgentDirectory(AddressPolicy([])).resolve,
+        on_user=lambda e: None,
+    )
+    events: list[tuple[float, dict]] = []
+    session = VoiceSession(
+        conv,
+        models,
+        on_event=lambda e: events.append((time.monotonic(), e)),
+        fetch=None,
+        settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
+    )
+    released: list[float] = []
+
+    async def play() -> None:
+        async for _ in session.playout:
+            released.append(time.monotonic())
+
+    player = asyncio.get_running_loop().create_task(play())
+    try:
+        await session.invite("builtin:parrot")
+        await conv.wait_idle(5)
+        long_text = " ".join(["this is a long sentence that keeps the parrot talking"] * 6)
+        await session.say_text(long_text)
+        deadline = time.monotonic() + 20
+        while not session.playout.speaking and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert session.playout.speaking
+        await asyncio.sleep(0.5)
+        speech = np.concatenate([piper_16k("Stop, stop."), silence(800)])
+        onset = time.monotonic()
+        for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
+            await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
+            session.feed(speech[at : at + FRAME_SAMPLES])
+            if any(e["type"] == "flush" and t >= onset for t, e in events):
+                break
+        flushed = [t for t, e in events if e["type"] == "flush" and t >= onset]
+        assert flushed, "barge-in never happened"
+        # Reply audio stops within 100 ms of the barge-in; queued audio is gone.
+        await asyncio.sleep(0.3)
+        assert not [t for t in released if t > flushed[0] + 0.1]
+        assert session.playout.queued_ms == 0
+        # And it happened soon after the speech began (VAD + barge_in_ms, not end of utterance).
+        assert flushed[0] - onset < 0.6
+    finally:
+        player.cancel()
+        await session.close()
+        await conv.close()
