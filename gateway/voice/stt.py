@@ -232,6 +232,23 @@ def repeats_itself(text: str, n: int = 3) -> bool:
     return len(grams) != len(set(grams))
 
 
+def loop_start(words: list[str], n: int = 3) -> int | None:
+    """Index of the word where a repeated run of ``n`` words first comes back, or None.
+
+    "How far is the moon? How far is" → 4: the text before it is the sentence once.
+    """
+    keys = [tuple(_words_key(w)) for w in words]
+    seen: dict[tuple[tuple[str, ...], ...], int] = {}
+    for i in range(len(keys) - n + 1):
+        gram = tuple(keys[i : i + n])
+        if not all(gram):
+            continue  # punctuation-only "words" do not make a repetition
+        if gram in seen:
+            return i
+        seen[gram] = i
+    return None
+
+
 def needs_full_window(
     text: str, words: tuple[Word, ...], *, speech_end_s: float, tolerance_s: float
 ) -> bool:
@@ -367,6 +384,14 @@ class Transcriber:
         )[0]
         tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
         text = tokenizer.decode(tokens).strip()
+        if not final and repeats_itself(text):
+            # A partial transcript is only shown, never sent: rather than decode again, show
+            # the text up to where Whisper started looping in the padding.
+            split_words, word_tokens = tokenizer.split_to_word_tokens([*tokens, tokenizer.eot])
+            cut = loop_start(split_words[:-1])
+            if cut:
+                tokens = [t for group in word_tokens[:cut] for t in group]
+                text = tokenizer.decode(tokens).strip()
         # CTranslate2 returns the cumulative log probability divided by the length (penalty 1);
         # faster-whisper reports it over length + 1 (the end token), and so do we.
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)

@@ -133,3 +133,12 @@ def test_looks_final(text: str, final: bool) -> None:
 def test_one_word_fragments_do_not_end_a_turn_early() -> None:
     assert looks_final("Stop.") and not looks_final("Stop.", min_words=2)
     assert looks_final("Stop now.", min_words=2)
+
+
+def test_loop_start_finds_where_whisper_starts_again() -> None:
+    from gateway.voice.stt import loop_start
+
+    words = " How far is the moon? How far is the".split(" ")[1:]
+    assert loop_start(words) == 5
+    assert loop_start("Set a timer for ten minutes.".split()) is None
+    assert loop_start(["no,", "no,", "no,", "no."]) == 1  # a real repetition is found too
