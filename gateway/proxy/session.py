@@ -257,6 +257,8 @@ class VoiceSession:
         self._ptt_down = False
         #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
         self.speak_replies = True
+        #: Called with each utterance's :class:`Timing` once its reply starts to play.
+        self.on_timing: Callable[[Timing], None] | None = None
         self.state = "listening"
         self.timings: deque[Timing] = deque(maxlen=256)
         self.transcripts: list[str] = []
@@ -659,6 +661,8 @@ class VoiceSession:
             if timing is not None and timing.first_audio is None:
                 timing.first_audio = time.monotonic()
                 self._awaiting = None
+                if self.on_timing is not None:
+                    self.on_timing(timing)
             await self.playout.put(chunk)
         await self.playout.finish()
 

@@ -295,6 +295,19 @@ class Recorder:
             self._insert(db, conversation_id, at, "audio", None, None, body)
         return path
 
+    def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:
+        """The stored WAV of one utterance, or None (it is served as the audio ``valueUrl``)."""
+        row = self._db.execute(
+            "SELECT folder FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        path = self._audio_path(f"audio/{row[0]}/{safe_name(dialog_event_id)}.wav")
+        try:
+            return path.read_bytes() if path is not None else None
+        except OSError:
+            return None
+
     def conversation_ended(
         self, conversation_id: str, *, at: datetime, status: str = "completed"
     ) -> None:

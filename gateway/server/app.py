@@ -1,0 +1,536 @@
+"""``python -m gateway serve``: the page, the WebSocket and the voice sessions on one port.
+
+One :class:`Gateway` per process holds what is shared — the models, the agent directory, the
+records — and the open conversations (:class:`Room`). Each WebSocket is a :class:`Client` that
+attaches a :class:`~gateway.proxy.VoiceSession` to a room; when it drops, the room waits
+``rejoin_s`` for the same page (conversation id + token) to come back. The protocol is in
+``docs/client-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import mimetypes
+import secrets
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+import numpy as np
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from gateway.conversation import Conversation, Limits, user_identity
+from gateway.directory import AgentDirectory
+from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
+from gateway.proxy.utterance import UtteranceParts
+from gateway.server.metrics import Metrics
+from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
+
+log = logging.getLogger(__name__)
+
+WEB_ROOT = Path(__file__).resolve().parents[2] / "web"
+WS_PCM_OUT_RATE = 24_000
+#: UI events kept per conversation to re-draw a reloaded page.
+HISTORY_EVENTS = 300
+_HISTORY_TYPES = {"transcript", "utterance", "notice"}
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """What ``serve`` is told on its command line; defaults suit one machine."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
+    public_url: str | None = None
+    allow_origins: tuple[str, ...] = ()
+    max_sessions: int = 16
+    max_frame_bytes: int = 256 * 1024
+    hello_timeout_s: float = 10.0
+    rejoin_s: float = 600.0
+    audio_feature: str = "inline"
+    wake: str = "off"
+    session: SessionSettings = field(default_factory=SessionSettings)
+
+    @property
+    def base_url(self) -> str:
+        """Where people (and agents fetching audio) reach this gateway."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}"
+
+
+@dataclass
+class Room:
+    """One conversation held by this gateway, with or without a page attached."""
+
+    conversation: Conversation
+    token: str
+    history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=HISTORY_EVENTS))
+    floor: dict[str, Any] | None = None
+    client: Client | None = None
+    detached_at: float | None = None
+
+
+class Gateway:
+    """Shared state of one ``serve`` process."""
+
+    def __init__(
+        self,
+        settings: GatewaySettings,
+        *,
+        models: VoiceModels,
+        directory: AgentDirectory,
+        recorder: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.models = models
+        self.directory = directory
+        self.recorder = recorder
+        self.metrics = Metrics()
+        self.rooms: dict[str, Room] = {}
+        self.clients: set[Client] = set()
+        self.ready = False
+        self._server: Server | None = None
+        self._reaper: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> Server:
+        """Load models, then listen. Returns the websockets server."""
+        await self.models.warm_up()
+        self.ready = True
+        s = self.settings
+        self._server = await serve(
+            self._client,
+            s.host,
+            s.port,
+            process_request=self._http,
+            max_size=s.max_frame_bytes,
+            max_queue=32,
+            compression=None,  # PCM does not compress; deflate would only cost CPU
+            ping_interval=20,
+            ping_timeout=20,
+        )
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        return self._server
+
+    async def close(self) -> None:
+        """Close every client and conversation, then the server."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+        for client in list(self.clients):
+            await client.ws.close(1001, "gateway shutting down")
+        for room_id in list(self.rooms):
+            await self._end_room(room_id, "closed")
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        await self.directory.aclose()
+
+    async def _reap(self) -> None:
+        while True:
+            await asyncio.sleep(5)
+            now = time.monotonic()
+            for room_id, room in list(self.rooms.items()):
+                if (
+                    room.client is None
+                    and room.detached_at
+                    and now - room.detached_at > self.settings.rejoin_s
+                ):
+                    await self._end_room(room_id, "completed")
+
+    async def _end_room(self, room_id: str, status: str) -> None:
+        room = self.rooms.pop(room_id, None)
+        if room is None:
+            return
+        await room.conversation.close()
+        self.metrics.conversations.set(len(self.rooms))
+        if self.recorder is not None:
+            with contextlib.suppress(Exception):
+                self.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
+
+    # ------------------------------------------------------------------ rooms
+    async def open_room(self) -> tuple[str, Room]:
+        """A new conversation with the configured agents invited."""
+        conv_id = f"conv:{uuid.uuid4()}"
+        user = user_identity(
+            f"user:{conv_id[5:13]}", name="You", service_url=self.settings.base_url
+        )
+        conv = Conversation(
+            conv_id,
+            user=user,
+            resolve=self.directory.resolve,
+            on_user=lambda e: None,
+            recorder=self.recorder,
+            limits=Limits(),
+        )
+        room = Room(conv, secrets.token_urlsafe(18))
+        self.rooms[conv_id] = room
+        self.metrics.conversations.set(len(self.rooms))
+        if self.recorder is not None:
+            self.recorder.conversation_started(
+                conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+            )
+        for url in self.settings.agents:
+            with contextlib.suppress(Exception):
+                conv.know(self.directory.resolve(url).manifest.identification)
+        return conv_id, room
+
+    def find_room(self, conv_id: Any, token: Any) -> Room | None:
+        """The room for a rejoin, if the id and token match."""
+        room = self.rooms.get(conv_id) if isinstance(conv_id, str) else None
+        if (
+            room is None
+            or not isinstance(token, str)
+            or not secrets.compare_digest(room.token, token)
+        ):
+            return None
+        return room
+
+    # ------------------------------------------------------------------ HTTP
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = urlsplit(request.path).path
+        if path == "/ws":
+            return self._check_origin(request)
+        if path == "/healthz":
+            ok = self.ready
+            return _response(
+                HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE,
+                b"ok\n" if ok else b"loading models\n",
+                "text/plain; charset=utf-8",
+            )
+        if path == "/metrics":
+            self.metrics.sessions.set(len(self.clients))
+            return _response(HTTPStatus.OK, self.metrics.render(), "text/plain; version=0.0.4")
+        if path.startswith("/audio/"):
+            return self._audio(path)
+        if path.startswith("/export/"):
+            return self._export(request.path)
+        return self._static(path)
+
+    def _check_origin(self, request: Request) -> Response | None:
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return None  # not a browser: no cross-site risk to guard against
+        host = request.headers.get("Host", "")
+        if urlsplit(origin).netloc == host or origin in self.settings.allow_origins:
+            return None
+        return _response(
+            HTTPStatus.FORBIDDEN,
+            f"origin {origin} is not allowed; start serve with --allow-origin {origin}\n".encode(),
+            "text/plain; charset=utf-8",
+        )
+
+    def _static(self, path: str) -> Response:
+        if path in ("", "/"):
+            path = "/index.html"
+        target = (WEB_ROOT / unquote(path).lstrip("/")).resolve()
+        if not target.is_relative_to(WEB_ROOT) or not target.is_file():
+            return _response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind in ("application/javascript", "text/javascript"):
+            kind += "; charset=utf-8"
+        return _response(HTTPStatus.OK, target.read_bytes(), kind, cache="no-cache")
+
+    def _audio(self, path: str) -> Response:
+        parts = path.split("/")
+        if len(parts) != 4 or not parts[3].endswith(".wav") or self.recorder is None:
+            return _response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+        clip = self.recorder.clip(unquote(parts[2]), unquote(parts[3][: -len(".wav")]))
+        if clip is None:
+            return _response(HTTPStatus.NOT_FOUND, b"no such clip\n", "text/plain; charset=utf-8")
+        return _response(HTTPStatus.OK, clip, "audio/wav")
+
+    def _export(self, raw_path: str) -> Response:
+        from gateway.records.export_durable import to_durable_agent_state
+        from gateway.records.export_mplp import to_mplp_dialog
+
+        split = urlsplit(raw_path)
+        conv_id = unquote(split.path[len("/export/") :])
+        query = {k: v[0] for k, v in parse_qs(split.query).items()}
+        room = self.rooms.get(conv_id)
+        token_ok = room is not None and secrets.compare_digest(room.token, query.get("token", ""))
+        if not token_ok or self.recorder is None:
+            return _response(
+                HTTPStatus.FORBIDDEN,
+                b"unknown conversation or wrong token\n",
+                "text/plain; charset=utf-8",
+            )
+        stored = self.recorder.get_conversation(conv_id, with_audio=True)
+        fmt = query.get("format", "mplp-dialog")
+        try:
+            if fmt == "mplp-dialog":
+                doc = to_mplp_dialog(stored)
+            elif fmt == "durable-agent-state":
+                agent = query.get("agent") or next(iter(stored.info.agents), None)
+                doc = to_durable_agent_state(stored, agent)
+            else:
+                raise ValueError(f"unknown format {fmt!r}: use mplp-dialog or durable-agent-state")
+        except (ValueError, LookupError) as exc:
+            return _response(
+                HTTPStatus.BAD_REQUEST, f"{exc}\n".encode(), "text/plain; charset=utf-8"
+            )
+        name = f"{conv_id.replace(':', '-')}.{fmt}.json"
+        return _response(
+            HTTPStatus.OK,
+            json.dumps(doc, indent=2).encode(),
+            "application/json",
+            extra={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    # ------------------------------------------------------------------ WebSocket
+    async def _client(self, ws: ServerConnection) -> None:
+        if urlsplit(ws.request.path).path != "/ws":
+            await ws.close(1008, "the WebSocket is at /ws")
+            return
+        if len(self.clients) >= self.settings.max_sessions:
+            self.metrics.refused.inc()
+            await ws.close(
+                1013,
+                f"the gateway is full ({self.settings.max_sessions} sessions); "
+                "try again in a minute",
+            )
+            return
+        client = Client(self, ws)
+        self.clients.add(client)
+        self.metrics.sessions.set(len(self.clients))
+        self.metrics.sessions_total.inc()
+        try:
+            await client.run()
+        finally:
+            self.clients.discard(client)
+            self.metrics.sessions.set(len(self.clients))
+            await client.detach()
+
+
+def _response(
+    status: HTTPStatus,
+    body: bytes,
+    content_type: str,
+    *,
+    cache: str = "no-store",
+    extra: dict[str, str] | None = None,
+) -> Response:
+    headers = Headers(
+        {
+            "Content-Type": content_type,
+            "Content-Length": str(len(body)),
+            "Cache-Control": cache,
+            "X-Content-Type-Options": "nosniff",
+        }
+    )
+    for k, v in (extra or {}).items():
+        headers[k] = v
+    return Response(status.value, status.phrase, headers, body)
+
+
+class Client:
+    """One page (or other client) on the WebSocket."""
+
+    def __init__(self, gateway: Gateway, ws: ServerConnection) -> None:
+        self.gateway = gateway
+        self.ws = ws
+        self.room: Room | None = None
+        self.room_id = ""
+        self.session: VoiceSession | None = None
+        self.link: WebRTCLink | None = None
+        self.transport = "none"
+        self._pump: asyncio.Task[None] | None = None
+        self._send_lock = asyncio.Lock()
+
+    async def run(self) -> None:
+        try:
+            hello = await asyncio.wait_for(self.ws.recv(), self.gateway.settings.hello_timeout_s)
+        except (TimeoutError, ConnectionClosed):
+            with contextlib.suppress(ConnectionClosed):
+                await self.ws.close(1008, "send a hello message first")
+            return
+        msg = _json(hello)
+        if msg is None or msg.get("type") != "hello":
+            await self.ws.close(1008, 'the first message must be {"type": "hello", ...}')
+            return
+        await self._attach(msg)
+        try:
+            async for message in self.ws:
+                if isinstance(message, bytes):
+                    self._audio_in(message)
+                    continue
+                data = _json(message)
+                if data is None:
+                    await self.send({"type": "error", "message": "messages are JSON objects"})
+                    continue
+                try:
+                    await self._handle(data)
+                except Exception as exc:  # one bad request must not end the session
+                    log.exception("client request failed: %s", data.get("type"))
+                    await self.send({"type": "error", "message": str(exc)})
+        except ConnectionClosed:
+            pass
+
+    async def _attach(self, hello: dict[str, Any]) -> None:
+        gw = self.gateway
+        s = gw.settings
+        room = gw.find_room(hello.get("conversationId"), hello.get("token"))
+        rejoined = room is not None
+        if room is None:
+            self.room_id, room = await gw.open_room()
+        else:
+            self.room_id = room.conversation.id
+            if room.client is not None and room.client is not self:
+                old = room.client
+                await old.detach()
+                with contextlib.suppress(Exception):
+                    await old.ws.close(4000, "this conversation was opened in another page")
+        self.room = room
+        room.client = self
+        room.detached_at = None
+        self.transport = (
+            hello.get("transport") if hello.get("transport") in ("webrtc", "ws") else "none"
+        )
+        out_rate = WEBRTC_RATE if self.transport == "webrtc" else WS_PCM_OUT_RATE
+        parts = UtteranceParts(audio=s.audio_feature)  # type: ignore[arg-type]
+        settings = SessionSettings(
+            **{
+                **s.session.__dict__,
+                "out_rate": out_rate,
+                "fill_silence": self.transport == "webrtc",
+                "parts": parts,
+            }
+        )
+        self.session = VoiceSession(
+            room.conversation,
+            gw.models,
+            on_event=self._event,
+            fetch=gw.directory.client.fetch,
+            settings=settings,
+            recorder=gw.recorder,
+            audio_url=lambda event_id: (
+                f"{s.base_url}/audio/{quote(self.room_id, safe='')}/{quote(event_id, safe='')}.wav"
+            ),
+        )
+        self.session.on_timing = self._timing
+        if hello.get("mode") in ("ptt", "handsfree"):
+            self.session.mode = hello["mode"]
+        await self.send(
+            {
+                "type": "welcome",
+                "conversationId": self.room_id,
+                "token": room.token,
+                "rejoined": rejoined,
+                "user": {"speakerUri": room.conversation.user.speaker_uri, "name": "You"},
+                "audio": {"inRate": 16000, "outRate": out_rate},
+                "history": list(room.history),
+                "builtins": sorted(gw.directory.builtins),
+                "wake": "off",
+                "wakeWords": [],
+            }
+        )
+        if room.floor is not None:
+            await self.send(room.floor)
+        if self.transport == "ws":
+            self._pump = asyncio.get_running_loop().create_task(self._pump_audio())
+        if not rejoined:
+            for url in s.agents:
+                await self.session.invite(url)
+
+    async def detach(self) -> None:
+        """The page went away: stop its session; the room waits for a rejoin."""
+        if self._pump is not None:
+            self._pump.cancel()
+            self._pump = None
+        if self.link is not None:
+            await self.link.close()
+            self.link = None
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+        if self.room is not None and self.room.client is self:
+            self.room.client = None
+            self.room.detached_at = time.monotonic()
+
+    async def _handle(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("type")
+        session = self.session
+        assert session is not None
+        if kind == "text":
+            text = str(msg.get("text", ""))[:5000]
+            self.gateway.metrics.utterances.labels("text").inc()
+            await session.say_text(text)
+        elif kind == "invite":
+            url = str(msg.get("url", "")).strip()
+            self.gateway.directory.resolve(url)  # refuses unknown schemes and policy at once
+            await session.invite(url)
+        elif kind == "uninvite":
+            await session.uninvite(str(msg.get("speakerUri", "")))
+        elif kind == "mode" and msg.get("mode") in ("ptt", "handsfree"):
+            session.mode = msg["mode"]
+        elif kind == "ptt":
+            session.set_ptt(bool(msg.get("down")))
+        elif kind == "stop":
+            session.stop_speaking()
+        elif kind == "offer" and self.transport == "webrtc" and isinstance(msg.get("sdp"), str):
+            if self.link is not None:
+                await self.link.close()
+            self.link = WebRTCLink(session.playout, session.feed)
+            await self.send({"type": "answer", "sdp": await self.link.answer(msg["sdp"])})
+        elif kind == "ping":
+            await self.send({"type": "pong"})
+        else:
+            await self.send({"type": "error", "message": f"unknown or misplaced message {kind!r}"})
+
+    def _audio_in(self, data: bytes) -> None:
+        if self.session is None or self.transport != "ws" or len(data) % 2:
+            return
+        self.session.feed(np.frombuffer(data, dtype="<i2"))
+
+    async def _pump_audio(self) -> None:
+        assert self.session is not None
+        async for frame in self.session.playout:
+            try:
+                await self.ws.send(frame.astype("<i2").tobytes())
+            except ConnectionClosed:
+                return
+
+    def _timing(self, timing: Timing) -> None:
+        self.gateway.metrics.observe_timing(timing.as_ms())
+
+    async def _event(self, event: dict[str, Any]) -> None:
+        room = self.room
+        kind = event.get("type")
+        if room is not None:
+            if kind in _HISTORY_TYPES:
+                room.history.append(event)
+            elif kind == "floor":
+                room.floor = event
+        if kind == "transcript" and not event.get("typed"):
+            self.gateway.metrics.utterances.labels("voice").inc()
+        if kind == "notice" and event.get("reason") in ("@error", "@timedOut"):
+            self.gateway.metrics.agent_errors.labels(event["reason"]).inc()
+        await self.send(event)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send one JSON message; a closed connection is not an error here."""
+        with contextlib.suppress(ConnectionClosed):
+            async with self._send_lock:
+                await self.ws.send(json.dumps(message, ensure_ascii=False))
+
+
+def _json(message: str | bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(message)
+    except (ValueError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,61 @@
+"""``/metrics`` in the Prometheus text format (prometheus_client, one registry per gateway)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+#: Latency buckets (seconds) around the voice targets: 0.5 s median, 0.8 s p95.
+_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0, 5.0)
+
+
+class Metrics:
+    """What the gateway counts."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.sessions = Gauge("ofp_gateway_sessions", "Clients connected now", registry=r)
+        self.conversations = Gauge(
+            "ofp_gateway_conversations",
+            "Conversations held open (connected or awaiting rejoin)",
+            registry=r,
+        )
+        self.sessions_total = Counter(
+            "ofp_gateway_sessions_opened", "Client sessions opened", registry=r
+        )
+        self.refused = Counter(
+            "ofp_gateway_sessions_refused",
+            "Sessions refused because the gateway was full",
+            registry=r,
+        )
+        self.utterances = Counter(
+            "ofp_gateway_utterances", "Utterances from people", ["source"], registry=r
+        )
+        self.stage = Histogram(
+            "ofp_gateway_stage_seconds",
+            "Latency of each voice stage (endpoint, stt, agent, tts_first_audio, total)",
+            ["stage"],
+            buckets=_BUCKETS,
+            registry=r,
+        )
+        self.agent_errors = Counter(
+            "ofp_gateway_agent_errors", "Agent failures by reason token", ["reason"], registry=r
+        )
+
+    def observe_timing(self, timings_ms: dict[str, float | bool | None]) -> None:
+        """Record one utterance's stage timings (milliseconds, as ``Timing.as_ms`` gives them)."""
+        names = {
+            "endpoint": "endpoint",
+            "stt": "stt",
+            "agent": "agent",
+            "ttsFirstAudio": "tts_first_audio",
+            "total": "total",
+        }
+        for key, stage in names.items():
+            value = timings_ms.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.stage.labels(stage).observe(value / 1000)
+
+    def render(self) -> bytes:
+        """The exposition text."""
+        return generate_latest(self.registry)

@@ -1,0 +1,110 @@
+"""WebRTC audio for one client (aiortc): the microphone in, the agents' voices out.
+
+Signalling is one offer/answer over the client WebSocket (no trickle ICE: the client sends its
+offer once gathering is complete, and aiortc answers with all its candidates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fractions
+import logging
+from collections.abc import Callable
+
+import av
+import numpy as np
+from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
+from aiortc.mediastreams import MediaStreamError
+
+from gateway.audio import Resampler
+from gateway.audio.playout import Playout, PlayoutClosed
+
+log = logging.getLogger(__name__)
+
+#: Opus in WebRTC runs at 48 kHz.
+WEBRTC_RATE = 48_000
+#: Inbound frames allowed to wait in aiortc's (unbounded) receive queue before the oldest go.
+MAX_INBOUND_BACKLOG = 25  # 25 × 20 ms = 0.5 s
+
+
+class PlayoutTrack(MediaStreamTrack):
+    """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`
+    (which gives silence while no agent speaks, so the stream never stalls)."""
+
+    kind = "audio"
+
+    def __init__(self, playout: Playout) -> None:
+        super().__init__()
+        self._playout = playout
+        self._pts = 0
+        self._time_base = fractions.Fraction(1, playout.rate)
+
+    async def recv(self) -> av.AudioFrame:
+        try:
+            pcm = await self._playout.recv()
+        except PlayoutClosed:
+            self.stop()
+            raise MediaStreamError from None
+        frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = self._playout.rate
+        frame.pts = self._pts
+        frame.time_base = self._time_base
+        self._pts += len(pcm)
+        return frame
+
+
+class WebRTCLink:
+    """One peer connection carrying a session's audio both ways."""
+
+    def __init__(self, playout: Playout, feed: Callable[[np.ndarray], None]) -> None:
+        self.pc = RTCPeerConnection()
+        self._feed = feed
+        self._reader: asyncio.Task[None] | None = None
+        self.pc.addTrack(PlayoutTrack(playout))
+        self.dropped = 0
+
+        @self.pc.on("track")
+        def on_track(track: MediaStreamTrack) -> None:
+            if track.kind == "audio" and self._reader is None:
+                self._reader = asyncio.get_running_loop().create_task(self._read(track))
+
+        @self.pc.on("connectionstatechange")
+        async def on_state() -> None:
+            log.info("webrtc connection %s", self.pc.connectionState)
+
+    async def answer(self, offer_sdp: str) -> str:
+        """Take the client's offer; return the answer SDP."""
+        await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+        await self.pc.setLocalDescription(await self.pc.createAnswer())
+        return self.pc.localDescription.sdp
+
+    async def _read(self, track: MediaStreamTrack) -> None:
+        resampler: Resampler | None = None
+        queue = getattr(track, "_queue", None)
+        while True:
+            # aiortc queues decoded frames without bound; a session that falls behind would
+            # grow it forever, so the oldest frames are dropped (late speech is useless anyway).
+            if isinstance(queue, asyncio.Queue):
+                while queue.qsize() > MAX_INBOUND_BACKLOG:
+                    queue.get_nowait()
+                    self.dropped += 1
+            try:
+                frame = await track.recv()
+            except MediaStreamError:
+                return
+            channels = len(frame.layout.channels)
+            if resampler is None or resampler.in_rate != frame.sample_rate:
+                resampler = Resampler(frame.sample_rate, in_channels=channels)
+            pcm = frame.to_ndarray().reshape(-1)
+            if frame.format.name != "s16":
+                pcm = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
+            self._feed(resampler.process(pcm))
+
+    async def close(self) -> None:
+        """Hang up."""
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        await self.pc.close()
