@@ -24,6 +24,7 @@ import contextlib
 import logging
 import re
 import time
+import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -545,26 +546,20 @@ class VoiceSession:
         start_wall = datetime.now(UTC) - timedelta(
             seconds=time.monotonic() - self._arrival(utt.start)
         )
+        event_id = f"de:{uuid.uuid4()}"
+        audio_url = None
+        if self.settings.parts.audio == "url" and self._audio_url is not None:
+            audio_url = self._audio_url(event_id)
         de = speech_dialog_event(
             transcript,
             clip,
             speaker_uri=self.conversation.user.speaker_uri,
             started_at=start_wall,
             parts=self.settings.parts,
-            audio_url=None,
+            audio_url=audio_url,
             previous_id=self._previous_id,
+            event_id=event_id,
         )
-        if self.settings.parts.audio == "url" and self._audio_url is not None:
-            de = speech_dialog_event(
-                transcript,
-                clip,
-                speaker_uri=de.speaker_uri,
-                started_at=start_wall,
-                parts=self.settings.parts,
-                audio_url=self._audio_url(de.id),
-                previous_id=self._previous_id,
-                event_id=de.id,
-            )
         if self._recorder is not None:
             try:
                 self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))

@@ -1,0 +1,251 @@
+"""The client protocol of `serve`, driven by a plain WebSocket client against a real gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from tests.speech import piper_16k, silence
+
+
+class Page:
+    """A minimal client: collects JSON events and counts audio bytes."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.events: list[dict[str, Any]] = []
+        self.audio_bytes = 0
+        self.welcome: dict[str, Any] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, url: str, **hello: Any) -> Page:
+        ws = await connect(url, max_size=2**20)
+        page = cls(ws)
+        await ws.send(json.dumps({"type": "hello", **hello}))
+        page.welcome = json.loads(await ws.recv())
+        page._reader = asyncio.get_running_loop().create_task(page._read())
+        return page
+
+    async def _read(self) -> None:
+        try:
+            async for m in self.ws:
+                if isinstance(m, bytes):
+                    self.audio_bytes += len(m)
+                else:
+                    self.events.append(json.loads(m))
+        except ConnectionClosed:
+            pass
+
+    async def wait_for(self, pred, timeout: float = 20) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for e in self.events:
+                if pred(e):
+                    return e
+            await asyncio.sleep(0.05)
+        raise AssertionError(
+            f"not seen in {timeout}s; events: {[e.get('type') for e in self.events]}"
+        )
+
+    async def send(self, **msg: Any) -> None:
+        await self.ws.send(json.dumps(msg))
+
+    async def close(self) -> None:
+        await self.ws.close()
+        if self._reader:
+            await self._reader
+
+
+async def test_text_conversation_floor_and_rejoin(gateway) -> None:
+    page = await Page.open(gateway.ws, transport="none")
+    w = page.welcome
+    assert w["type"] == "welcome" and w["conversationId"].startswith("conv:") and not w["rejoined"]
+    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    names = {c["name"] for c in floor["conversants"]}
+    assert {"Parrot", "Clock", "Concierge", "You"} <= names
+    await page.send(type="text", text="hello gateway")
+    reply = await page.wait_for(
+        lambda e: e["type"] == "utterance" and e["text"] == "You said: hello gateway"
+    )
+    assert reply["speaker"] == "Parrot"
+    await page.close()
+    # A reload: same id + token → the same conversation, with its history.
+    again = await Page.open(
+        gateway.ws, transport="none", conversationId=w["conversationId"], token=w["token"]
+    )
+    assert again.welcome["rejoined"] and again.welcome["conversationId"] == w["conversationId"]
+    assert any(e.get("text") == "You said: hello gateway" for e in again.welcome["history"])
+    await again.close()
+    # A wrong token does not open someone else's conversation.
+    other = await Page.open(
+        gateway.ws, transport="none", conversationId=w["conversationId"], token="guess"
+    )
+    assert not other.welcome["rejoined"] and other.welcome["conversationId"] != w["conversationId"]
+    await other.close()
+
+
+async def test_voice_over_websocket_pcm(gateway) -> None:
+    page = await Page.open(gateway.ws, transport="ws")
+    assert page.welcome["audio"] == {"inRate": 16000, "outRate": 24000}
+    await page.wait_for(lambda e: e["type"] == "floor")
+    await asyncio.sleep(1.0)
+    said = "Please turn on the kitchen lights."
+    pcm = np.concatenate([silence(300), piper_16k(said), silence(1200)])
+    start = time.monotonic()
+    for i in range(0, len(pcm), 320):
+        await asyncio.sleep(max(0.0, start + i / 16000 - time.monotonic()))
+        await page.ws.send(pcm[i : i + 320].astype("<i2").tobytes())
+    final = await page.wait_for(lambda e: e["type"] == "transcript" and not e.get("typed"))
+    assert "kitchen lights" in final["text"].lower()
+    await page.wait_for(
+        lambda e: e["type"] == "utterance" and e["text"].startswith("You said: Please")
+    )
+    before = page.audio_bytes
+    await page.wait_for(lambda e: e["type"] == "state" and e["state"] == "speaking")
+    await asyncio.sleep(1.0)
+    assert page.audio_bytes - before > 24000  # at least half a second of reply audio arrived
+    await page.close()
+
+
+async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None:
+    from aiohttp import web
+
+    seen: list[dict] = []
+
+    async def agent(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append(body)
+        return web.json_response(
+            {
+                "openFloor": {
+                    "schema": {"version": "1.1.0"},
+                    "conversation": body["openFloor"]["conversation"],
+                    "sender": {"speakerUri": "tag:listener"},
+                    "events": [],
+                }
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/agent", agent)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    page = await Page.open(gateway.ws, transport="ws")
+    try:
+        await page.send(type="invite", url=f"http://127.0.0.1:{port}/agent")
+        await page.wait_for(
+            lambda e: (
+                e["type"] == "floor"
+                and any(c["serviceUrl"].endswith("/agent") for c in e["conversants"])
+            )
+        )
+        pcm = np.concatenate(
+            [silence(300), piper_16k("Is it going to rain this weekend?"), silence(1200)]
+        )
+        for i in range(0, len(pcm), 3200):
+            await page.ws.send(pcm[i : i + 3200].astype("<i2").tobytes())
+            await asyncio.sleep(0.2)
+        await page.wait_for(lambda e: e["type"] == "transcript" and not e.get("typed"))
+        for _ in range(100):
+            if any(e["eventType"] == "utterance" for b in seen for e in b["openFloor"]["events"]):
+                break
+            await asyncio.sleep(0.1)
+        utter = next(
+            e for b in seen for e in b["openFloor"]["events"] if e["eventType"] == "utterance"
+        )
+        url = utter["parameters"]["dialogEvent"]["features"]["audio"]["tokens"][0]["valueUrl"]
+        assert url.startswith(gateway.url + "/audio/")
+        status, body, headers = gateway.get(url[len(gateway.url) :])
+        assert status == 200 and body[:4] == b"RIFF" and headers["Content-Type"] == "audio/wav"
+    finally:
+        await page.close()
+        await runner.cleanup()
+    status, body, _ = gateway.get("/metrics")
+    text = body.decode()
+    assert status == 200 and 'ofp_gateway_stage_seconds_count{stage="stt"}' in text
+    assert 'ofp_gateway_utterances_total{source="voice"}' in text
+
+
+async def test_export_needs_the_token(gateway) -> None:
+    page = await Page.open(gateway.ws, transport="none")
+    await page.send(type="text", text="keep this")
+    await page.wait_for(lambda e: e["type"] == "utterance" and "keep this" in e["text"])
+    conv, token = page.welcome["conversationId"], page.welcome["token"]
+    status, body, headers = gateway.get(f"/export/{conv}?format=mplp-dialog&token={token}")
+    assert status == 200 and "attachment" in headers["Content-Disposition"]
+    assert "keep this" in body.decode()
+    assert gateway.get(f"/export/{conv}?format=mplp-dialog&token=nope")[0] == 403
+    await page.close()
+
+
+async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
+    # No hello: closed with 1008.
+    async with connect(gateway.ws) as ws:
+        await ws.send("not json")
+        with pytest.raises(ConnectionClosed) as info:
+            await ws.recv()
+        assert info.value.rcvd.code == 1008
+    # A 50 MB frame: closed with 1009; the conversation and its records survive.
+    page = await Page.open(gateway.ws, transport="ws")
+    await page.send(type="text", text="before the big frame")
+    await page.wait_for(lambda e: e["type"] == "utterance" and "before the big frame" in e["text"])
+    with contextlib.suppress(ConnectionClosed):
+        await page.ws.send(b"\0" * (50 * 1024 * 1024))
+    await asyncio.wait_for(page._reader, 10)  # the server closes the connection
+    assert page.ws.close_code == 1009
+    conv, token = page.welcome["conversationId"], page.welcome["token"]
+    again = await Page.open(gateway.ws, transport="none", conversationId=conv, token=token)
+    assert again.welcome["rejoined"]
+    assert any("before the big frame" in e.get("text", "") for e in again.welcome["history"])
+    # Unknown messages and bad invites are answered with errors; the session goes on.
+    await again.send(type="dance")
+    await again.wait_for(lambda e: e["type"] == "error" and "dance" in e["message"])
+    await again.send(type="invite", url="file:///etc/passwd")
+    await again.wait_for(lambda e: e["type"] == "error" and "https" in e["message"])
+    await again.send(type="text", text="still here")
+    await again.wait_for(lambda e: e["type"] == "utterance" and "still here" in e["text"])
+    await again.close()
+
+
+async def test_foreign_origin_is_refused(gateway) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        async with connect(gateway.ws, origin="https://evil.example"):
+            pass
+    assert info.value.response.status_code == 403
+
+
+async def test_past_capacity_new_sessions_are_refused_clearly(gateway) -> None:
+    pages = [await Page.open(gateway.ws, transport="none") for _ in range(3)]
+    try:
+        async with connect(gateway.ws) as ws:
+            with pytest.raises(ConnectionClosed) as info:
+                await ws.recv()
+        assert info.value.rcvd.code == 1013 and "full" in info.value.rcvd.reason
+        # Existing sessions still work.
+        await pages[0].send(type="text", text="still served")
+        await pages[0].wait_for(lambda e: e["type"] == "utterance" and "still served" in e["text"])
+    finally:
+        for p in pages:
+            await p.close()
+
+
+def test_static_files_and_health(gateway) -> None:
+    status, _, _ = gateway.get("/healthz")
+    assert status == 200
+    assert gateway.get("/../../etc/passwd")[0] == 404
+    assert gateway.get("/nope.js")[0] == 404
+    status, body, headers = gateway.get("/metrics")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain")
+    assert "# TYPE ofp_gateway_stage_seconds histogram" in body.decode()
