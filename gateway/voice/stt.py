@@ -287,19 +287,24 @@ class Transcriber:
         await self._run(self._decode_fitted_then_full, tone, 1.0)
         await self._run(self._decode_full, tone)
 
-    async def transcribe(self, audio: np.ndarray, *, speech_end_s: float | None = None) -> Transcript:
+    async def transcribe(
+        self, audio: np.ndarray, *, speech_end_s: float | None = None, prompt: str | None = None
+    ) -> Transcript:
         """Transcribe a clip (int16, or float32 in [-1, 1]) of at most 30 s.
 
         ``speech_end_s`` is where speech ends inside the clip (e.g. ``Utterance.voiced_end_s``);
         the fitted-window guard checks words reach it. Default: the clip's end.
+
+        ``prompt`` is text Whisper takes as what came before (its ``initial_prompt``): naming
+        an unusual phrase there (a custom wake phrase) makes it far likelier to be heard as such.
 
         Raises :class:`TranscriberBusy` when ``max_pending`` transcriptions are in flight.
         """
         clip = self._as_float(audio)
         end = len(clip) / SAMPLE_RATE if speech_end_s is None else speech_end_s
         if self.settings.window == "full":
-            return await self._run(self._decode_full, clip)
-        return await self._run(self._decode_fitted_then_full, clip, end)
+            return await self._run(self._decode_full, clip, prompt)
+        return await self._run(self._decode_fitted_then_full, clip, end, prompt)
 
     async def transcribe_partial(self, audio: np.ndarray) -> str:
         """A quick look at the words so far while the person speaks: greedy, fitted window, no
@@ -331,22 +336,24 @@ class Transcriber:
         future.add_done_callback(lambda _: engine.release())
         return await asyncio.wrap_future(future)
 
-    def _decode_full(self, clip: np.ndarray) -> Transcript:
+    def _decode_full(self, clip: np.ndarray, prompt: str | None = None) -> Transcript:
         started = time.perf_counter()
-        decoded, language = self._decode(clip, _FULL_FRAMES, final=True)
+        decoded, language = self._decode(clip, _FULL_FRAMES, final=True, prompt=prompt)
         return self._transcript(decoded, language, clip, "full", False, started)
 
-    def _decode_fitted_then_full(self, clip: np.ndarray, speech_end_s: float) -> Transcript:
+    def _decode_fitted_then_full(
+        self, clip: np.ndarray, speech_end_s: float, prompt: str | None = None
+    ) -> Transcript:
         started = time.perf_counter()
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        decoded, language = self._decode(clip, frames, final=True)
+        decoded, language = self._decode(clip, frames, final=True, prompt=prompt)
         if frames < _FULL_FRAMES and needs_full_window(
             decoded.text,
             decoded.words,
             speech_end_s=speech_end_s,
             tolerance_s=self.settings.coverage_tolerance_s,
         ):
-            decoded, language = self._decode(clip, _FULL_FRAMES, final=True)
+            decoded, language = self._decode(clip, _FULL_FRAMES, final=True, prompt=prompt)
             return self._transcript(decoded, language, clip, "full", True, started)
         return self._transcript(decoded, language, clip, "fitted", False, started)
 
@@ -354,7 +361,9 @@ class Transcriber:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
         return self._decode(clip, frames, final=False)[0].text
 
-    def _decode(self, clip: np.ndarray, frames: int, *, final: bool) -> tuple[_Decoded, str]:
+    def _decode(
+        self, clip: np.ndarray, frames: int, *, final: bool, prompt: str | None = None
+    ) -> tuple[_Decoded, str]:
         """One encoder pass over a ``frames``-long window, one decoder pass, and (when ``final``)
         word alignment and beam alternates."""
         engine = self._engine
@@ -367,17 +376,20 @@ class Transcriber:
         )
         language = self._language(encoded)
         tokenizer = engine.tokenizer(language)
-        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        previous = (
+            [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())][:200] if prompt else []
+        )
+        prompt_ids = [*previous, *tokenizer.sot_sequence, tokenizer.no_timestamps]
         # Whisper's loops run to the token limit; a budget fitted to the clip keeps them cheap.
         # Fast speech is ~4 tokens/s, so 8/s plus a margin leaves real text whole.
-        budget = min(10 + int(8 * len(clip) / SAMPLE_RATE), 440 - len(prompt))
+        budget = min(10 + int(8 * len(clip) / SAMPLE_RATE), 440 - len(prompt_ids))
         beam = self.settings.beam_size if final else 1
         result = engine.whisper.generate(
             encoded,
-            [prompt],
+            [prompt_ids],
             beam_size=beam,
             num_hypotheses=min(beam, 1 + self.settings.alternates),
-            max_length=len(prompt) + budget,
+            max_length=len(prompt_ids) + budget,
             return_scores=True,
             suppress_blank=True,
             suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),

@@ -343,7 +343,7 @@ async def test_spotter_ignores_other_speech(transcriber):
 
 async def test_spotter_skips_segments_when_speech_to_text_is_saturated(caplog):
     class Saturated:
-        async def transcribe(self, audio, *, speech_end_s):
+        async def transcribe(self, audio, *, speech_end_s, prompt=None):
             raise TranscriberBusy("busy")
 
     spotter = PhraseSpotter("hey floor", Saturated())  # type: ignore[arg-type]
