@@ -55,7 +55,9 @@ def is_whisper_dir(path: Path) -> bool:
 def stt_models(models_root: Path | None = None) -> list[str]:
     """Names :func:`whisper_model_path` accepts: built-ins first, then the user's folders."""
     user_dir = (models_root or models_dir()) / "whisper"
-    user = sorted(p.name for p in user_dir.iterdir() if is_whisper_dir(p)) if user_dir.is_dir() else []
+    user = (
+        sorted(p.name for p in user_dir.iterdir() if is_whisper_dir(p)) if user_dir.is_dir() else []
+    )
     return [*_BUILTIN_STT, *(n for n in user if n not in _BUILTIN_STT)]
 
 
@@ -150,7 +152,9 @@ def silero_vad_path() -> Path:
     try:
         path = Path(str(importlib.resources.files("faster_whisper.assets") / "silero_vad_v6.onnx"))
     except ModuleNotFoundError as exc:
-        raise ModelNotAvailable("Silero VAD needs faster-whisper: pip install faster-whisper") from exc
+        raise ModelNotAvailable(
+            "Silero VAD needs faster-whisper: pip install faster-whisper"
+        ) from exc
     if not path.is_file():
         raise ModelNotAvailable(
             f"{path} is missing: reinstall faster-whisper>=1.2 (it ships silero_vad_v6.onnx)"
@@ -163,5 +167,7 @@ def wake_words() -> list[str]:
     try:
         from pymicro_wakeword import Model
     except ImportError as exc:
-        raise ModelNotAvailable("wake words need pymicro-wakeword: pip install pymicro-wakeword") from exc
+        raise ModelNotAvailable(
+            "wake words need pymicro-wakeword: pip install pymicro-wakeword"
+        ) from exc
     return [m.value for m in Model]

@@ -189,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for replies (30)")
     p.add_argument("--out", metavar="reply.wav", help="with --wav: write the reply audio here")
     p.add_argument("--fast", action="store_true", help="with --wav: do not pace input in real time")
+    p.add_argument(
+        "--wake",
+        default="off",
+        metavar="NAME",
+        help="with --wav: a wake word (hey_jarvis, okay_nabu, alexa, hey_mycroft, "
+        "phrase:TEXT); only speech after it becomes an utterance",
+    )
     p.add_argument("--no-record", action="store_true", help="keep no record of this conversation")
     _add_allow(p)
     _add_data(p)

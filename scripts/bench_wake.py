@@ -33,15 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway.audio import SAMPLE_RATE
 from gateway.voice.stt import Transcriber
 from gateway.voice.wake import MODEL_LATENCY_MS, PhraseSpotter, WakeWordDetector
-from tests.speech import SENTENCES, espeak_wav, silence
-from tests.voice.test_wake import (
-    WAKE_PHRASES,
+from tests.speech import (
+    SENTENCES,
     coloured_noise,
-    first_pause,
+    espeak_wav,
     piper_variant,
+    silence,
     trim,
     with_noise,
 )
+from tests.voice.test_wake import WAKE_PHRASES, first_pause
 
 PIPER = [(ls, None) for ls in (0.8, 0.9, 1.0, 1.15, 1.3)] + [
     (ls, draw) for ls in (0.9, 1.1) for draw in (0, 1)

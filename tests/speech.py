@@ -140,3 +140,56 @@ SENTENCES: tuple[str, ...] = (
     "Could you explain how a rainbow forms after a storm?",
     "Start a timer for ten minutes.",
 )
+
+
+# --- wake-word clips: exact renditions, trimming, noise -------------------------------------
+
+
+def piper_variant(text: str, length_scale: float = 1.0, draw: int | None = None) -> np.ndarray:
+    """``text`` spoken by piper at 16 kHz, ``length_scale`` times slower.
+
+    With ``draw`` None piper's prosody noise is off, so the clip is the same on every machine;
+    a ``draw`` number gives one of piper's natural, random renditions (cached per number).
+    """
+    path = _cache_path("piper-variant", text, length_scale, draw)
+    if not path.exists():
+        from piper import SynthesisConfig
+
+        voice = _piper_voice()
+        config = (
+            SynthesisConfig(length_scale=length_scale, noise_scale=0.0, noise_w_scale=0.0)
+            if draw is None
+            else SynthesisConfig(length_scale=length_scale)
+        )
+        chunks = [c.audio_int16_array for c in voice.synthesize(text, config)]  # type: ignore[attr-defined]
+        rate = voice.config.sample_rate  # type: ignore[attr-defined]
+        _store(path, resample(np.concatenate(chunks).astype(np.int16), rate), SAMPLE_RATE)
+    return read_wav(path)[0]
+
+
+def trim(pcm: np.ndarray, floor_db: float = -40.0) -> np.ndarray:
+    """``pcm`` without the leading and trailing 10 ms frames quieter than ``floor_db`` below
+    its loudest frame: a TTS clip cut to the speech, so its last sample ends the phrase."""
+    frames = len(pcm) // 160
+    rms = np.sqrt(np.mean(pcm[: frames * 160].astype(np.float64).reshape(frames, 160) ** 2, 1))
+    loud = np.nonzero(rms >= rms.max() * 10 ** (floor_db / 20))[0]
+    return pcm[loud[0] * 160 : (loud[-1] + 1) * 160]
+
+
+def coloured_noise(samples: int, colour: str, seed: int = 0) -> np.ndarray:
+    """Unit-RMS ``"white"`` or ``"pink"`` (1/f power) noise, float64."""
+    rng = np.random.default_rng(seed)
+    white = rng.normal(size=samples)
+    if colour == "white":
+        return white
+    spectrum = np.fft.rfft(white)
+    spectrum[1:] /= np.sqrt(np.arange(1, len(spectrum)))
+    pink = np.fft.irfft(spectrum, samples)
+    return pink / np.sqrt(np.mean(pink**2))
+
+
+def with_noise(clip: np.ndarray, speech: np.ndarray, colour: str, snr_db: float, seed: int = 0):
+    """``clip`` with noise added ``snr_db`` below the RMS of ``speech`` (its voiced part)."""
+    level = np.sqrt(np.mean(trim(speech).astype(np.float64) ** 2)) / 10 ** (snr_db / 20)
+    noisy = clip + level * coloured_noise(len(clip), colour, seed)
+    return np.clip(noisy, -32768, 32767).astype(np.int16)

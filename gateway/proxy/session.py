@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -54,6 +55,7 @@ from gateway.voice.endpoint import (
 )
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.vad import SileroVad, shared_vad
+from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,10 @@ _CONTINUATIONS = frozenset(
 _FINAL = re.compile(r"[.?!][\"')\]]*$")
 
 
+def _command(text: str) -> str:
+    return " ".join(re.findall(r"[a-z']+", text.lower()))
+
+
 def looks_final(text: str, *, min_words: int = 1) -> bool:
     """Whether a transcript reads as a finished sentence of at least ``min_words`` words.
 
@@ -147,6 +153,15 @@ class SessionSettings:
     max_input_ms: int = 2_000
     #: Agent utterances waiting to be spoken.
     max_replies: int = 16
+    #: Wake word (``hey_jarvis``, ``okay_nabu``, ``alexa``, ``hey_mycroft``, ``phrase:TEXT``) or
+    #: ``off``. With one, audio reaches nothing but the detector until the word is heard.
+    wake: str = "off"
+    #: After a reply has played, how long the person may answer without the wake word.
+    follow_up_ms: int = 8_000
+    #: After the wake word, how long to wait for speech to begin before going back to sleep.
+    wake_listen_ms: int = 5_000
+    #: In wake mode, an utterance that is only one of these stops playback and is not sent.
+    stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")
 
 
 class VoiceModels:
@@ -287,6 +302,12 @@ class VoiceSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._background: set[asyncio.Future[None]] = set()
+        self._wake: WakeListener | None = None
+        self._wake_pos = 0  # samples the wake detector has heard
+        self._lookback: deque[np.ndarray] = deque()
+        self._lookback_samples = 0
+        self._open_until = math.inf  # awake until then (monotonic); inf: engaged or no wake word
+        self.set_wake(s.wake)
 
         conversation.on_user = self._heard
         conversation.on_notice = self._noticed
@@ -401,14 +422,85 @@ class VoiceSession:
             pcm, arrived = await self._input.get()
             if self.mode == "ptt" and not self._ptt_down:
                 continue
-            chunks, probs = self._vad.process(pcm)
-            for chunk, p in zip(chunks, probs, strict=True):
-                self._position += len(chunk)
-                self._arrivals.append((self._position, arrived))
-                self._watch_barge_in(float(p))
-                for ev in self._endpointer.process(chunk, float(p)):
-                    await self._on_endpoint(ev)
-            self._maybe_partial()
+            if self._wake is not None:
+                detections = await self._wake.listen(pcm)
+                self._remember(pcm)
+                self._wake_pos += len(pcm)
+                if detections:
+                    await self._woke(detections[-1], arrived)
+                    continue
+                if not self._awake():
+                    continue  # asleep: this audio goes nowhere but the detector
+            await self._hear(pcm, arrived)
+
+    async def _hear(self, pcm: np.ndarray, arrived: float) -> None:
+        chunks, probs = self._vad.process(pcm)
+        for chunk, p in zip(chunks, probs, strict=True):
+            self._position += len(chunk)
+            self._arrivals.append((self._position, arrived))
+            self._watch_barge_in(float(p))
+            for ev in self._endpointer.process(chunk, float(p)):
+                await self._on_endpoint(ev)
+        self._maybe_partial()
+
+    # ------------------------------------------------------------------ wake word
+    def set_wake(self, name: str) -> None:
+        """Choose the wake word (or ``off``); the session falls asleep until it is heard."""
+        name = (name or "off").strip()
+        self._wake = (
+            None if name == "off" else make_detector(name, transcriber=self.models.transcriber)
+        )
+        self.wake_name = name
+        self._lookback.clear()
+        self._lookback_samples = 0
+        if self._wake is None:
+            self._open_until = math.inf
+            self._set_state("listening")
+        else:
+            self._sleep()
+
+    def _awake(self) -> bool:
+        if time.monotonic() < self._open_until or self._endpointer.active:
+            return True
+        if self.state in ("thinking", "speaking") or self._busy:
+            return True
+        self._sleep()
+        return False
+
+    def _sleep(self) -> None:
+        """Back to waiting for the wake word: whatever was half-heard is forgotten."""
+        self._open_until = 0.0
+        self._vad.reset()
+        self._endpointer = Endpointer(self.settings.endpoint)
+        self._speculation = None
+        self._set_state("idle")
+
+    def _remember(self, pcm: np.ndarray) -> None:
+        """Keep just enough recent audio to start an utterance right after the wake phrase."""
+        assert self._wake is not None
+        self._lookback.append(pcm)
+        self._lookback_samples += len(pcm)
+        while (
+            self._lookback
+            and self._lookback_samples - len(self._lookback[0]) >= self._wake.max_lookback
+        ):
+            self._lookback_samples -= len(self._lookback.popleft())
+
+    async def _woke(self, detection: WakeDetection, arrived: float) -> None:
+        self.stop_speaking()  # the wake word is a barge-in
+        self._vad.reset()
+        self._endpointer = Endpointer(self.settings.endpoint)
+        self._speculation = None
+        self._open_until = time.monotonic() + self.settings.wake_listen_ms / 1000
+        self._set_state("listening")
+        self._emit_soon({"type": "wake", "model": detection.model})
+        # The utterance starts where the phrase ended: feed what came after it, drop the rest.
+        buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
+        self._lookback.clear()
+        self._lookback_samples = 0
+        after = self._wake_pos - detection.end
+        if 0 < after <= len(buffered):
+            await self._hear(buffered[-after:], arrived)
 
     def _watch_barge_in(self, p: float) -> None:
         s = self.settings
@@ -433,6 +525,7 @@ class VoiceSession:
         if isinstance(ev, SpeechStarted):
             if self.settings.barge_in_ms:
                 self.stop_speaking()
+            self._open_until = math.inf
             self._set_state("hearing")
         elif isinstance(ev, SpeechPaused):
             audio = self._endpointer.current_audio()
@@ -536,12 +629,20 @@ class VoiceSession:
                 return
         timing.transcript = time.monotonic()
         timing.decode_s = transcript.decode_s
-        text = transcript.text.strip()
-        if not text:
+        text = self._strip_wake_phrase(transcript.text.strip())
+        if not text or (self._wake is not None and _command(text) in self.settings.stop_words):
+            if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
+                self.stop_speaking()
+                await self._emit({"type": "transcript", "text": text, "command": "stop"})
+            self._follow_up()
             self._set_state("listening")
             await self._emit({"type": "partial", "text": ""})
             self._done_one()
             return
+        if text != transcript.text.strip():
+            transcript = replace(
+                transcript, text=text, words=transcript.words[-len(text.split()) :]
+            )
         clip = float_to_pcm16(utt.audio) if utt.audio.dtype != np.int16 else utt.audio
         start_wall = datetime.now(UTC) - timedelta(
             seconds=time.monotonic() - self._arrival(utt.start)
@@ -579,6 +680,7 @@ class VoiceSession:
         timing.sent = time.monotonic()
         self._set_state("thinking")
         await self._send(de)
+        self._follow_up()
         self._done_one()
 
     def _done_one(self) -> None:
@@ -662,7 +764,30 @@ class VoiceSession:
         await self.playout.finish()
 
     # ------------------------------------------------------------------ UI
+    def _follow_up(self) -> None:
+        """Open the follow-up window: answer without the wake word for ``follow_up_ms``."""
+        if self._wake is not None:
+            self._open_until = time.monotonic() + self.settings.follow_up_ms / 1000
+
+    def _strip_wake_phrase(self, text: str) -> str:
+        """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
+        if self._wake is None:
+            return text
+        phrase = [
+            w.lower()
+            for w in re.findall(r"[A-Za-z']+", self._wake.name.split(":")[-1].replace("_", " "))
+        ]
+        words = text.split()
+        head = [re.sub(r"[^a-z']", "", w.lower()) for w in words[: len(phrase)]]
+        if phrase and head == phrase:
+            return " ".join(words[len(phrase) :]).lstrip(",.;: ").strip()
+        return text
+
     def _on_playing(self, speaking: bool) -> None:
+        if speaking:
+            self._open_until = math.inf
+        else:
+            self._follow_up()
         self._set_state("speaking" if speaking else "listening")
 
     def _set_state(self, state: str) -> None:

@@ -31,6 +31,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
@@ -481,6 +482,14 @@ class Client:
             session.set_ptt(bool(msg.get("down")))
         elif kind == "stop":
             session.stop_speaking()
+        elif kind == "wake" and isinstance(msg.get("wake"), str):
+            name = msg["wake"].strip()
+            if name != "off" and name not in wake_words() and not name.startswith("phrase:"):
+                raise ValueError(
+                    f"unknown wake word {name!r}; choose one of {', '.join(wake_words())}, "
+                    "phrase:TEXT or off"
+                )
+            session.set_wake(name)
         elif kind == "offer" and self.transport == "webrtc" and isinstance(msg.get("sdp"), str):
             if self.link is not None:
                 await self.link.close()

@@ -165,9 +165,7 @@ class Endpointer:
                 return events
             self._begin_candidate(begin)
         self._chunks.append(chunk)
-        if probability >= s.activation or (
-            probability >= s.deactivation and not self._in_silence
-        ):
+        if probability >= s.activation or (probability >= s.deactivation and not self._in_silence):
             return events + self._on_voiced(begin)
         return events + self._on_silent()
 

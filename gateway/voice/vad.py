@@ -95,4 +95,3 @@ class VadStream:
         probs, self._h, self._c = self._vad.score(windows, self._h, self._c)
         self._context = chunks[-1, -CONTEXT_SAMPLES:].copy()
         return chunks, probs
-
