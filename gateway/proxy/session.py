@@ -464,7 +464,8 @@ class VoiceSession:
             return True
         if self.state in ("thinking", "speaking") or self._busy:
             return True
-        self._sleep()
+        if self.state != "idle":
+            self._sleep()
         return False
 
     def _sleep(self) -> None:
