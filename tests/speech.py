@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
+from gateway.voice.wake import edit_distance
 
 CACHE_DIR = Path(os.environ.get("OFP_SPEECH_CACHE", "/tmp/ofp-speech-cache"))
 
@@ -103,14 +104,7 @@ def word_error_rate(ref: str, hyp: str) -> float:
     r, h = normalise(ref), normalise(hyp)
     if not r:
         return float(len(h) > 0)
-    # One row of the Levenshtein table over words at a time.
-    prev = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        cur = [i]
-        for j, hw in enumerate(h, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (rw != hw)))
-        prev = cur
-    return prev[-1] / len(r)
+    return edit_distance(r, h) / len(r)
 
 
 #: Sentences for STT tests and the benchmark: plain words (no digits, whose spelling Whisper

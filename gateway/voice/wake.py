@@ -239,8 +239,9 @@ def phrase_words(text: str) -> list[str]:
     return re.sub(r"[^\w]+", " ", text).split()
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance between two strings (insertions, deletions, substitutions)."""
+def edit_distance(a: Sequence[object], b: Sequence[object]) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions) between two sequences: of
+    letters for strings, of words for lists of words."""
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i]
