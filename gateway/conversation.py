@@ -193,6 +193,22 @@ class Conversation:
         """Tell the floor an agent's real identity before it is invited by URL."""
         self.floor.know(identification)
 
+    async def learn_manifest(self, url: str, *, timeout: float) -> None:
+        """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
+        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway."""
+        try:
+            agent = self._resolve(url)
+        except Exception:
+            return  # the invite itself will report what is wrong with the address
+        fetch = getattr(agent, "fetch_manifest", None)
+        if fetch is not None:
+            sender = Sender(
+                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
+            )
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(fetch(self.id, sender), timeout)
+        self.floor.know(agent.manifest.identification)
+
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until no delivery is queued or in flight; False if ``timeout`` s passed first."""
         try:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
-from gateway.ofp import Envelope, Event, EventType, Sender, text_event
+from gateway.ofp import Envelope, Event, EventType, text_event
 
 #: Seconds to wait for a remote agent's manifest before inviting it anyway.
 MANIFEST_TIMEOUT = 3.0
@@ -122,24 +122,14 @@ class Talk:
                 title=title[:80],
                 user_speaker_uri=self.user.speaker_uri,
             )
-        resolved = [(url, self.directory.resolve(url)) for url in agents]
+        for url in agents:
+            self.directory.resolve(url)  # an unknown or refused address fails here, clearly
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
-        sender = Sender(speaker_uri=self.user.speaker_uri)
         await asyncio.gather(
-            *(
-                asyncio.wait_for(
-                    agent.fetch_manifest(self.result.conversation_id, sender), MANIFEST_TIMEOUT
-                )
-                for _, agent in resolved
-                if hasattr(agent, "fetch_manifest")
-            ),
-            return_exceptions=True,
+            *(self.conv.learn_manifest(url, timeout=MANIFEST_TIMEOUT) for url in agents)
         )
-        invites = []
-        for url, agent in resolved:
-            self.conv.know(agent.manifest.identification)
-            invites.append(Event(event_type=EventType.INVITE, to={"serviceUrl": url}))
+        invites = [Event(event_type=EventType.INVITE, to={"serviceUrl": url}) for url in agents]
         if invites:
             await self.conv.say(invites)
             self.result.completed &= await self.conv.wait_idle(timeout)

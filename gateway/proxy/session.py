@@ -60,6 +60,8 @@ from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 log = logging.getLogger(__name__)
 
 UIEvent = dict[str, Any]
+#: How long an invite waits for the agent's manifest before inviting it by URL alone.
+MANIFEST_TIMEOUT_S = 3.0
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
 #: Words a finished sentence does not end on: a transcript ending here is waited out.
@@ -347,7 +349,9 @@ class VoiceSession:
         await self._send(de)
 
     async def invite(self, url: str) -> None:
-        """Invite an agent by service URL (``builtin:NAME`` or https)."""
+        """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
+        manifest is known (asked for first, for at most :data:`MANIFEST_TIMEOUT_S`)."""
+        await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": url})])
 
     async def uninvite(self, speaker_uri: str) -> None:
