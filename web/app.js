@@ -35,7 +35,8 @@ const app = {
   generation: 0,
   /** Resolvers of the pending WebRTC answer, if an offer is out. */
   answerWait: null,
-  webrtcFailed: false,
+  /** Why WebRTC failed on this page, if it did: voice then stays on the WebSocket. */
+  webrtcFailed: null,
   flushes: 0,
   seen: new Set(),
 };
@@ -406,10 +407,9 @@ async function attachMedia(w, generation) {
     }
     // WebRTC is blocked or broken here (firewall, no UDP, old browser): audio over the
     // WebSocket works wherever the page itself loads.
-    app.webrtcFailed = true;
+    app.webrtcFailed = `WebRTC failed: ${error.message}`;
     voice.transport = "ws";
     detachMedia(voice);
-    addNotice(`WebRTC audio failed (${error.message}); using the WebSocket for audio instead.`);
     updateVoiceUi();
     conn.start();
   }
@@ -421,9 +421,12 @@ function updateVoiceUi() {
   start.textContent = on ? "Stop voice" : "Start voice";
   start.setAttribute("aria-pressed", String(on));
   $("ptt").hidden = !(on && app.mode === "ptt");
-  $("transport-info").textContent = on
-    ? `Audio over ${app.voice.transport === "ws" ? "WebSocket" : "WebRTC"}`
-    : "";
+  const why = app.webrtcFailed ? ` (${app.webrtcFailed})` : "";
+  $("transport-info").textContent = !on
+    ? ""
+    : app.voice.transport === "ws"
+      ? `Audio over the WebSocket${why}`
+      : "Audio over WebRTC";
 }
 
 // --------------------------------------------------------------------------------- controls

@@ -132,15 +132,14 @@ def playwright_instance() -> Iterator[object]:
 def browser(playwright_instance: object, mic_wav: Path) -> Iterator[object]:
     """Chromium whose microphone plays ``mic_wav`` and whose permission prompts say yes.
 
-    ``WebRtcHideLocalIpsWithMdns`` is disabled: Chromium would otherwise offer only
-    ``*.local`` host candidates, which aiortc (the gateway) cannot resolve.
+    No ``--disable-features=WebRtcHideLocalIpsWithMdns`` is needed: once the page holds the
+    microphone, Chromium offers real host addresses instead of ``*.local`` names.
     """
     b = launch(
         playwright_instance,
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",
         f"--use-file-for-fake-audio-capture={mic_wav}",
-        "--disable-features=WebRtcHideLocalIpsWithMdns",
     )
     yield b
     b.close()

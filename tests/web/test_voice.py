@@ -159,3 +159,33 @@ def test_invite_an_http_agent_from_the_page_then_uninvite_it(context, gateway, a
     clock.get_by_role("button", name=re.compile("^Uninvite")).click()
     clock.wait_for(state="detached", timeout=10000)
     assert "Parrot" in floor.inner_text()
+
+
+def _without_candidates(message: str | bytes) -> str | bytes:
+    """``message`` with ICE candidates cut from any SDP it carries (binary audio untouched)."""
+    if isinstance(message, bytes) or '"sdp"' not in message:
+        return message
+    data = json.loads(message)
+    lines = data["sdp"].split("\r\n")
+    data["sdp"] = "\r\n".join(line for line in lines if not line.startswith("a=candidate"))
+    return json.dumps(data)
+
+
+def test_webrtc_failure_falls_back_to_websocket_audio(context, gateway):
+    # A network on which no ICE candidate gets through (as behind a strict firewall): the
+    # WebSocket between page and gateway is relayed as is, except that both sides' candidates
+    # are cut from the offer and the answer, so the peer connection cannot connect.
+    def relay(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda m: server.send(_without_candidates(m)))
+        server.on_message(lambda m: ws.send(_without_candidates(m)))
+
+    page = context.new_page()
+    page.route_web_socket(re.compile(r"/ws$"), relay)
+    page.goto(gateway.url + "/")
+    page.get_by_test_id("start").click()
+    page.locator("#transport-info").filter(has_text="WebRTC failed").wait_for(timeout=20000)
+    assert page.evaluate("ofpDebug.transport") == "ws"
+    reply = page.get_by_test_id("agent-utterance").filter(has_text=re.compile("You said.*kitchen"))
+    reply.first.wait_for(timeout=25000)
+    assert wait_for_energy(page, "ofpDebug.playedEnergy()") > 0
