@@ -16,6 +16,7 @@ const DEAD_AFTER_MS = 40000;
 const FINAL_CODES = new Set([
   1008, // policy: no hello in time, or a refused request
   1009, // a frame too large: the same client would send it again
+  4000, // the conversation was opened in another page: taking it back would ping-pong
 ]);
 
 /**
@@ -131,7 +132,7 @@ export class Connection extends EventTarget {
   checkAlive() {
     if (Date.now() - this.lastHeard > DEAD_AFTER_MS) {
       this.dropSocket();
-      this.dropped(4000, "no answer from the gateway");
+      this.dropped(1006, "no answer from the gateway");
     } else {
       this.send({ type: "ping" });
     }
