@@ -403,12 +403,16 @@ class Client:
         )
         out_rate = WEBRTC_RATE if self.transport == "webrtc" else WS_PCM_OUT_RATE
         parts = UtteranceParts(audio=s.audio_feature)  # type: ignore[arg-type]
+        wake = hello.get("wake") if isinstance(hello.get("wake"), str) else s.wake
+        if wake != "off" and wake not in wake_words() and not wake.startswith("phrase:"):
+            wake = s.wake  # an unknown choice from the page falls back to the server's
         settings = SessionSettings(
             **{
                 **s.session.__dict__,
                 "out_rate": out_rate,
                 "fill_silence": self.transport == "webrtc",
                 "parts": parts,
+                "wake": wake,
             }
         )
         self.session = VoiceSession(
@@ -435,8 +439,8 @@ class Client:
                 "audio": {"inRate": 16000, "outRate": out_rate},
                 "history": list(room.history),
                 "builtins": sorted(gw.directory.builtins),
-                "wake": "off",
-                "wakeWords": [],
+                "wake": self.session.wake_name,
+                "wakeWords": wake_words(),
             }
         )
         if room.floor is not None:
