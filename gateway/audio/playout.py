@@ -32,9 +32,11 @@ class Playout:
     """A bounded, paced queue of 20 ms mono int16 frames at ``rate``.
 
     ``max_ms`` bounds the queued audio (default 2 s: enough to ride over synthesis hiccups,
-    little enough that a barge-in discards little work). With ``fill_silence`` the consumer
-    gets silent frames while nothing is queued (for transports that need a continuous stream,
-    such as a WebRTC track); without it :meth:`recv` waits for audio. ``on_state(speaking)`` is
+    little enough that a barge-in discards little work). ``lead_ms`` releases audio that much
+    ahead of real time, so a client with its own buffer (the page's WebSocket player) rides over
+    network jitter; on barge-in the client must drop that lead too (the ``flush`` event).
+    With ``fill_silence`` the consumer gets silent frames while nothing is queued (for
+    transports that need a continuous stream, such as a WebRTC track); without it :meth:`recv` waits for audio. ``on_state(speaking)`` is
     called whenever playback starts or stops. Use from one event loop.
     """
 
@@ -46,6 +48,7 @@ class Playout:
         paced: bool = True,
         fill_silence: bool = False,
         max_lag_ms: int = 200,
+        lead_ms: int = 0,
         on_state: Callable[[bool], None] | None = None,
     ) -> None:
         self.rate = rate
@@ -55,6 +58,7 @@ class Playout:
         self._paced = paced
         self._fill_silence = fill_silence
         self._max_lag_s = max_lag_ms / 1000
+        self._lead_s = lead_ms / 1000
         self._on_state = on_state
         self._frames: deque[np.ndarray] = deque()
         self._rest = np.zeros(0, dtype=np.int16)
@@ -164,7 +168,7 @@ class Playout:
 
     async def _slot(self) -> None:
         if self._paced and self._next_slot is not None:
-            delay = self._next_slot - time.monotonic()
+            delay = self._next_slot - self._lead_s - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
 

@@ -145,6 +145,8 @@ class SessionSettings:
     paced: bool = True
     #: Give silent frames while idle (a WebRTC track needs a continuous stream).
     fill_silence: bool = False
+    #: Release output this far ahead of real time, for transports that buffer at the far end.
+    playout_lead_ms: int = 0
     #: End an utterance at a pause when the speculative transcript looks finished.
     early_endpoint: bool = True
     #: Voiced audio that interrupts an agent being played (0 disables barge-in).
@@ -269,7 +271,11 @@ class VoiceSession:
         self._recorder = recorder
         self._audio_url = audio_url
         self.playout = Playout(
-            s.out_rate, paced=s.paced, fill_silence=s.fill_silence, on_state=self._on_playing
+            s.out_rate,
+            paced=s.paced,
+            fill_silence=s.fill_silence,
+            lead_ms=s.playout_lead_ms,
+            on_state=self._on_playing,
         )
         self.mode: Literal["handsfree", "ptt"] = "handsfree"
         self._ptt_down = False

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 WEB_ROOT = Path(__file__).resolve().parents[2] / "web"
 WS_PCM_OUT_RATE = 24_000
+#: How far ahead of real time agent audio goes out to a WebSocket client (dropped on barge-in).
+WS_LEAD_MS = 250
 #: UI events kept per conversation to re-draw a reloaded page.
 HISTORY_EVENTS = 300
 _HISTORY_TYPES = {"transcript", "utterance", "notice"}
@@ -411,6 +413,8 @@ class Client:
                 **s.session.__dict__,
                 "out_rate": out_rate,
                 "fill_silence": self.transport == "webrtc",
+                # The page's WebSocket player keeps its own buffer: a lead rides over jitter.
+                "playout_lead_ms": WS_LEAD_MS if self.transport == "ws" else 0,
                 "parts": parts,
                 "wake": wake,
             }

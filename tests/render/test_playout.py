@@ -162,3 +162,17 @@ async def test_barge_in_on_a_real_reply(synth):
     after = [t - barge_in for t in released if t > barge_in]
     assert released and not after  # nothing more of the reply was released
     assert not playout.speaking
+
+
+async def test_lead_sends_audio_ahead_then_keeps_real_time():
+    playout = Playout(RATE, max_ms=5000, lead_ms=200)
+    await playout.put(tone(1.5))
+    await playout.finish()
+    start = time.monotonic()
+    _, times = await collect(playout, 60)
+    ahead = [t - start for t in times]
+    # The first 200 ms go out at once (the client buffers them)...
+    assert ahead[9] < 0.05
+    # ...and after that the pace is real time, 200 ms ahead of the audio's own clock.
+    assert ahead[59] == pytest.approx(59 * 0.020 - 0.2, abs=0.06)
+    assert np.polyfit(np.arange(20, 60), times[20:], 1)[0] == pytest.approx(0.020, rel=0.05)
