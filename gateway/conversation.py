@@ -170,6 +170,8 @@ class Conversation:
         self._agent_run = 0
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
+        self._named: set[str] = {user.service_url}  # service URLs whose manifest was asked for
+        self._naming: set[asyncio.Task[None]] = set()
         self._record_floor()
 
     # ------------------------------------------------------------------ the person's side
@@ -196,6 +198,7 @@ class Conversation:
     async def learn_manifest(self, url: str, *, timeout: float) -> None:
         """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
         name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway."""
+        self._named.add(url)
         try:
             agent = self._resolve(url)
         except Exception:
@@ -220,7 +223,7 @@ class Conversation:
     async def close(self) -> None:
         """Stop every delivery worker. Agents themselves are closed by whoever made them."""
         self._closed = True
-        tasks = [m.task for m in self._mailboxes.values()]
+        tasks = [m.task for m in self._mailboxes.values()] + list(self._naming)
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -295,6 +298,7 @@ class Conversation:
             box = self._mailboxes.get(key)
             if box is not None:
                 box.failures = 0
+            self._name_newcomer(recipient.service_url)
         self.stats.delivered += 1
         if d.awaits_reply:
             if reply is not None:
@@ -381,6 +385,28 @@ class Conversation:
             if asyncio.iscoroutine(result):
                 await result
 
+    def _name_newcomer(self, url: str) -> None:
+        """An agent invited by another agent joins under its URL. Once it has answered (so its
+        dialect is known and the invite went first), ask it for its manifest in the background,
+        so the floor — and the person — learn its name."""
+        if not url.startswith(("http://", "https://")) or url in self._named:
+            return
+        self._named.add(url)
+        if len(self._naming) >= self.limits.max_agents:
+            return
+        task = asyncio.get_running_loop().create_task(self._name(url))
+        self._naming.add(task)
+        task.add_done_callback(self._naming.discard)
+
+    async def _name(self, url: str) -> None:
+        await self.learn_manifest(url, timeout=5.0)
+        try:
+            identity = self._resolve(url).manifest.identification
+        except Exception:
+            return
+        if self.floor.update_identity(identity):
+            self._record_floor(force=True)
+
     # ------------------------------------------------------------------ records
     def _record(self, direction: str, peer: str, wire: dict[str, Any]) -> None:
         if self._recorder is None:
@@ -392,10 +418,10 @@ class Conversation:
         except Exception:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
-    def _record_floor(self) -> None:
+    def _record_floor(self, *, force: bool = False) -> None:
         f = self.floor
         state = (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
-        if state == self._floor_state:
+        if state == self._floor_state and not force:
             return
         self._floor_state = state
         if self.on_floor is not None:

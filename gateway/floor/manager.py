@@ -205,6 +205,19 @@ class Floor:
         if convener:
             self.assign_convener(identification.speaker_uri)
 
+    def update_identity(self, identification: Identification) -> bool:
+        """Take a conversant's names from its manifest (found by service URL), keeping the
+        speaker URI it is known by on this floor. Returns whether anything changed."""
+        current = self.find(service_url=identification.service_url)
+        if current is None:
+            return False
+        updated = identification.model_copy(update={"speaker_uri": current.speaker_uri})
+        if updated == current:
+            return False
+        self._conversants[current.speaker_uri] = updated
+        self._changed()
+        return True
+
     def assign_convener(self, speaker_uri: str | None) -> None:
         """Make a conversant the convener (at most one), or clear the role with ``None``."""
         if speaker_uri is not None and speaker_uri not in self._conversants:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from aiohttp import web
@@ -68,3 +69,38 @@ async def test_conversation_with_openfloor_bot_agent(site, harness) -> None:
     ]
     assert sent_texts == ["hi bot"]
     assert json.dumps(site.received["bot"][0]).count('"invite"') == 1
+
+
+async def test_agent_invited_by_an_agent_over_http_joins_under_its_own_name(harness) -> None:
+    """The concierge (HTTP) brings in the clock (HTTP): the floor learns the clock's name."""
+    from gateway.agents.server import AGENTS_KEY, serve_agents
+
+    runner = await serve_agents("127.0.0.1", 0)
+    try:
+        concierge = runner.app[AGENTS_KEY]["concierge"].manifest.identification.service_url
+        h = harness()
+        await h.conv.learn_manifest(concierge, timeout=5)
+        await h.conv.say([Event(event_type=EventType.INVITE, to={"serviceUrl": concierge})])
+        assert await h.conv.wait_idle(10)
+        await h.conv.say(
+            [
+                Event(
+                    event_type=EventType.UTTERANCE,
+                    parameters={
+                        "dialog_event": text_event(
+                            h.conv.user.speaker_uri, "I want to talk to the clock"
+                        )
+                    },
+                )
+            ]
+        )
+        assert await h.conv.wait_idle(10)
+        for _ in range(50):
+            names = {i.conversational_name for i in h.conv.floor.conversants}
+            if "Clock" in names:
+                break
+            await asyncio.sleep(0.1)
+        assert {"Concierge", "Clock"} <= names
+        assert any(t.startswith("It's ") for t in h.texts())  # the clock answered the history
+    finally:
+        await runner.cleanup()

@@ -179,3 +179,15 @@ def test_agent_answering_under_another_speaker_uri_is_renamed_by_origin() -> Non
     assert by_recipient(out) == {"alice": ["acceptInvite", "utterance"]}
     assert "tag:weather-instance-9" in floor.floor_granted
     assert floor.conversant("tag:weather-instance-9").conversational_name == "Weather"
+
+
+def test_update_identity_takes_names_but_keeps_the_floor_speaker_uri() -> None:
+    floor = floor_with("alice")
+    url = "https://weather.example/ofp"
+    floor.receive(env("tag:alice", ev("invite", to_url=url)))
+    manifest = ident("weather").model_copy(update={"service_url": url, "speaker_uri": "tag:other"})
+    assert floor.update_identity(manifest)
+    updated = floor.find(service_url=url)
+    assert updated.conversational_name == "Weather" and updated.speaker_uri == url
+    assert not floor.update_identity(manifest)  # nothing new
+    assert not floor.update_identity(ident("stranger"))
