@@ -202,6 +202,7 @@ class Timing:
     speculative: bool = False
     early_end: bool = False
     decode_s: float = 0.0
+    queued_s: float = 0.0
 
     def as_ms(self) -> dict[str, float | bool | None]:
         """The stages in milliseconds (``None`` where that stage never happened)."""
@@ -216,6 +217,7 @@ class Timing:
             "ttsFirstAudio": ms(self.reply, self.first_audio),
             "total": ms(self.last_voiced, self.first_audio),
             "decode": round(self.decode_s * 1000, 1),
+            "queued": round(self.queued_s * 1000, 1),
             "speculative": self.speculative,
             "earlyEnd": self.early_end,
         }
@@ -549,6 +551,9 @@ class VoiceSession:
                 self._speculation = spec
                 task.add_done_callback(lambda _t: self._emit_task(self._maybe_end_early(spec)))
         elif isinstance(ev, SpeechResumed):
+            if self._speculation is not None:
+                # Its audio is outdated: a decode still queued leaves the queue for others.
+                self._speculation.task.cancel()
             self._speculation = None
         elif isinstance(ev, Utterance):
             spec, self._speculation = self._speculation, None
@@ -640,6 +645,7 @@ class VoiceSession:
                 return
         timing.transcript = time.monotonic()
         timing.decode_s = transcript.decode_s
+        timing.queued_s = transcript.queued_s
         text = self._strip_wake_phrase(transcript.text.strip())
         if not text or (self._wake is not None and _command(text) in self.settings.stop_words):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents

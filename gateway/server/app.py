@@ -15,6 +15,7 @@ import json
 import logging
 import mimetypes
 import secrets
+import threading
 import time
 import uuid
 from collections import deque
@@ -47,6 +48,8 @@ WS_PCM_OUT_RATE = 24_000
 WS_LEAD_MS = 250
 #: UI events kept per conversation to re-draw a reloaded page.
 HISTORY_EVENTS = 300
+#: The loop-lag probe sleeps this long and records how late it woke.
+LAG_PROBE_S = 0.05
 _HISTORY_TYPES = {"transcript", "utterance", "notice"}
 
 
@@ -109,6 +112,7 @@ class Gateway:
         self.ready = False
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self._lag_probe: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Server:
@@ -127,13 +131,16 @@ class Gateway:
             ping_interval=20,
             ping_timeout=20,
         )
-        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        loop = asyncio.get_running_loop()
+        self._reaper = loop.create_task(self._reap())
+        self._lag_probe = loop.create_task(self._probe_loop_lag())
         return self._server
 
     async def close(self) -> None:
         """Close every client and conversation, then the server."""
-        if self._reaper is not None:
-            self._reaper.cancel()
+        for task in (self._reaper, self._lag_probe):
+            if task is not None:
+                task.cancel()
         for client in list(self.clients):
             await client.ws.close(1001, "gateway shutting down")
         for room_id in list(self.rooms):
@@ -154,6 +161,14 @@ class Gateway:
                     and now - room.detached_at > self.settings.rejoin_s
                 ):
                     await self._end_room(room_id, "completed")
+
+    async def _probe_loop_lag(self) -> None:
+        """Sleep a fixed time, over and over; waking late means something held the loop."""
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(LAG_PROBE_S)
+            self.metrics.loop_lag.observe(max(0.0, loop.time() - start - LAG_PROBE_S))
 
     async def _end_room(self, room_id: str, status: str) -> None:
         room = self.rooms.pop(room_id, None)
@@ -217,6 +232,10 @@ class Gateway:
             )
         if path == "/metrics":
             self.metrics.sessions.set(len(self.clients))
+            self.metrics.tasks.set(len(asyncio.all_tasks()))
+            self.metrics.threads.set(threading.active_count())
+            self.metrics.stt_wait.set(self.models.transcriber.queue_wait_s)
+            self.metrics.stt_partials_skipped.set(self.models.transcriber.partials_skipped)
             return _response(HTTPStatus.OK, self.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
             return self._audio(path)

@@ -6,6 +6,24 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 #: Latency buckets (seconds) around the voice targets: 0.5 s median, 0.8 s p95.
 _BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0, 5.0)
+#: Event-loop lag buckets (seconds): fine below the 50 ms target, where a p99 is read.
+_LAG_BUCKETS = (
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.04,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.5,
+    1.0,
+)
 
 
 class Metrics:
@@ -33,7 +51,8 @@ class Metrics:
         )
         self.stage = Histogram(
             "ofp_gateway_stage_seconds",
-            "Latency of each voice stage (endpoint, stt, agent, tts_first_audio, total)",
+            "Latency of each voice stage (endpoint, stt, agent, tts_first_audio, total; "
+            "stt_queue: the part of stt spent waiting for the shared model)",
             ["stage"],
             buckets=_BUCKETS,
             registry=r,
@@ -41,6 +60,24 @@ class Metrics:
         self.agent_errors = Counter(
             "ofp_gateway_agent_errors", "Agent failures by reason token", ["reason"], registry=r
         )
+        self.loop_lag = Histogram(
+            "ofp_gateway_loop_lag_seconds",
+            "How late the event loop woke a 50 ms sleep (work blocking the loop)",
+            buckets=_LAG_BUCKETS,
+            registry=r,
+        )
+        self.stt_wait = Gauge(
+            "ofp_gateway_stt_queue_wait_seconds",
+            "Moving average of how long final transcriptions waited for the shared model",
+            registry=r,
+        )
+        self.stt_partials_skipped = Gauge(
+            "ofp_gateway_stt_partials_skipped",
+            "Partial transcripts skipped since start because the model was busy",
+            registry=r,
+        )
+        self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
+        self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)
 
     def observe_timing(self, timings_ms: dict[str, float | bool | None]) -> None:
         """Record one utterance's stage timings (milliseconds, as ``Timing.as_ms`` gives them)."""
@@ -50,6 +87,7 @@ class Metrics:
             "agent": "agent",
             "ttsFirstAudio": "tts_first_audio",
             "total": "total",
+            "queued": "stt_queue",
         }
         for key, stage in names.items():
             value = timings_ms.get(key)

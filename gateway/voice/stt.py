@@ -26,18 +26,27 @@ fitted   5     0.234     1.047  20.0 %      2.3 %      11.1 %   5/44
 Hence the defaults: fitted window with beam 5 is as accurate as the full window and 2.4× faster
 at the median; its p95 is a fallback's cost (fitted decode + full decode). Greedy on a fitted
 window saves another 60 ms but loses accuracy on the harder (espeak) voice.
+
+Scheduling: every session of the process shares one model and one queue. Final transcripts (and
+the speculative decodes that usually become them) go first, in arrival order; partial transcripts
+are live captions only, so one is decoded only when a worker is free and nothing waits — under
+load they are skipped instead of delaying someone's answer. A caller that stops waiting (a
+speculation overtaken by more speech) takes its queued decode out of the queue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import heapq
+import itertools
 import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -68,12 +77,15 @@ class SttSettings:
         compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
         cpu_threads: threads per inference. With 2 cores, 2 threads and one worker is fastest
             per utterance; more workers only interleave.
-        workers: inferences run at once (the executor's size).
-        max_pending: transcriptions admitted at once (running + queued); beyond that
+        workers: inferences run at once (worker threads).
+        max_pending: final transcriptions admitted at once (running + queued); beyond that
             :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
-            would come too late to matter.
+            would come too late to matter. Partial transcripts do not count: they never queue.
         beam_size: 1 is greedy. 5 costs about 2× the decoder time, is more accurate on hard
             audio, and yields alternates (see the table above).
+        busy_beam_size: the beam for a final transcript while other decodes wait for the
+            model. Greedy needs about 60 % of beam 5's time, so a backlog drains faster; the
+            price (under load only) is beam 5's accuracy edge on hard audio.
         alternates: at most this many other hypotheses (needs ``beam_size > 1``; free then:
             the beam computes them anyway). Variants differing only in case or punctuation
             are dropped.
@@ -91,8 +103,9 @@ class SttSettings:
     compute_type: str = "int8"
     cpu_threads: int = 2
     workers: int = 1
-    max_pending: int = 4
+    max_pending: int = 8
     beam_size: int = 5
+    busy_beam_size: int = 1
     alternates: int = 2
     language: str | None = None
     window: Literal["fitted", "full"] = "fitted"
@@ -127,6 +140,7 @@ class Transcript:
         fell_back: True when the fitted window's result was rejected and the full one used.
         audio_s: length of the clip in seconds.
         decode_s: wall time of the decode(s) in the worker, in seconds.
+        queued_s: time spent waiting for a worker before decoding began, in seconds.
     """
 
     text: str
@@ -139,10 +153,119 @@ class Transcript:
     fell_back: bool
     audio_s: float
     decode_s: float
+    queued_s: float = 0.0
 
 
 class TranscriberBusy(RuntimeError):
-    """``max_pending`` transcriptions are already admitted; try later or raise the setting."""
+    """``max_pending`` transcriptions are already admitted (or, for a partial transcript, the
+    model is busy); try later or raise the setting."""
+
+
+class Priority(IntEnum):
+    """Which decodes go first when the model is busy (lower first)."""
+
+    FINAL = 0  # what a person said: someone waits for the answer
+    PARTIAL = 1  # live captions: skipped under load
+
+
+@dataclass(order=True)
+class _Job:
+    priority: int
+    seq: int
+    fn: Callable[..., Any] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+    future: Future[tuple[Any, float]] = field(compare=False)
+    queued_at: float = field(compare=False)
+
+
+class _Scheduler:
+    """Worker threads fed from one priority queue (see the module docstring).
+
+    A job's future resolves to ``(result, seconds it waited)``. Cancelling a queued job's future
+    takes it out of the queue and frees its slot at once; a running job keeps its slot until
+    the decode ends, because it still occupies a worker.
+    """
+
+    #: How quickly the queue-wait average follows new finals (weight of the newest).
+    _SMOOTHING = 0.3
+
+    def __init__(self, workers: int, max_pending: int) -> None:
+        self._workers = workers
+        self._max_pending = max_pending
+        self._queue: list[_Job] = []
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._running = 0
+        self.finals = 0  # admitted, not finished
+        self.partials = 0
+        self.partials_skipped = 0
+        self.final_wait_s = 0.0  # moving average of finals' queue waits
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"stt-{i}", daemon=True).start()
+
+    def submit(self, priority: Priority, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Queue ``fn(*args)``; raises :class:`TranscriberBusy` when it may not wait."""
+        future: Future[tuple[Any, float]] = Future()
+        with self._cond:
+            if priority is Priority.PARTIAL:
+                if self._queue or self._running >= self._workers:
+                    self.partials_skipped += 1
+                    raise TranscriberBusy("the model is busy; partial transcript skipped")
+                self.partials += 1
+            else:
+                if self.finals >= self._max_pending:
+                    raise TranscriberBusy(
+                        "speech-to-text is saturated: too many transcriptions pending "
+                        "(raise SttSettings.max_pending or add cores)"
+                    )
+                self.finals += 1
+            job = _Job(priority, next(self._seq), fn, args, future, time.monotonic())
+            heapq.heappush(self._queue, job)
+            self._cond.notify()
+        future.add_done_callback(lambda f: self._finished(job, f.cancelled()))
+        return future
+
+    @property
+    def pending(self) -> int:
+        """Decodes admitted and not finished (finals and partials)."""
+        return self.finals + self.partials
+
+    @property
+    def waiting(self) -> int:
+        """Decodes queued and not yet started."""
+        return len(self._queue)
+
+    def _finished(self, job: _Job, cancelled: bool) -> None:
+        with self._cond:
+            if job.priority == Priority.PARTIAL:
+                self.partials -= 1
+            else:
+                self.finals -= 1
+            if cancelled and job in self._queue:
+                self._queue.remove(job)
+                heapq.heapify(self._queue)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                job = heapq.heappop(self._queue)
+                self._running += 1
+            try:
+                if not job.future.set_running_or_notify_cancel():
+                    continue  # cancelled while queued
+                waited = time.monotonic() - job.queued_at
+                if job.priority == Priority.FINAL:
+                    with self._cond:
+                        self.final_wait_s += self._SMOOTHING * (waited - self.final_wait_s)
+                try:
+                    job.future.set_result((job.fn(*job.args), waited))
+                except BaseException as exc:
+                    job.future.set_exception(exc)
+            finally:
+                with self._cond:
+                    self._running -= 1
 
 
 @dataclass(frozen=True)
@@ -154,7 +277,7 @@ class _Decoded:
 
 
 class _Engine:
-    """A loaded model, its tokenizer, its executor and its admission count; one per process."""
+    """A loaded model, its tokenizers and its scheduler; one per process."""
 
     def __init__(self, path: Path, settings: SttSettings) -> None:
         self.model = WhisperModel(
@@ -164,9 +287,7 @@ class _Engine:
             cpu_threads=settings.cpu_threads,
         )
         self.whisper: ctranslate2.models.Whisper = self.model.model
-        self.executor = ThreadPoolExecutor(settings.workers, thread_name_prefix="stt")
-        self.admission = threading.BoundedSemaphore(settings.max_pending)
-        self.pending = 0
+        self.scheduler = _Scheduler(settings.workers, settings.max_pending)
         self._lock = threading.Lock()
         self._tokenizers: dict[str, Tokenizer] = {}
 
@@ -180,20 +301,6 @@ class _Engine:
                     language=language,
                 )
             return self._tokenizers[language]
-
-    def admit(self) -> None:
-        if not self.admission.acquire(blocking=False):
-            raise TranscriberBusy(
-                "speech-to-text is saturated: too many transcriptions pending "
-                "(raise SttSettings.max_pending or add cores)"
-            )
-        with self._lock:
-            self.pending += 1
-
-    def release(self) -> None:
-        with self._lock:
-            self.pending -= 1
-        self.admission.release()
 
 
 @functools.cache
@@ -279,13 +386,24 @@ class Transcriber:
     @property
     def pending(self) -> int:
         """Transcriptions admitted and not yet finished, across all sharers of the model."""
-        return self._engine.pending
+        return self._engine.scheduler.pending
+
+    @property
+    def queue_wait_s(self) -> float:
+        """Moving average of how long final transcriptions waited for the model lately:
+        above a fraction of a second, the process has more speech than it can keep up with."""
+        return self._engine.scheduler.final_wait_s
+
+    @property
+    def partials_skipped(self) -> int:
+        """Partial transcripts skipped because the model was busy, since the process started."""
+        return self._engine.scheduler.partials_skipped
 
     async def warm_up(self) -> None:
         """Run one decode so the first real one does not pay the ~1 s first-call cost."""
         tone = 0.1 * np.sin(np.linspace(0, 2 * np.pi * 220, SAMPLE_RATE)).astype(np.float32)
-        await self._run(self._decode_fitted_then_full, tone, 1.0)
-        await self._run(self._decode_full, tone)
+        await self._run(Priority.FINAL, self._decode_fitted_then_full, tone, 1.0)
+        await self._run(Priority.FINAL, self._decode_full, tone)
 
     async def transcribe(
         self, audio: np.ndarray, *, speech_end_s: float | None = None, prompt: str | None = None
@@ -303,15 +421,23 @@ class Transcriber:
         clip = self._as_float(audio)
         end = len(clip) / SAMPLE_RATE if speech_end_s is None else speech_end_s
         if self.settings.window == "full":
-            return await self._run(self._decode_full, clip, prompt)
-        return await self._run(self._decode_fitted_then_full, clip, end, prompt)
+            job: tuple[Callable[..., Transcript], tuple[Any, ...]] = (
+                self._decode_full,
+                (clip, prompt),
+            )
+        else:
+            job = (self._decode_fitted_then_full, (clip, end, prompt))
+        transcript, waited = await self._run_timed(Priority.FINAL, job[0], *job[1])
+        return replace(transcript, queued_s=waited)
 
     async def transcribe_partial(self, audio: np.ndarray) -> str:
         """A quick look at the words so far while the person speaks: greedy, fitted window, no
         word timings, no guard. For display and barge-in, never as the final text.
+
+        Raises :class:`TranscriberBusy` at once, without queueing, when the model is busy.
         """
         clip = self._as_float(audio)
-        return await self._run(self._decode_partial, clip)
+        return await self._run(Priority.PARTIAL, self._decode_partial, clip)
 
     @staticmethod
     def _as_float(audio: np.ndarray) -> np.ndarray:
@@ -323,22 +449,20 @@ class Transcriber:
             )
         return clip
 
-    async def _run(self, fn: Callable[..., R], *args: Any) -> R:
-        engine = self._engine
-        engine.admit()
-        try:
-            future = engine.executor.submit(fn, *args)
-        except BaseException:
-            engine.release()
-            raise
-        # Released when the work ends, not when the caller stops waiting: a cancelled caller
-        # must not free a slot while its decode still occupies the executor.
-        future.add_done_callback(lambda _: engine.release())
+    async def _run(self, priority: Priority, fn: Callable[..., R], *args: Any) -> R:
+        return (await self._run_timed(priority, fn, *args))[0]
+
+    async def _run_timed(
+        self, priority: Priority, fn: Callable[..., R], *args: Any
+    ) -> tuple[R, float]:
+        """``fn(*args)`` on a worker, and the seconds it waited for one."""
+        future = self._engine.scheduler.submit(priority, fn, *args)
+        # Cancelling the awaiting task cancels the future: a queued decode leaves the queue.
         return await asyncio.wrap_future(future)
 
     def _decode_full(self, clip: np.ndarray, prompt: str | None = None) -> Transcript:
         started = time.perf_counter()
-        decoded, language = self._decode(clip, _FULL_FRAMES, final=True, prompt=prompt)
+        decoded, language = self._decode(clip, _FULL_FRAMES, beam=self._final_beam(), prompt=prompt)
         return self._transcript(decoded, language, clip, "full", False, started)
 
     def _decode_fitted_then_full(
@@ -346,26 +470,38 @@ class Transcriber:
     ) -> Transcript:
         started = time.perf_counter()
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        decoded, language = self._decode(clip, frames, final=True, prompt=prompt)
+        beam = self._final_beam()
+        decoded, language = self._decode(clip, frames, beam=beam, prompt=prompt)
         if frames < _FULL_FRAMES and needs_full_window(
             decoded.text,
             decoded.words,
             speech_end_s=speech_end_s,
             tolerance_s=self.settings.coverage_tolerance_s,
         ):
-            decoded, language = self._decode(clip, _FULL_FRAMES, final=True, prompt=prompt)
+            decoded, language = self._decode(clip, _FULL_FRAMES, beam=beam, prompt=prompt)
             return self._transcript(decoded, language, clip, "full", True, started)
         return self._transcript(decoded, language, clip, "fitted", False, started)
 
     def _decode_partial(self, clip: np.ndarray) -> str:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        return self._decode(clip, frames, final=False)[0].text
+        return self._decode(clip, frames, beam=1, final=False)[0].text
+
+    def _final_beam(self) -> int:
+        """The beam for a final transcript starting now: narrower while others wait."""
+        busy = self._engine.scheduler.waiting > 0
+        return self.settings.busy_beam_size if busy else self.settings.beam_size
 
     def _decode(
-        self, clip: np.ndarray, frames: int, *, final: bool, prompt: str | None = None
+        self,
+        clip: np.ndarray,
+        frames: int,
+        *,
+        beam: int,
+        final: bool = True,
+        prompt: str | None = None,
     ) -> tuple[_Decoded, str]:
-        """One encoder pass over a ``frames``-long window, one decoder pass, and (when ``final``)
-        word alignment and beam alternates."""
+        """One encoder pass over a ``frames``-long window, one decoder pass with ``beam``, and
+        (when ``final``) word alignment and beam alternates."""
         engine = self._engine
         window = np.zeros(frames * _HOP, dtype=np.float32)
         window[: len(clip)] = clip[: len(window)]
@@ -383,7 +519,6 @@ class Transcriber:
         # Whisper's loops run to the token limit; a budget fitted to the clip keeps them cheap.
         # Fast speech is ~4 tokens/s, so 8/s plus a margin leaves real text whole.
         budget = min(10 + int(8 * len(clip) / SAMPLE_RATE), 440 - len(prompt_ids))
-        beam = self.settings.beam_size if final else 1
         result = engine.whisper.generate(
             encoded,
             [prompt_ids],
@@ -396,9 +531,11 @@ class Transcriber:
         )[0]
         tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
         text = tokenizer.decode(tokens).strip()
-        if not final and repeats_itself(text):
-            # A partial transcript is only shown, never sent: rather than decode again, show
-            # the text up to where Whisper started looping in the padding.
+        if repeats_itself(text):
+            # Whisper looping in the padding ("Open the door. Open the door. Open the"): keep
+            # the text up to where it started again. A final transcript is then checked by the
+            # coverage guard (needs_full_window), so a loop that swallowed real speech still
+            # gets the full window; a partial one is only shown, never sent.
             split_words, word_tokens = tokenizer.split_to_word_tokens([*tokens, tokenizer.eot])
             cut = loop_start(split_words[:-1])
             if cut:
