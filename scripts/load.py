@@ -195,13 +195,17 @@ class Tally:
 class Client:
     """One person: a WebSocket for events (and PCM audio), or WebRTC for the audio."""
 
-    def __init__(self, url: str, clips: list[Clip], tally: Tally, *, rtc: bool, seed: int) -> None:
+    def __init__(
+        self, url: str, clips: list[Clip], tally: Tally, *, transport: str, seed: int
+    ) -> None:
         self.url = url
         self.clips = clips
         self.tally = tally
-        self.rtc = rtc
+        self.transport = transport  # "ws", "webrtc" or "none" (text only)
+        self.rtc = transport == "webrtc"
+        self.replies = 0  # agent utterances seen
         self.rng = random.Random(seed)
-        self.mouth = Mouth(rtc)
+        self.mouth = Mouth(self.rtc)
         self.ws: ClientConnection | None = None
         self.pc: RTCPeerConnection | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -214,9 +218,7 @@ class Client:
     async def open(self) -> bool:
         """Connect and say hello; False if the gateway refused the session."""
         self.ws = await connect(self.url, max_size=2**20, compression=None)
-        await self.ws.send(
-            json.dumps({"type": "hello", "transport": "webrtc" if self.rtc else "ws"})
-        )
+        await self.ws.send(json.dumps({"type": "hello", "transport": self.transport}))
         try:
             welcome = json.loads(await self.ws.recv())
         except ConnectionClosed as exc:
@@ -228,7 +230,7 @@ class Client:
         self._tasks.append(loop.create_task(self._read_ws()))
         if self.rtc:
             await self._negotiate()
-        else:
+        elif self.transport == "ws":
             self._tasks.append(loop.create_task(self._speak_ws()))
         return True
 
@@ -294,6 +296,8 @@ class Client:
             self.tally.notices.append(str(event.get("text")))
             if turn is not None and turn.transcript is None:
                 self._lost = True  # e.g. "please say that again": this turn is lost
+        elif kind == "utterance":
+            self.replies += 1
         elif kind == "answer" and self._answer is not None and not self._answer.done():
             self._answer.set_result(str(event.get("sdp", "")))
         elif kind == "error":
@@ -509,7 +513,7 @@ async def run_load(
             gateway.ws,
             clips,
             tally,
-            rtc=webrtc_every > 0 and i % webrtc_every == webrtc_every - 1,
+            transport="webrtc" if webrtc_every and i % webrtc_every == webrtc_every - 1 else "ws",
             seed=i,
         )
         for i in range(sessions)
