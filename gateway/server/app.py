@@ -63,6 +63,12 @@ class GatewaySettings:
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
     max_sessions: int = 16
+    #: Refuse new sessions while final transcripts wait this long for the shared model on
+    #: average: the sessions already open would all get slower otherwise.
+    max_stt_wait_s: float = 0.5
+    #: Conversations kept for a rejoin after their page went; beyond this the one detached
+    #: longest is ended early, so visitors coming and going cannot pile conversations up.
+    max_detached: int = 64
     max_frame_bytes: int = 256 * 1024
     hello_timeout_s: float = 10.0
     rejoin_s: float = 600.0
@@ -318,13 +324,10 @@ class Gateway:
         if urlsplit(ws.request.path).path != "/ws":
             await ws.close(1008, "the WebSocket is at /ws")
             return
-        if len(self.clients) >= self.settings.max_sessions:
+        refusal = self._refusal()
+        if refusal is not None:
             self.metrics.refused.inc()
-            await ws.close(
-                1013,
-                f"the gateway is full ({self.settings.max_sessions} sessions); "
-                "try again in a minute",
-            )
+            await ws.close(1013, refusal)
             return
         client = Client(self, ws)
         self.clients.add(client)
@@ -336,6 +339,28 @@ class Gateway:
             self.clients.discard(client)
             self.metrics.sessions.set(len(self.clients))
             await client.detach()
+            await self._trim_detached()
+
+    def _refusal(self) -> str | None:
+        """Why a new session cannot be served well now, or None to admit it."""
+        s = self.settings
+        if len(self.clients) >= s.max_sessions:
+            return f"the gateway is full ({s.max_sessions} sessions); try again in a minute"
+        if self.models.transcriber.queue_wait_s > s.max_stt_wait_s:
+            return (
+                "the gateway is busy: speech recognition is behind for the people already "
+                "talking; try again in a minute"
+            )
+        return None
+
+    async def _trim_detached(self) -> None:
+        detached = sorted(
+            (room.detached_at, room_id)
+            for room_id, room in self.rooms.items()
+            if room.client is None and room.detached_at is not None
+        )
+        for _, room_id in detached[: max(0, len(detached) - self.settings.max_detached)]:
+            await self._end_room(room_id, "completed")
 
 
 def _response(

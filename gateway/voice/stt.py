@@ -188,6 +188,8 @@ class _Scheduler:
 
     #: How quickly the queue-wait average follows new finals (weight of the newest).
     _SMOOTHING = 0.3
+    #: Seconds without a final after which the average no longer describes the queue.
+    _STALE_S = 10.0
 
     def __init__(self, workers: int, max_pending: int) -> None:
         self._workers = workers
@@ -199,7 +201,8 @@ class _Scheduler:
         self.finals = 0  # admitted, not finished
         self.partials = 0
         self.partials_skipped = 0
-        self.final_wait_s = 0.0  # moving average of finals' queue waits
+        self._final_wait_s = 0.0  # moving average of finals' queue waits
+        self._final_at = 0.0  # when the last final started (monotonic)
         for i in range(workers):
             threading.Thread(target=self._work, name=f"stt-{i}", daemon=True).start()
 
@@ -231,6 +234,14 @@ class _Scheduler:
         return self.finals + self.partials
 
     @property
+    def final_wait_s(self) -> float:
+        """Moving average of finals' queue waits; 0 once no final started for
+        :attr:`_STALE_S` (a quiet model is not behind, whatever its last figures said)."""
+        if time.monotonic() - self._final_at > self._STALE_S:
+            return 0.0
+        return self._final_wait_s
+
+    @property
     def waiting(self) -> int:
         """Decodes queued and not yet started."""
         return len(self._queue)
@@ -258,7 +269,8 @@ class _Scheduler:
                 waited = time.monotonic() - job.queued_at
                 if job.priority == Priority.FINAL:
                     with self._cond:
-                        self.final_wait_s += self._SMOOTHING * (waited - self.final_wait_s)
+                        self._final_wait_s += self._SMOOTHING * (waited - self._final_wait_s)
+                        self._final_at = time.monotonic()
                 try:
                     job.future.set_result((job.fn(*job.args), waited))
                 except BaseException as exc:
