@@ -547,13 +547,17 @@ async def run_load(
     gateway_cpu, own_cpu = end_proc.cpu_s - start_proc.cpu_s, end_own - start_own
     lag = histogram_quantile(start_metrics, end_metrics, "ofp_gateway_loop_lag_seconds", 0.99)
     stages = {
-        stage: round(
+        f"{stage} p{q}": round(
             1000
             * histogram_quantile(
-                stage_metrics(start_metrics, stage), stage_metrics(end_metrics, stage), "s", 0.5
+                stage_metrics(start_metrics, stage),
+                stage_metrics(end_metrics, stage),
+                "s",
+                q / 100,
             )
         )
         for stage in ("endpoint", "stt", "stt_queue", "agent", "tts_first_audio", "total")
+        for q in (50, 95)
     }
     return {
         "sessions": sessions,
@@ -584,7 +588,7 @@ async def run_load(
         "otherCpuPercent": round(
             100 * (end_busy - start_busy - gateway_cpu - own_cpu) / elapsed, 1
         ),
-        "gatewayStageP50Ms": stages,
+        "gatewayStagesMs": stages,
         "notices": sorted(set(tally.notices)),
         "errors": sorted(set(tally.errors)),
     }

@@ -59,6 +59,7 @@ from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 
 log = logging.getLogger(__name__)
 
+FRAME_S = 0.02
 UIEvent = dict[str, Any]
 #: How long an invite waits for the agent's manifest before inviting it by URL alone.
 MANIFEST_TIMEOUT_S = 3.0
@@ -157,6 +158,9 @@ class SessionSettings:
     max_input_ms: int = 2_000
     #: Agent utterances waiting to be spoken.
     max_replies: int = 16
+    #: A reply's next sentence is synthesized once less audio than this is left to play
+    #: before it (first-sentence-first across sessions; more than a loaded synthesis takes).
+    tts_lookahead_ms: int = 800
     #: Wake word (``hey_jarvis``, ``okay_nabu``, ``alexa``, ``hey_mycroft``, ``phrase:TEXT``) or
     #: ``off``. With one, audio reaches nothing but the detector until the word is heard.
     wake: str = "off"
@@ -778,7 +782,17 @@ class VoiceSession:
                 if self.on_timing is not None:
                     self.on_timing(timing)
             await self.playout.put(chunk)
+            await self._until_needed()
         await self.playout.finish()
+
+    async def _until_needed(self) -> None:
+        """Hold back the request for the next sentence until the audio queued before it is
+        nearly played. Synthesis is shared by every session, one sentence at a time: another
+        person's first sentence, awaited in silence, goes before this reply's later ones."""
+        if not self.settings.paced:
+            return
+        while self.playout.queued_ms > self.settings.tts_lookahead_ms:
+            await asyncio.sleep(FRAME_S)
 
     # ------------------------------------------------------------------ UI
     def _follow_up(self) -> None:

@@ -75,8 +75,10 @@ class SttSettings:
     Attributes:
         model: a catalogue name (``tiny.en``, ``base``, a user folder's name) or a model path.
         compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
-        cpu_threads: threads per inference. With 2 cores, 2 threads and one worker is fastest
-            per utterance; more workers only interleave.
+        cpu_threads: threads per inference. On 2 cores, 2 threads decode one utterance ~30 %
+            faster alone, but the gateway also synthesizes speech and runs the event loop
+            there: with 12 people talking (``scripts/load.py``), 1 thread cut the p95 of end
+            of speech → first reply audio from 1.76 to 1.62 s and the median by 140 ms.
         workers: inferences run at once (worker threads).
         max_pending: final transcriptions admitted at once (running + queued); beyond that
             :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
@@ -101,7 +103,7 @@ class SttSettings:
 
     model: str = DEFAULT_STT_MODEL
     compute_type: str = "int8"
-    cpu_threads: int = 2
+    cpu_threads: int = 1
     workers: int = 1
     max_pending: int = 8
     beam_size: int = 5
