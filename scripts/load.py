@@ -218,8 +218,9 @@ class Client:
     async def open(self) -> bool:
         """Connect and say hello; False if the gateway refused the session."""
         self.ws = await connect(self.url, max_size=2**20, compression=None)
-        await self.ws.send(json.dumps({"type": "hello", "transport": self.transport}))
         try:
+            # A full gateway closes at once, maybe before the hello is even sent.
+            await self.ws.send(json.dumps({"type": "hello", "transport": self.transport}))
             welcome = json.loads(await self.ws.recv())
         except ConnectionClosed as exc:
             reason = exc.rcvd.reason if exc.rcvd else "closed"
