@@ -1,0 +1,52 @@
+"""How the shared Whisper model is scheduled when many people speak at once (real tiny.en)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
+from tests.speech import SENTENCES, piper_16k
+
+
+@pytest.fixture(scope="module")
+def transcriber() -> Transcriber:
+    return Transcriber(SttSettings(max_pending=8))
+
+
+@pytest.fixture(scope="module")
+def clips() -> list:
+    return [piper_16k(text) for text in SENTENCES[1:5]]
+
+
+async def test_finals_queue_in_arrival_order_and_report_their_wait(transcriber, clips) -> None:
+    results = await asyncio.gather(*(transcriber.transcribe(c) for c in clips))
+    waits = [r.queued_s for r in results]
+    assert waits[0] < 0.05
+    assert waits == sorted(waits) and waits[-1] > waits[1] > 0
+    assert all(r.text for r in results)
+    assert transcriber.pending == 0
+
+
+async def test_partials_are_skipped_while_finals_wait_and_run_when_idle(transcriber, clips) -> None:
+    skipped = transcriber.partials_skipped
+    finals = [asyncio.create_task(transcriber.transcribe(c)) for c in clips[:3]]
+    await asyncio.sleep(0)  # the finals are admitted; two of them wait
+    with pytest.raises(TranscriberBusy):
+        await transcriber.transcribe_partial(clips[3])
+    assert transcriber.partials_skipped == skipped + 1
+    await asyncio.gather(*finals)
+    assert (await transcriber.transcribe_partial(clips[3])).strip()
+
+
+async def test_a_cancelled_queued_decode_leaves_the_queue_at_once(transcriber, clips) -> None:
+    tasks = [asyncio.create_task(transcriber.transcribe(c)) for c in clips[:3]]
+    await asyncio.sleep(0)
+    assert transcriber.pending == 3
+    tasks[2].cancel()  # a speculation overtaken by more speech
+    await asyncio.sleep(0.01)
+    assert transcriber.pending == 2  # its slot is free before the others finish
+    done = await asyncio.gather(*tasks[:2])
+    assert all(r.text for r in done)
+    assert tasks[2].cancelled() and transcriber.pending == 0
