@@ -135,7 +135,7 @@ async def test_idle_without_fill_silence_waits_for_audio():
 
 
 async def test_barge_in_on_a_real_reply(synth):
-    """A synthesized reply feeding the playout; the user interrupts half a second in."""
+    """A synthesized reply feeding the playout; the user interrupts 0.3 s into playback."""
     playout = Playout(RATE, max_ms=1000)
     reply = text_event("tag:agent", "This reply is long enough to be interrupted. " * 3)
 
@@ -153,7 +153,11 @@ async def test_barge_in_on_a_real_reply(synth):
             released.append(time.monotonic())
 
     consumer = asyncio.create_task(consume())
-    await asyncio.sleep(0.5)
+    # Interrupt once the reply is really playing (synthesis may be slow on a busy machine).
+    deadline = time.monotonic() + 30
+    while not released and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.3)
     barge_in = time.monotonic()
     producer.cancel()  # what a session does on barge-in: stop the renderer, drop the queue
     playout.flush()

@@ -45,10 +45,11 @@ class Page:
         except ConnectionClosed:
             pass
 
-    async def wait_for(self, pred, timeout: float = 20) -> dict[str, Any]:
+    async def wait_for(self, pred, timeout: float = 20, *, since: int = 0) -> dict[str, Any]:
+        """The first event (from index ``since`` on) that ``pred`` accepts."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for e in self.events:
+            for e in self.events[since:]:
                 if pred(e):
                     return e
             await asyncio.sleep(0.05)
@@ -95,25 +96,31 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
 
 async def test_voice_over_websocket_pcm(gateway) -> None:
     page = await Page.open(gateway.ws, transport="ws")
-    assert page.welcome["audio"] == {"inRate": 16000, "outRate": 24000}
-    await page.wait_for(lambda e: e["type"] == "floor")
-    await asyncio.sleep(1.0)
-    said = "Please turn on the kitchen lights."
-    pcm = np.concatenate([silence(300), piper_16k(said), silence(1200)])
-    start = time.monotonic()
-    for i in range(0, len(pcm), 320):
-        await asyncio.sleep(max(0.0, start + i / 16000 - time.monotonic()))
-        await page.ws.send(pcm[i : i + 320].astype("<i2").tobytes())
-    final = await page.wait_for(lambda e: e["type"] == "transcript" and not e.get("typed"))
-    assert "kitchen lights" in final["text"].lower()
-    await page.wait_for(
-        lambda e: e["type"] == "utterance" and e["text"].startswith("You said: Please")
-    )
-    before = page.audio_bytes
-    await page.wait_for(lambda e: e["type"] == "state" and e["state"] == "speaking")
-    await asyncio.sleep(1.0)
-    assert page.audio_bytes - before > 24000  # at least half a second of reply audio arrived
-    await page.close()
+    try:
+        assert page.welcome["audio"] == {"inRate": 16000, "outRate": 24000}
+        await page.wait_for(lambda e: e["type"] == "floor")
+        await asyncio.sleep(1.0)
+        said = "Please turn on the kitchen lights."
+        pcm = np.concatenate([silence(300), piper_16k(said), silence(1200)])
+        start = time.monotonic()
+        for i in range(0, len(pcm), 320):
+            await asyncio.sleep(max(0.0, start + i / 16000 - time.monotonic()))
+            await page.ws.send(pcm[i : i + 320].astype("<i2").tobytes())
+        final = await page.wait_for(lambda e: e["type"] == "transcript" and not e.get("typed"))
+        assert "kitchen lights" in final["text"].lower()
+        reply = await page.wait_for(
+            lambda e: e["type"] == "utterance" and e["text"].startswith("You said: Please")
+        )
+        # The reply's own "speaking", not a greeting's before it.
+        since = page.events.index(reply)
+        await page.wait_for(
+            lambda e: e["type"] == "state" and e["state"] == "speaking", since=since
+        )
+        before = page.audio_bytes
+        await asyncio.sleep(1.0)
+        assert page.audio_bytes - before > 24000  # at least half a second of reply audio arrived
+    finally:
+        await page.close()
 
 
 async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None:
