@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gateway.audio import SAMPLE_RATE, float_to_pcm16, wav_bytes
+from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
 from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
@@ -59,7 +59,6 @@ from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 
 log = logging.getLogger(__name__)
 
-FRAME_S = 0.02
 UIEvent = dict[str, Any]
 #: How long an invite waits for the agent's manifest before inviting it by URL alone.
 MANIFEST_TIMEOUT_S = 3.0
@@ -792,7 +791,7 @@ class VoiceSession:
         if not self.settings.paced:
             return
         while self.playout.queued_ms > self.settings.tts_lookahead_ms:
-            await asyncio.sleep(FRAME_S)
+            await asyncio.sleep(FRAME_MS / 1000)
 
     # ------------------------------------------------------------------ UI
     def _follow_up(self) -> None:

@@ -75,10 +75,10 @@ class SttSettings:
     Attributes:
         model: a catalogue name (``tiny.en``, ``base``, a user folder's name) or a model path.
         compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
-        cpu_threads: threads per inference. On 2 cores, 2 threads decode one utterance ~30 %
-            faster alone, but the gateway also synthesizes speech and runs the event loop
-            there: with 12 people talking (``scripts/load.py``), 1 thread cut the p95 of end
-            of speech → first reply audio from 1.76 to 1.62 s and the median by 140 ms.
+        cpu_threads: threads per inference. With 2 cores, 2 threads and one worker is fastest
+            per utterance. (1 thread left more of the cores to speech synthesis and looked
+            ~0.1 s better at p95 with 12 sessions in ``scripts/load.py``, within run-to-run
+            noise, but changed how utterances split at ambiguous pauses: not the default.)
         workers: inferences run at once (worker threads).
         max_pending: final transcriptions admitted at once (running + queued); beyond that
             :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
@@ -103,7 +103,7 @@ class SttSettings:
 
     model: str = DEFAULT_STT_MODEL
     compute_type: str = "int8"
-    cpu_threads: int = 1
+    cpu_threads: int = 2
     workers: int = 1
     max_pending: int = 8
     beam_size: int = 5
@@ -265,21 +265,27 @@ class _Scheduler:
                     self._cond.wait()
                 job = heapq.heappop(self._queue)
                 self._running += 1
-            try:
-                if not job.future.set_running_or_notify_cancel():
-                    continue  # cancelled while queued
-                waited = time.monotonic() - job.queued_at
-                if job.priority == Priority.FINAL:
-                    with self._cond:
-                        self._final_wait_s += self._SMOOTHING * (waited - self._final_wait_s)
-                        self._final_at = time.monotonic()
-                try:
-                    job.future.set_result((job.fn(*job.args), waited))
-                except BaseException as exc:
-                    job.future.set_exception(exc)
-            finally:
+            if not job.future.set_running_or_notify_cancel():
                 with self._cond:
                     self._running -= 1
+                continue  # cancelled while queued
+            waited = time.monotonic() - job.queued_at
+            if job.priority == Priority.FINAL:
+                with self._cond:
+                    self._final_wait_s += self._SMOOTHING * (waited - self._final_wait_s)
+                    self._final_at = time.monotonic()
+            try:
+                result, error = (job.fn(*job.args), waited), None
+            except BaseException as exc:
+                result, error = None, exc
+            # The worker is free before its caller hears back, so whatever the caller asks
+            # next (a partial transcript) finds it free.
+            with self._cond:
+                self._running -= 1
+            if error is not None:
+                job.future.set_exception(error)
+            else:
+                job.future.set_result(result)
 
 
 @dataclass(frozen=True)

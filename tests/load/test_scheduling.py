@@ -20,6 +20,16 @@ def clips() -> list:
     return [piper_16k(text) for text in SENTENCES[1:5]]
 
 
+@pytest.fixture(autouse=True)
+async def idle_model(transcriber) -> None:
+    """The model is shared per process: decodes left by earlier tests' sessions finish first."""
+    for _ in range(200):
+        if transcriber.pending == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{transcriber.pending} decodes still pending after 10 s")
+
+
 async def test_finals_queue_in_arrival_order_and_report_their_wait(transcriber, clips) -> None:
     results = await asyncio.gather(*(transcriber.transcribe(c) for c in clips))
     waits = [r.queued_s for r in results]

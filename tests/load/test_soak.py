@@ -9,6 +9,7 @@ is the same script with its defaults.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,14 +49,17 @@ def test_nothing_is_left_open_once_everyone_has_gone(soak: dict) -> None:
     assert end["conversations"] == start["conversations"]
     assert end["tasks"] <= start["tasks"] + 2
     assert end["fds"] <= start["fds"] + 2
-    # Executor threads start lazily up to a fixed bound; a thread per session would show.
-    assert end["threads"] <= start["threads"] + 3
+    # asyncio's default executor (aiortc encodes in it) starts threads lazily, up to
+    # min(32, cores + 4); a thread kept per WebRTC or WebSocket visit would exceed that.
+    assert end["threads"] <= start["threads"] + min(32, (os.cpu_count() or 1) + 4)
 
 
 def test_memory_stays_bounded(soak: dict) -> None:
-    # The first turns raise the allocators' high-water marks once (tens of MB, varying with
-    # which decode paths ran); 100 visits leaking even 0.5 MB each would exceed these bounds.
+    # The first visits and turns raise the allocators' high-water marks once: over 2500
+    # visits RSS climbed ~70 MB in the first ~700 and then stayed flat (scripts/soak.py). A
+    # short run sits on that ramp, so only a leak of about 1 MB per visit shows here; the
+    # full soak is what shows flatness.
     busy_growth = soak["busyEnd"]["rssMb"] - soak["busyStart"]["rssMb"]
     idle_growth = soak["idleEnd"]["rssMb"] - soak["idleStart"]["rssMb"]
-    assert busy_growth <= 40, soak
-    assert idle_growth <= 80, soak
+    assert busy_growth <= 60, soak
+    assert idle_growth <= 100, soak
