@@ -62,7 +62,7 @@ class GatewaySettings:
     agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
-    max_sessions: int = 16
+    max_sessions: int = 12
     #: Refuse new sessions while final transcripts wait this long for the shared model on
     #: average: the sessions already open would all get slower otherwise.
     max_stt_wait_s: float = 0.5
