@@ -59,7 +59,10 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="URL people and agents reach this gateway at (for audio valueUrls behind a proxy)",
     )
     p.add_argument(
-        "--max-sessions", type=int, default=16, help="clients at once; more are refused (16)"
+        "--max-sessions",
+        type=int,
+        default=12,
+        help="clients at once; more are refused (12: what 2 cores serve well, see README)",
     )
     p.add_argument(
         "--max-frame-bytes",
