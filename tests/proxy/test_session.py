@@ -9,7 +9,6 @@ import time
 import wave
 
 import numpy as np
-import pytest
 from aiohttp import web
 
 from gateway.agents.http import HttpSettings
@@ -17,25 +16,11 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.conversation import Conversation, user_identity
 from gateway.directory import AgentDirectory
-from gateway.proxy import VoiceModels, VoiceSession
+from gateway.proxy import VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.talk_voice import talk_wav
-from tests.conversation.conftest import Site
 from tests.ofp_schemas import assert_valid_envelope
 from tests.speech import piper_16k, silence, word_error_rate
-
-
-@pytest.fixture(scope="module")
-def models() -> VoiceModels:
-    return VoiceModels()
-
-
-@pytest.fixture
-async def site():
-    s = Site()
-    await s.start()
-    yield s
-    await s.stop()
 
 
 def _decode_wav(b64: str) -> np.ndarray:

@@ -11,25 +11,11 @@ from aiohttp import web
 
 from gateway.agents.policy import AddressPolicy
 from gateway.directory import AgentDirectory
-from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
 from gateway.records.store import Recorder
 from gateway.talk_voice import talk_wav
 from tests.conversation.conftest import Site
 from tests.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
-
-
-@pytest.fixture(scope="module")
-def models() -> VoiceModels:
-    return VoiceModels()
-
-
-@pytest.fixture
-async def site():
-    s = Site()
-    await s.start()
-    yield s
-    await s.stop()
 
 
 def alexa(*after: np.ndarray) -> np.ndarray:
