@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -118,17 +118,6 @@ class _Mailbox:
     failures: int = 0
 
 
-@dataclass
-class Stats:
-    """Counters for /metrics and tests."""
-
-    delivered: int = 0
-    agent_errors: int = 0
-    timeouts: int = 0
-    dropped: int = 0
-    by_agent: dict[str, int] = field(default_factory=dict)
-
-
 class Conversation:
     """Runs one conversation.
 
@@ -154,7 +143,6 @@ class Conversation:
         self.limits = limits or Limits()
         self.floor = Floor(conversation_id, manager=manager or manager_identity())
         self.floor.join(user)
-        self.stats = Stats()
         self._resolve = resolve
         #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
         #: the conversation (a page reloaded) rebinds these.
@@ -239,7 +227,6 @@ class Conversation:
             box = self._mailboxes.get(key)
             if box is None:
                 if len(self._mailboxes) > self.limits.max_agents + 1:
-                    self.stats.dropped += 1
                     log.warning(
                         "conversation %s: too many recipients; dropped delivery to %s", self.id, key
                     )
@@ -252,7 +239,6 @@ class Conversation:
             try:
                 box.queue.put_nowait(d)
             except asyncio.QueueFull:
-                self.stats.dropped += 1
                 log.warning("conversation %s: %s is not keeping up; delivery dropped", self.id, key)
                 if d.awaits_reply:  # never leave the floor waiting on a delivery that was dropped
                     self._dispatch(self.floor.convener_replied(None))
@@ -299,7 +285,6 @@ class Conversation:
             if box is not None:
                 box.failures = 0
             self._name_newcomer(recipient.service_url)
-        self.stats.delivered += 1
         if d.awaits_reply:
             if reply is not None:
                 self._record("in", reply.sender.speaker_uri, reply.to_wire())
@@ -312,7 +297,6 @@ class Conversation:
             return
         self._agent_run += 1
         if self._agent_run > self.limits.max_agent_envelopes:
-            self.stats.dropped += 1
             if self._agent_run == self.limits.max_agent_envelopes + 1:
                 await self._notify(
                     Notice(
@@ -326,7 +310,6 @@ class Conversation:
         try:
             self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
         except FloorBusy as err:
-            self.stats.dropped += 1
             log.warning("conversation %s: %s", self.id, err)
 
     @staticmethod
@@ -338,8 +321,6 @@ class Conversation:
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = recipient.service_url or recipient.speaker_uri
-        self.stats.agent_errors += 1
-        self.stats.by_agent[key] = self.stats.by_agent.get(key, 0) + 1
         still_here = self.floor.conversant(recipient.speaker_uri) is not None
         if not still_here:
             log.info("conversation %s: %s (already left) failed: %s", self.id, key, err)
@@ -350,8 +331,6 @@ class Conversation:
             box.failures = failures
         name = recipient.display_name
         timed_out = err.reason_token == "@timedOut"
-        if timed_out:
-            self.stats.timeouts += 1
         remove = (
             timed_out or isinstance(err, AddressRefused) or failures >= self.limits.max_failures
         )

@@ -312,8 +312,6 @@ class VoiceSession:
         self._awaiting: Timing | None = None
         self._previous_id: str | None = None
         self._busy = 0  # utterances between endpoint and the end of their reply
-        self._idle = asyncio.Event()
-        self._idle.set()
         self._background: set[asyncio.Future[None]] = set()
         self._wake: WakeListener | None = None
         self._wake_pos = 0  # samples the wake detector has heard
@@ -568,7 +566,6 @@ class VoiceSession:
                 early_end=early,
             )
             self._busy += 1
-            self._idle.clear()
             try:
                 self._utterances.put_nowait((ev, spec, timing))
             except asyncio.QueueFull:
@@ -705,8 +702,6 @@ class VoiceSession:
 
     def _done_one(self) -> None:
         self._busy = max(0, self._busy - 1)
-        if self._busy == 0:
-            self._idle.set()
 
     async def _send(self, de: DialogEvent) -> None:
         self._previous_id = de.id
