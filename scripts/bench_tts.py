@@ -1,6 +1,6 @@
 """Speech synthesis speed: time to first audio and real-time factor, plain text and SSML.
 
-Run: .venv/bin/python scripts/bench_tts.py [--runs 5] [--rate 16000]
+Run: .venv/bin/python scripts/bench_tts.py [--runs 5] [--rate 16000] [--threads 1]
 Time to first audio is from the call to the first PCM chunk (what a listener waits for);
 RTF is synthesis wall time divided by the duration of the audio made (below 1 is faster than
 real time). Medians over warm runs, with the packaged voice.
@@ -55,12 +55,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rate", type=int, default=16_000)
+    parser.add_argument("--threads", type=int, default=1, help="ONNX threads per sentence (1)")
     args = parser.parse_args()
 
     start = time.perf_counter()
-    load_voice(VoiceSettings())
-    print(f"voice load: {time.perf_counter() - start:.2f} s")
-    synth = Synthesizer()
+    load_voice(VoiceSettings(), threads=args.threads)
+    print(f"voice load: {time.perf_counter() - start:.2f} s ({args.threads} thread(s) a sentence)")
+    synth = Synthesizer(threads=args.threads)
     await synth.warm_up()
 
     plain, shifted = VoiceSettings(), VoiceSettings(pitch_semitones=3.0, length_scale=1.08)

@@ -66,6 +66,8 @@ SENTENCES = (
     "Turn the volume down a little.",
 )
 FRAME_S = 0.02
+#: The gateway's per-stage latency histograms read from ``/metrics``.
+STAGES = ("endpoint", "stt", "stt_queue", "stt_decode", "agent", "tts_first_audio", "total")
 RTC_RATE = 48_000
 RTC_FRAME = RTC_RATE // 50
 #: A turn with no reply audio this long after the end of speech counts as missed.
@@ -557,7 +559,7 @@ async def run_load(
                 q / 100,
             )
         )
-        for stage in ("endpoint", "stt", "stt_queue", "agent", "tts_first_audio", "total")
+        for stage in STAGES
         for q in (50, 95)
     }
     return {
@@ -571,6 +573,11 @@ async def run_load(
         "missed": len(window) - len(replies),
         "noTranscript": len(window) - len(finals),
         "replyGaps": sum(t.gaps for t in window),
+        # Sentences the gateway's synthesizer finished after the audio before them had played.
+        "lateSentences": round(
+            end_metrics.get("ofp_gateway_tts_late_sentences", 0)
+            - start_metrics.get("ofp_gateway_tts_late_sentences", 0)
+        ),
         "missedWebrtc": sum(
             1 for t in tally.rtc_turns if start <= t.end_of_speech <= end and not t.first_audio
         ),

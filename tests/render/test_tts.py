@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import numpy as np
@@ -14,6 +15,7 @@ from gateway.render.tts import (
     Synthesizer,
     SynthesizerBusy,
     VoiceSettings,
+    _DeadlinePool,
     load_voice,
 )
 from tests.render.conftest import RATE, STEADY, speak
@@ -108,3 +110,56 @@ async def test_warm_up_and_sentence_gaps_are_natural(synth):
     await synth.warm_up()
     pcm = await speak(synth, "One sentence. Another sentence.")
     assert 100 <= longest_silence_ms(pcm, RATE) < 500  # Piper's own lead-out and lead-in
+
+
+def test_deadline_pool_runs_the_earliest_deadline_first():
+    pool = _DeadlinePool(workers=1, max_pending=8)
+    gate, order = threading.Event(), []
+    try:
+        busy = pool.submit(0.0, gate.wait)  # occupies the only worker
+        late = pool.submit(20.0, order.append, "late")
+        skipped = pool.submit(5.0, order.append, "cancelled")
+        soon = pool.submit(10.0, order.append, "soon")
+        assert skipped.cancel()
+        gate.set()
+        for future in (busy, late, soon):
+            future.result(timeout=5)
+    finally:
+        pool.close()
+    assert order == ["soon", "late"]
+
+
+async def test_waiting_listener_goes_before_a_listener_with_audio_queued():
+    """Two people's first sentences queue behind a third's long one: the person with nothing
+    to hear gets theirs first, though they asked second."""
+    synth = Synthesizer(workers=1)
+    await synth.warm_up()
+    firsts: list[str] = []
+
+    async def first_chunk(name: str, text: str, queued_s: float) -> None:
+        async for _ in synth.paced_by(lambda: queued_s).stream(text, STEADY, rate=RATE):
+            firsts.append(name)
+            return
+
+    try:
+        occupier = asyncio.ensure_future(first_chunk("long", LONG.replace(".", ","), 0.0))
+        await asyncio.sleep(0.05)  # the long sentence is being synthesized now
+        later = asyncio.ensure_future(first_chunk("listening", "I still have audio queued.", 3.0))
+        await asyncio.sleep(0.01)
+        waiting = asyncio.ensure_future(first_chunk("waiting", "I hear silence.", 0.0))
+        await asyncio.gather(occupier, later, waiting)
+    finally:
+        synth.close()
+    assert firsts == ["long", "waiting", "listening"]
+
+
+async def test_a_cached_voice_is_not_looked_up_again(synth, monkeypatch):
+    await synth.warm_up()
+    voice = await synth.load(VoiceSettings())
+
+    def no_lookups(settings):
+        raise AssertionError("looked up a voice the synthesizer already holds")
+
+    monkeypatch.setattr("gateway.render.tts.load_voice", no_lookups)
+    assert await synth.load(VoiceSettings()) is voice  # no thread hop, no file system calls
+    assert await synth.paced_by(lambda: 1.0).load(VoiceSettings()) is voice
