@@ -157,8 +157,9 @@ class SessionSettings:
     max_input_ms: int = 2_000
     #: Agent utterances waiting to be spoken.
     max_replies: int = 16
-    #: A reply's next sentence is synthesized once less audio than this is left to play
-    #: before it (first-sentence-first across sessions; more than a loaded synthesis takes).
+    #: A reply's next sentence is asked for once less audio than this is left to play before
+    #: it. The synthesizer serves the earliest deadline first, so asking early does not delay
+    #: anyone's first sentence; it bounds how much synthesized audio a barge-in throws away.
     tts_lookahead_ms: int = 1500
     #: Wake word (``hey_jarvis``, ``okay_nabu``, ``alexa``, ``hey_mycroft``, ``phrase:TEXT``) or
     #: ``off``. With one, audio reaches nothing but the detector until the word is heard.
@@ -783,8 +784,8 @@ class VoiceSession:
 
     async def _until_needed(self) -> None:
         """Hold back the request for the next sentence until the audio queued before it is
-        nearly played. Synthesis is shared by every session, one sentence at a time: another
-        person's first sentence, awaited in silence, goes before this reply's later ones."""
+        nearly played (``tts_lookahead_ms``), so a long reply is not synthesized ahead of need
+        only to be dropped by a barge-in."""
         if not self.settings.paced:
             return
         while self.playout.queued_ms > self.settings.tts_lookahead_ms:
