@@ -603,18 +603,27 @@ async def run_load(
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table. "MB per extra session" is the peak RSS difference to the
+    row before divided by the sessions added (each row is a fresh gateway)."""
     head = (
         "| N (rtc) | turns | missed | transcript p50/p95 ms | first audio p50/p95 ms | "
-        "gateway CPU % | RSS MB (idle) | loop lag p99 ms | load.py CPU % | refused |"
+        "gateway CPU % | RSS MB (idle) | MB per extra session | loop lag p99 ms | "
+        "load.py CPU % | refused |"
     )
-    lines = [head, "|---" * 10 + "|"]
+    lines = [head, "|---" * 11 + "|"]
+    previous: dict[str, Any] | None = None
     for r in rows:
+        extra = "–"
+        if previous is not None and r["connected"] > previous["connected"]:
+            added = r["connected"] - previous["connected"]
+            extra = f"{(r['rssMb'] - previous['rssMb']) / added:.1f}"
         lines.append(
             f"| {r['connected']} ({r['webrtc']}) | {r['turns']} | {r['missed']} "
             f"| {r['transcriptP50Ms']} / {r['transcriptP95Ms']} | {r['p50Ms']} / {r['p95Ms']} "
-            f"| {r['cpuPercent']} | {r['rssMb']} ({r['rssIdleMb']}) | {r['loopLagP99Ms']} "
-            f"| {r['loadCpuPercent']} | {r['refused']} |"
+            f"| {r['cpuPercent']} | {r['rssMb']} ({r['rssIdleMb']}) | {extra} "
+            f"| {r['loopLagP99Ms']} | {r['loadCpuPercent']} | {r['refused']} |"
         )
+        previous = r
     return "\n".join(lines)
 
 

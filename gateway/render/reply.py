@@ -8,6 +8,11 @@ Which feature is played, in order of preference:
    say-as, if it parses. Only inline token values are read; SSML by ``valueUrl`` is not fetched.
 3. ``text`` (or any ``text/plain`` feature) — synthesized as is.
 
+Synthesized speech starts at once: Piper opens a sentence with up to ~100 ms of silence, which
+the listener would hear as latency, so the first chunk of ``ssml`` or ``text`` speech is trimmed
+to :data:`LEAD_MS` of it (a reply that *opens* with an SSML ``<break>`` keeps the break). An
+agent's own ``audio`` is played as recorded.
+
 ``html`` is never spoken: the page shows it. A feature that fails (undecodable audio, malformed
 SSML) is logged as a warning and the next one is tried; once audio has started, it is not.
 """
@@ -21,10 +26,13 @@ import numpy as np
 
 from gateway.ofp import DialogEvent, Feature
 from gateway.render.decode import Fetch, decode_feature
-from gateway.render.ssml import SSMLError, parse_ssml, render_segments
+from gateway.render.ssml import SSMLError, parse_ssml, render_segments, trim_silence
 from gateway.render.tts import Synthesizer, VoiceSettings
 
 log = logging.getLogger(__name__)
+
+#: Silence kept before the first sound of a synthesized reply (a soft onset, not a click).
+LEAD_MS = 15
 
 
 def _feature(event: DialogEvent, name: str, mime_prefix: str) -> Feature | None:
@@ -64,11 +72,23 @@ async def render_dialog_event(
             log.warning("%s: %s; speaking the text feature instead", event.id, exc)
         else:
             if segments:  # inline SSML only; an empty document leaves the text to speak
-                async for chunk in render_segments(segments, synth, settings, fetch, rate=rate):
+                chunks = render_segments(segments, synth, settings, fetch, rate=rate)
+                async for chunk in _prompt(chunks, rate):
                     yield chunk
                 return
 
     text = event.text()
     if text.strip():
-        async for chunk in synth.stream(text, settings, rate=rate):
+        async for chunk in _prompt(synth.stream(text, settings, rate=rate), rate):
             yield chunk
+
+
+async def _prompt(chunks: AsyncIterator[np.ndarray], rate: int) -> AsyncIterator[np.ndarray]:
+    """``chunks`` with the silence before the first sound cut to :data:`LEAD_MS` (a chunk that
+    is all silence, such as a leading ``<break>``, is left whole)."""
+    first = True
+    async for chunk in chunks:
+        if first:
+            chunk = trim_silence(chunk, rate, start=True, end=False, keep_ms=LEAD_MS)
+            first = False
+        yield chunk

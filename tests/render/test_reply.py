@@ -10,8 +10,10 @@ import pytest
 
 from gateway.audio import wav_bytes
 from gateway.ofp import DialogEvent
-from gateway.render import render_dialog_event
-from tests.render.conftest import RATE, STEADY, no_fetch, say_ssml, speak
+from gateway.render import parse_ssml, render_dialog_event, render_segments
+from gateway.render.reply import LEAD_MS
+from gateway.render.ssml import trim_silence
+from tests.render.conftest import RATE, STEADY, no_fetch
 
 TONE = (8000 * np.sin(2 * np.pi * 500 * np.arange(RATE // 4) / RATE)).astype(np.int16)
 SSML = '<speak>Take the <emphasis level="strong">second</emphasis> left.</speak>'
@@ -24,6 +26,22 @@ def event(**features: dict) -> DialogEvent:
 
 def audio_feature(value: str, mime: str = "audio/wav") -> dict:
     return {"mimeType": mime, "tokens": [{"value": value}]}
+
+
+def prompt(chunks: list[np.ndarray]) -> np.ndarray:
+    """What a reply made of these synthesized chunks sounds like: the first one's lead-in
+    silence cut to ``LEAD_MS``."""
+    first = trim_silence(chunks[0], RATE, start=True, end=False, keep_ms=LEAD_MS)
+    return np.concatenate([first, *chunks[1:]])
+
+
+async def speak(synth, text: str) -> np.ndarray:
+    return prompt([c async for c in synth.stream(text, STEADY, rate=RATE)])
+
+
+async def say_ssml(synth, ssml: str) -> np.ndarray:
+    segments = parse_ssml(ssml)
+    return prompt([c async for c in render_segments(segments, synth, STEADY, no_fetch, rate=RATE)])
 
 
 async def play(synth, ev: DialogEvent, fetch=no_fetch) -> np.ndarray:
@@ -106,3 +124,31 @@ async def test_ssml_by_reference_or_empty_leaves_the_text_to_speak(synth):
         text={"tokens": [{"value": TEXT}]},
     )
     assert np.array_equal(await play(synth, ev), await speak(synth, TEXT))
+
+
+def lead_ms(pcm: np.ndarray) -> float:
+    """Milliseconds before the first sample above 5 % of the peak."""
+    magnitude = np.abs(pcm.astype(np.int32))
+    return float(np.nonzero(magnitude > 0.05 * magnitude.max())[0][0] * 1000 / RATE)
+
+
+async def test_synthesized_speech_starts_without_pipers_lead_in(synth):
+    """Piper opens "Hi, I'm Parrot." with ~100 ms of silence: the listener would wait for it."""
+    raw = np.concatenate([c async for c in synth.stream("Hi, I'm Parrot.", STEADY, rate=RATE)])
+    assert lead_ms(raw) > 50
+    for ev in (
+        event(text={"tokens": [{"value": "Hi, I'm Parrot."}]}),
+        event(ssml={"tokens": [{"value": "<speak>Hi, I'm <emphasis>Parrot</emphasis>.</speak>"}]}),
+    ):
+        assert lead_ms(await play(synth, ev)) <= LEAD_MS + 10  # 5 % of a louder later peak
+
+
+async def test_a_reply_opening_with_a_break_keeps_it(synth):
+    ev = event(ssml={"tokens": [{"value": '<speak><break time="400ms"/>Hello.</speak>'}]})
+    assert lead_ms(await play(synth, ev)) >= 400
+
+
+async def test_an_agents_own_recording_is_played_as_recorded(synth):
+    recorded = np.concatenate([np.zeros(RATE // 5, dtype=np.int16), TONE])  # 200 ms, then sound
+    ev = event(audio=audio_feature(base64.b64encode(wav_bytes(recorded, RATE)).decode()))
+    assert np.array_equal(await play(synth, ev), recorded)
