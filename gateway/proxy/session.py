@@ -8,10 +8,12 @@ Data path (each stage a unit of its own, composed here)::
                                                                                 → conversation.say
     conversation delivers to the person → UI events + render queue → TTS/SSML/audio → playout
 
-Latency: the final decode starts speculatively when the person pauses (``pause_ms``). If that
-transcript already reads as a finished sentence (two words or more, ending in . ? or ! and not
-on a word such as "and" or "the"), the utterance ends right there instead of waiting out ``end_silence_ms``; a
-sentence that trails off waits the full silence, so people are not cut off mid-sentence.
+Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 100 ms
+of silence). If that transcript reads as a finished sentence (two words or more, ending in . ? or
+! and not on a word such as "and" or "the"), the utterance ends as soon as the pause reaches
+``pause_ms`` (200 ms) instead of waiting out ``end_silence_ms``; a sentence that trails off
+waits the full silence, so people are not cut off mid-sentence. Starting the decode before the
+pause is long enough to act on hides its time (~170 ms) behind the pause.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
 (queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
@@ -303,6 +305,8 @@ class VoiceSession:
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
         self._voiced_run = 0
         self._speculation: _Speculation | None = None
+        #: A speculation that read as finished, waiting for the pause to reach ``pause_ms``.
+        self._finished: _Speculation | None = None
         self._partial: asyncio.Task[None] | None = None
         self._last_partial = 0.0
         self._utterances: asyncio.Queue[tuple[Utterance, _Speculation | None, Timing]] = (
@@ -455,6 +459,7 @@ class VoiceSession:
             self._watch_barge_in(float(p))
             for ev in self._endpointer.process(chunk, float(p)):
                 await self._on_endpoint(ev)
+            await self._end_early_if_due()
         self._maybe_partial()
 
     # ------------------------------------------------------------------ wake word
@@ -580,11 +585,24 @@ class VoiceSession:
                 )
 
     async def _maybe_end_early(self, spec: _Speculation) -> None:
+        """The speculative decode is done: if it reads as a finished sentence, end the turn as
+        soon as the pause is ``pause_ms`` long (now, if it already is)."""
         if self._speculation is not spec or not self._endpointer.active:
             return
         if spec.task.cancelled() or spec.task.exception() is not None:
             return
         if looks_final(spec.task.result().text, min_words=2):
+            self._finished = spec
+            await self._end_early_if_due()
+
+    async def _end_early_if_due(self) -> None:
+        spec = self._finished
+        if spec is None:
+            return
+        if spec is not self._speculation or not self._endpointer.active:
+            self._finished = None  # speech resumed, or the turn already ended
+        elif self._endpointer.silence_ms >= self.settings.endpoint.pause_ms:
+            self._finished = None
             for ev in self._endpointer.flush():
                 await self._on_endpoint(ev, early=True)
 

@@ -37,8 +37,14 @@ class EndpointSettings:
             reply waits this long after the last word. People pause 200–500 ms inside sentences
             (breaths, commas, thinking); 550 ms rarely cuts a sentence in two while keeping the
             wait barely noticeable. Raise it for hesitant speakers or dictation.
-        pause_ms: silence after which :class:`SpeechPaused` is emitted so decoding can start
-            early. Short pauses make more wasted speculative decodes; long ones gain less time.
+        pause_ms: silence after which a turn may end early, before ``end_silence_ms``, when
+            what was said reads as finished (the session decides that; see
+            :attr:`Endpointer.silence_ms`). Also the silence that drops a candidate with too
+            little voice in it (a click).
+        speculate_ms: silence after which :class:`SpeechPaused` is emitted so decoding can
+            start early — before ``pause_ms``, so that the transcript is ready by the time the
+            pause is long enough to act on. Short values make more wasted speculative decodes
+            (at the gaps between words); long ones gain less time.
         max_utterance_ms: an utterance is cut here (and a new one starts if speech goes on). It
             bounds memory and decode time, and keeps the clip inside Whisper's 30 s window.
         activation: probability at or above which a chunk is speech.
@@ -51,6 +57,7 @@ class EndpointSettings:
     min_speech_ms: int = 250
     end_silence_ms: int = 550
     pause_ms: int = 200
+    speculate_ms: int = 100
     max_utterance_ms: int = 15_000
     activation: float = 0.5
     deactivation: float = 0.35
@@ -60,6 +67,8 @@ class EndpointSettings:
             raise ValueError("need 0 <= deactivation <= activation <= 1")
         if not 0 < self.pause_ms < self.end_silence_ms:
             raise ValueError("need 0 < pause_ms < end_silence_ms (a pause comes before the end)")
+        if not 0 < self.speculate_ms <= self.pause_ms:
+            raise ValueError("need 0 < speculate_ms <= pause_ms (decoding starts before acting)")
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ class SpeechStarted:
 
 @dataclass(frozen=True)
 class SpeechPaused:
-    """Silence for ``pause_ms`` after voiced audio ending at sample ``voiced_end``."""
+    """Silence for ``speculate_ms`` after voiced audio ending at sample ``voiced_end``."""
 
     voiced_end: int
 
@@ -129,6 +138,7 @@ class Endpointer:
         self._min_speech = _samples(s.min_speech_ms)
         self._end_silence = _samples(s.end_silence_ms)
         self._pause = _samples(s.pause_ms)
+        self._speculate = _samples(s.speculate_ms)
         self._max_len = _samples(s.max_utterance_ms)
         self._position = 0  # samples seen so far
         self._chunks: list[np.ndarray] = []  # the candidate or current utterance
@@ -144,6 +154,14 @@ class Endpointer:
     def active(self) -> bool:
         """True between :class:`SpeechStarted` and its :class:`Utterance`."""
         return self._speaking
+
+    @property
+    def silence_ms(self) -> int:
+        """Silence since the last voiced chunk of the utterance under way (0 while voiced or
+        when no speech is under way)."""
+        if not self._speaking or not self._in_silence:
+            return 0
+        return (self._position - self._voiced_end) * 1000 // SAMPLE_RATE
 
     def current_audio(self) -> np.ndarray | None:
         """The utterance so far (for partial transcripts), or None when no speech is under way."""
@@ -215,7 +233,7 @@ class Endpointer:
             return []
         if silent >= self._end_silence:
             return [self._finish(cut=False)]
-        if silent >= self._pause and not self._paused:
+        if silent >= self._speculate and not self._paused:
             self._paused = True
             return [SpeechPaused(self._voiced_end)]
         return []

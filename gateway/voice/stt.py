@@ -376,19 +376,29 @@ def loop_start(words: list[str], n: int = 3) -> int | None:
     return None
 
 
+#: No spoken word lasts longer than this; a longer one in Whisper's word timings is a sign of
+#: speech left out (see :func:`needs_full_window`).
+MAX_WORD_S = 1.2
+
+
 def needs_full_window(
     text: str, words: tuple[Word, ...], *, speech_end_s: float, tolerance_s: float
 ) -> bool:
     """Whether a fitted-window result looks wrong and the full window should decode again.
 
     Wrong means: nothing heard although there is speech; the last word ends more than
-    ``tolerance_s`` before the speech does (Whisper stopped after the first sentence); or the
-    text repeats itself (Whisper looping until its token budget runs out).
+    ``tolerance_s`` before the speech does (Whisper stopped after the first sentence); a word
+    lasts longer than :data:`MAX_WORD_S` (Whisper stopped early and the alignment stretched its
+    last word over the speech it left out — "I would like to go to the" for a clip that goes
+    on "…train station", with "the" 2 s long); or the text repeats itself (Whisper looping
+    until its token budget runs out).
     """
     if repeats_itself(text):
         return True
     if not words:
         return speech_end_s > tolerance_s
+    if any(w.end - w.start > MAX_WORD_S for w in words):
+        return True
     return words[-1].end < speech_end_s - tolerance_s
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import io
 import time
 import wave
@@ -194,3 +195,76 @@ async def test_barge_in_stops_playback_within_100_ms(models) -> None:
         player.cancel()
         await session.close()
         await conv.close()
+
+
+def _voiced(pcm: np.ndarray) -> np.ndarray:
+    """``pcm`` without Piper's silent lead-in and lead-out."""
+    loud = np.flatnonzero(np.abs(pcm) > 300)
+    return pcm[loud[0] : loud[-1] + 1]
+
+
+async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models) -> None:
+    """The decode starts at 100 ms of silence; even when it is done at once and reads as a
+    finished sentence, a 160 ms gap between words does not end the turn: only 200 ms does."""
+    from gateway.voice.stt import Transcript
+
+    class Instant:
+        """A transcriber that answers every decode at once with a finished sentence."""
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def transcribe(self, audio, *, speech_end_s=None, prompt=None) -> Transcript:
+            self.calls += 1
+            return Transcript(
+                text="Turn on the lights.",
+                language="en",
+                words=(),
+                confidence=0.9,
+                avg_logprob=-0.1,
+                alternates=(),
+                window="fitted",
+                fell_back=False,
+                audio_s=len(audio) / SAMPLE_RATE,
+                decode_s=0.0,
+            )
+
+    instant = Instant()
+    fast = copy.copy(models)
+    fast.transcriber = instant  # type: ignore[assignment]
+    conv = Conversation(
+        "pause",
+        user=user_identity(),
+        resolve=AgentDirectory(AddressPolicy([])).resolve,
+        on_user=lambda e: None,
+    )
+    events: list[tuple[float, dict]] = []
+    session = VoiceSession(
+        conv,
+        fast,
+        on_event=lambda e: events.append((time.monotonic(), e)),
+        fetch=None,
+        settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
+    )
+    parts = [
+        silence(300),
+        _voiced(piper_16k("Turn on the lights")),
+        silence(160),
+        _voiced(piper_16k("in the kitchen please")),
+    ]
+    voiced_end_s = sum(len(p) for p in parts) / SAMPLE_RATE
+    speech = np.concatenate([*parts, silence(900)])
+    try:
+        onset = time.monotonic()
+        for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
+            await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
+            session.feed(speech[at : at + FRAME_SAMPLES])
+        await asyncio.sleep(0.3)
+    finally:
+        await session.close()
+        await conv.close()
+    said = [(t, e) for t, e in events if e["type"] == "transcript"]
+    assert instant.calls >= 2, "no decode started at the 160 ms gap: the test proves nothing"
+    assert len(said) == 1, said  # one turn, not split at the gap
+    # The turn ended once the final pause reached 200 ms, well before the 700 ms silence.
+    assert said[0][0] - (onset + voiced_end_s) < 0.45

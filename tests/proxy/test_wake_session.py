@@ -151,8 +151,11 @@ async def test_follow_up_window_then_sleep(site, models) -> None:
 
 
 async def test_stop_in_the_follow_up_window_stops_playback_and_sends_nothing(models) -> None:
+    # No colon: Piper pauses ~300 ms there, and whether "Please repeat after me." ends the
+    # turn early is Whisper's call (it does at about 4 in 5 such pauses); that is not what
+    # this test is about.
     long_request = piper_16k(
-        "Please repeat after me: the quick brown fox jumps over the lazy dog "
+        "Please repeat the quick brown fox jumps over the lazy dog "
         "and then runs far away into the deep dark forest."
     )
     stop = piper_16k("Stop.")

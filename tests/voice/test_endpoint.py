@@ -67,8 +67,11 @@ def test_two_sentences_with_a_gap_make_two_utterances(vad):
 
 def test_pause_resume_within_one_utterance():
     chunks, probs = _synthetic(
-        _chunks_for(0, 0) + _chunks_for(500, 0.9) + _chunks_for(300, 0.1)
-        + _chunks_for(500, 0.9) + _chunks_for(700, 0.1)
+        _chunks_for(0, 0)
+        + _chunks_for(500, 0.9)
+        + _chunks_for(300, 0.1)
+        + _chunks_for(500, 0.9)
+        + _chunks_for(700, 0.1)
     )
     events = _run(Endpointer(), chunks, probs)
     kinds = [type(e) for e in events]
@@ -96,7 +99,9 @@ def test_pre_roll_is_bounded_and_leads_the_utterance():
 
 def test_long_speech_is_cut_at_max_length_without_overlap():
     settings = EndpointSettings(max_utterance_ms=5000)
-    chunks, probs = _synthetic(_chunks_for(200, 0) + _chunks_for(12_000, 0.95) + _chunks_for(800, 0))
+    chunks, probs = _synthetic(
+        _chunks_for(200, 0) + _chunks_for(12_000, 0.95) + _chunks_for(800, 0)
+    )
     utterances = [e for e in _run(Endpointer(settings), chunks, probs) if isinstance(e, Utterance)]
     assert len(utterances) == 3
     assert [u.cut for u in utterances] == [True, True, False]
@@ -134,3 +139,35 @@ def test_current_audio_grows_during_speech_only():
 def test_inconsistent_settings_are_rejected(kwargs):
     with pytest.raises(ValueError):
         EndpointSettings(**kwargs)
+
+
+def test_speculation_hint_comes_before_the_pause_is_long_enough_to_act_on():
+    settings = EndpointSettings(speculate_ms=96, pause_ms=192, end_silence_ms=700)
+    endpointer = Endpointer(settings)
+    chunks, probs = _synthetic(_chunks_for(512, 0.9) + _chunks_for(800, 0.1))
+    seen = []  # (silence_ms after the chunk, events it caused)
+    for chunk, p in zip(chunks, probs, strict=True):
+        events = endpointer.process(chunk, p)
+        seen.append((endpointer.silence_ms, [type(e) for e in events]))
+    paused_at = next(ms for ms, kinds in seen if SpeechPaused in kinds)
+    assert paused_at == 96  # three 32 ms chunks of silence: decoding may start
+    silences = [ms for ms, _ in seen]
+    assert 192 in silences  # the session acts once silence_ms reaches pause_ms
+    assert seen[-1][1] == [] and endpointer.silence_ms == 0  # 700 ms ended the utterance
+    assert [k for _, kinds in seen for k in kinds].count(Utterance) == 1
+
+
+def test_silence_ms_is_zero_while_voiced_or_idle():
+    endpointer = Endpointer()
+    chunk = np.zeros(CHUNK_SAMPLES, np.float32)
+    assert endpointer.silence_ms == 0
+    for _ in range(10):
+        endpointer.process(chunk, 0.9)
+    assert endpointer.silence_ms == 0
+    endpointer.process(chunk, 0.1)
+    assert endpointer.silence_ms == 32
+
+
+def test_speculation_cannot_come_after_the_pause():
+    with pytest.raises(ValueError, match="speculate_ms"):
+        EndpointSettings(speculate_ms=300, pause_ms=200)

@@ -148,6 +148,11 @@ def test_guard_rules():
     assert needs_full_window("", (), **ok)
     assert not needs_full_window("", (), speech_end_s=0.5, tolerance_s=0.8)
     assert needs_full_window("to the airport? How long does it take to the airport", words, **ok)
+    # Whisper stopped at "the" and stretched it over the rest of the speech (found in a test).
+    dragged = (Word("go", 0.8, 0.94, 0.9), Word("to", 0.94, 1.4, 0.9), Word("the", 1.4, 3.5, 0.4))
+    assert needs_full_window("go to the", dragged, speech_end_s=3.39, tolerance_s=0.8)
+    drawn_out = (Word("so", 0.2, 1.1, 0.9), Word("long", 1.1, 2.2, 0.9))  # 1.1 s words exist
+    assert not needs_full_window("so long", drawn_out, speech_end_s=2.2, tolerance_s=0.8)
 
 
 def test_repeats_itself():
