@@ -85,18 +85,25 @@ async def main() -> None:
     args = parser.parse_args()
     clips = corpus()
     lengths = [len(clip) / 16000 for _, _, clip, _ in clips]
-    print(f"{len(clips)} clips, {min(lengths):.1f}–{max(lengths):.1f} s, model {args.model}, "
-          f"{args.threads} threads")
-    print(f"{'mode':7} {'beam':>4} {'median s':>9} {'p95 s':>7} {'WER espeak':>11} "
-          f"{'WER piper':>10} {'WER all':>8} {'fallbacks':>10}")
+    print(
+        f"{len(clips)} clips, {min(lengths):.1f}–{max(lengths):.1f} s, model {args.model}, "
+        f"{args.threads} threads"
+    )
+    print(
+        f"{'mode':7} {'beam':>4} {'median s':>9} {'p95 s':>7} {'WER espeak':>11} "
+        f"{'WER piper':>10} {'WER all':>8} {'fallbacks':>10}"
+    )
     for window in ("full", "fitted"):
         for beam in (1, 5):
-            settings = SttSettings(model=args.model, cpu_threads=args.threads, window=window,
-                                   beam_size=beam)
+            settings = SttSettings(
+                model=args.model, cpu_threads=args.threads, window=window, beam_size=beam
+            )
             r = await run(settings, clips)
-            print(f"{window:7} {beam:>4} {r['median']:>9.3f} {r['p95']:>7.3f} "
-                  f"{r['wer_espeak']:>11.1%} {r['wer_piper']:>10.1%} {r['wer']:>8.1%} "
-                  f"{r['fallbacks']:>6}/{len(clips)}")
+            print(
+                f"{window:7} {beam:>4} {r['median']:>9.3f} {r['p95']:>7.3f} "
+                f"{r['wer_espeak']:>11.1%} {r['wer_piper']:>10.1%} {r['wer']:>8.1%} "
+                f"{r['fallbacks']:>6}/{len(clips)}"
+            )
 
 
 if __name__ == "__main__":

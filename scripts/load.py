@@ -574,10 +574,9 @@ async def run_load(
         "noTranscript": len(window) - len(finals),
         "replyGaps": sum(t.gaps for t in window),
         # Sentences the gateway's synthesizer finished after the audio before them had played.
-        "lateSentences": round(
-            end_metrics.get("ofp_gateway_tts_late_sentences", 0)
-            - start_metrics.get("ofp_gateway_tts_late_sentences", 0)
-        ),
+        "lateSentences": _delta(start_metrics, end_metrics, "ofp_gateway_tts_late_sentences"),
+        # Final transcripts decoded a second time on the full window (slow).
+        "sttFullWindow": _delta(start_metrics, end_metrics, "ofp_gateway_stt_full_window_retries"),
         "missedWebrtc": sum(
             1 for t in tally.rtc_turns if start <= t.end_of_speech <= end and not t.first_audio
         ),
@@ -600,6 +599,10 @@ async def run_load(
         "notices": sorted(set(tally.notices)),
         "errors": sorted(set(tally.errors)),
     }
+
+
+def _delta(start: dict[str, float], end: dict[str, float], name: str) -> int:
+    return round(end.get(name, 0) - start.get(name, 0))
 
 
 def _table(rows: list[dict[str, Any]]) -> str:

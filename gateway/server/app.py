@@ -242,6 +242,7 @@ class Gateway:
             self.metrics.threads.set(threading.active_count())
             self.metrics.stt_wait.set(self.models.transcriber.queue_wait_s)
             self.metrics.stt_partials_skipped.set(self.models.transcriber.partials_skipped)
+            self.metrics.stt_full_window.set(self.models.transcriber.full_window_retries)
             self.metrics.tts_pending.set(self.models.synthesizer.pending)
             self.metrics.tts_late.set(self.models.synthesizer.late_sentences)
             return _response(HTTPStatus.OK, self.metrics.render(), "text/plain; version=0.0.4")

@@ -82,6 +82,11 @@ class Metrics:
             "Partial transcripts skipped since start because the model was busy",
             registry=r,
         )
+        self.stt_full_window = Gauge(
+            "ofp_gateway_stt_full_window_retries",
+            "Final transcripts decoded again on Whisper's full window since start (slow)",
+            registry=r,
+        )
         self.tts_pending = Gauge(
             "ofp_gateway_tts_pending",
             "Sentences queued or being synthesized by the shared speech synthesizer",

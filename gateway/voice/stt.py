@@ -310,6 +310,7 @@ class _Engine:
         self.scheduler = _Scheduler(settings.workers, settings.max_pending)
         self._lock = threading.Lock()
         self._tokenizers: dict[str, Tokenizer] = {}
+        self.full_window_retries = 0
 
     def tokenizer(self, language: str) -> Tokenizer:
         with self._lock:
@@ -429,6 +430,12 @@ class Transcriber:
         """Partial transcripts skipped because the model was busy, since the process started."""
         return self._engine.scheduler.partials_skipped
 
+    @property
+    def full_window_retries(self) -> int:
+        """Fitted-window results rejected by the guard and decoded again on the full window
+        (each costs a slow decode), since the process started."""
+        return self._engine.full_window_retries
+
     async def warm_up(self) -> None:
         """Run one decode so the first real one does not pay the ~1 s first-call cost."""
         tone = 0.1 * np.sin(np.linspace(0, 2 * np.pi * 220, SAMPLE_RATE)).astype(np.float32)
@@ -508,6 +515,7 @@ class Transcriber:
             speech_end_s=speech_end_s,
             tolerance_s=self.settings.coverage_tolerance_s,
         ):
+            self._engine.full_window_retries += 1  # read by monitoring; a lost update is harmless
             decoded, language = self._decode(clip, _FULL_FRAMES, beam=beam, prompt=prompt)
             return self._transcript(decoded, language, clip, "full", True, started)
         return self._transcript(decoded, language, clip, "fitted", False, started)

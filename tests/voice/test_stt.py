@@ -71,8 +71,11 @@ TIGHT = SttSettings(beam_size=1, fitted_padding_s=1.0)
 async def test_fitted_window_falls_back_when_whisper_stops_early():
     # Two sentences with a long gap: on a short window Whisper ends after the first one.
     clip = np.concatenate([espeak_wav(SENTENCES[2]), silence(2000), espeak_wav(SENTENCES[3])])
-    fitted = await Transcriber(TIGHT).transcribe(clip)
+    tight = Transcriber(TIGHT)
+    retries = tight.full_window_retries
+    fitted = await tight.transcribe(clip)
     assert fitted.fell_back and fitted.window == "full"
+    assert tight.full_window_retries == retries + 1  # counted for /metrics
     full = await Transcriber(SttSettings(beam_size=1, window="full")).transcribe(clip)
     assert fitted.text == full.text
 
