@@ -18,6 +18,7 @@ RSS from ``/proc``, and reads the event-loop lag histogram from ``/metrics``.
     .venv/bin/python scripts/load.py --sessions 12 --seconds 60
     .venv/bin/python scripts/load.py --sessions 1,2,4,8,12,16 --seconds 75   # the table
     .venv/bin/python scripts/load.py --sessions 16 --max-sessions 12 --json  # past capacity
+    .venv/bin/python scripts/load.py --sessions 12 --repeat 4 --seconds 90   # the spread
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -643,12 +645,21 @@ async def main() -> int:
     parser.add_argument(
         "--webrtc-every", type=int, default=4, help="every Kth client uses WebRTC (4; 0: none)"
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each N this many times (p95s at 12 people vary by ±0.2 s between 90 s runs: "
+        "judge a change by several)",
+    )
     parser.add_argument("--log", type=Path, help="keep the gateway's output in this file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     if bool(args.url) != bool(args.pid):
         parser.error("--url and --pid go together")
-    counts = [int(n) for n in args.sessions.split(",")]
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    counts = [int(n) for n in args.sessions.split(",") for _ in range(args.repeat)]
     clips = load_clips()
     rows = []
     for n in counts:
@@ -673,7 +684,22 @@ async def main() -> int:
     else:
         print(f"{os.cpu_count()} cores; {platform_line()}")
         print(_table(rows))
+        if args.repeat > 1:
+            print(_spread(rows))
     return 0
+
+
+def _spread(rows: list[dict[str, Any]]) -> str:
+    """Per N over the repeated runs: the median and range of the first-audio p95."""
+    lines = []
+    for n in dict.fromkeys(r["sessions"] for r in rows):
+        p95s = sorted(r["p95Ms"] for r in rows if r["sessions"] == n and r["p95Ms"] is not None)
+        if p95s:
+            lines.append(
+                f"N={n}: first-audio p95 median {statistics.median(p95s):.0f} ms, "
+                f"range {p95s[0]:.0f}–{p95s[-1]:.0f} ms over {len(p95s)} runs"
+            )
+    return "\n".join(lines)
 
 
 def platform_line() -> str:
