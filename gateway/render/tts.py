@@ -13,12 +13,14 @@ resampling is the same pass that converts to the output rate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import heapq
 import itertools
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -44,6 +46,10 @@ HEADROOM = 0.5
 #: does not follow ``length_scale``: measured with en_US-joe-medium, duration is proportional to
 #: ``length_scale + FIXED_LENGTH``. Speed and pitch changes aim at a duration through this.
 FIXED_LENGTH = 0.3
+
+#: How much lower synthesis workers run than the rest of the process (see
+#: ``_yield_to_speech_recognition``).
+SYNTHESIS_NICE = 5
 
 #: Limits on pitch shift and Piper's length scale; requests beyond them are clamped.
 MAX_PITCH_SEMITONES = 12.0
@@ -187,6 +193,17 @@ def pitch_factor(settings: VoiceSettings) -> float:
     return float(2 ** (semitones / 12))
 
 
+def _yield_to_speech_recognition() -> None:
+    """Lower this worker thread's CPU priority a little (Linux: per-thread nice).
+
+    With one ONNX thread, Piper runs on the worker thread itself; under contention the kernel
+    then prefers the Whisper decode and the event loop, which a waiting person's turn needs
+    first — a sentence still on time can afford to be a little slower.
+    """
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SYNTHESIS_NICE)
+
+
 @dataclass(order=True)
 class _Job:
     deadline: float
@@ -232,6 +249,7 @@ class _DeadlinePool:
             self._cond.notify_all()
 
     def _work(self) -> None:
+        _yield_to_speech_recognition()
         while True:
             with self._cond:
                 while not self._queue and not self._closed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -60,3 +61,41 @@ async def test_a_cancelled_queued_decode_leaves_the_queue_at_once(transcriber, c
     done = await asyncio.gather(*tasks[:2])
     assert all(r.text for r in done)
     assert tasks[2].cancelled() and transcriber.pending == 0
+
+
+async def test_a_final_that_waited_is_decoded_greedy_to_catch_up(transcriber, clips) -> None:
+    first = asyncio.create_task(transcriber.transcribe(clips[0]))
+    await asyncio.sleep(0.02)  # it started alone: nobody waiting, the full beam
+    second, last = (asyncio.create_task(transcriber.transcribe(c)) for c in clips[1:3])
+    results = [await first, await second, await last]
+    assert results[0].queued_s < 0.05 and results[0].beam == transcriber.settings.beam_size == 5
+    # The last one had nobody behind it when it started, but it had waited: greedy.
+    assert results[2].queued_s > 0.05 and results[2].beam == transcriber.settings.busy_beam_size
+    assert all(r.text for r in results)
+
+
+def test_synthesis_workers_run_below_the_rest_of_the_process() -> None:
+    """Per-thread nice (Linux): under contention Whisper and the event loop go first."""
+    from pathlib import Path
+
+    from gateway.render.tts import SYNTHESIS_NICE, Synthesizer
+
+    def nice_by_thread() -> dict[int, int]:
+        out = {}
+        for task in Path("/proc/self/task").iterdir():
+            stat = (task / "stat").read_text()
+            out[int(task.name)] = int(stat.rsplit(")", 1)[1].split()[16])
+        return out
+
+    before = nice_by_thread()
+    synth = Synthesizer(workers=2)
+    try:
+        for _ in range(100):
+            new = {t: n for t, n in nice_by_thread().items() if t not in before}
+            if len(new) >= 2:
+                break
+            time.sleep(0.01)
+    finally:
+        synth.close()
+    assert sorted(new.values())[-2:] == [SYNTHESIS_NICE] * 2
+    assert set(before.values()) == {0}  # the rest of the process is untouched
