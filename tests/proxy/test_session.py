@@ -17,7 +17,7 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.conversation import Conversation, user_identity
 from gateway.directory import AgentDirectory
-from gateway.proxy import VoiceSession
+from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.talk_voice import talk_wav
 from tests.ofp_schemas import assert_valid_envelope
@@ -144,9 +144,13 @@ async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
     assert len(audio) > 22050
 
 
-async def test_barge_in_stops_playback_within_100_ms(models) -> None:
+def _timed_session(
+    name: str, models: VoiceModels
+) -> tuple[Conversation, VoiceSession, list[tuple[float, dict]]]:
+    """A conversation with no agents yet, its voice session (16 kHz out, no partials) and the
+    session's UI events as they come, each with its monotonic time."""
     conv = Conversation(
-        "barge",
+        name,
         user=user_identity(),
         resolve=AgentDirectory(AddressPolicy([])).resolve,
         on_user=lambda e: None,
@@ -159,6 +163,11 @@ async def test_barge_in_stops_playback_within_100_ms(models) -> None:
         fetch=None,
         settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
     )
+    return conv, session, events
+
+
+async def test_barge_in_stops_playback_within_100_ms(models) -> None:
+    conv, session, events = _timed_session("barge", models)
     released: list[float] = []
 
     async def play() -> None:
@@ -232,20 +241,7 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
     instant = Instant()
     fast = copy.copy(models)
     fast.transcriber = instant  # type: ignore[assignment]
-    conv = Conversation(
-        "pause",
-        user=user_identity(),
-        resolve=AgentDirectory(AddressPolicy([])).resolve,
-        on_user=lambda e: None,
-    )
-    events: list[tuple[float, dict]] = []
-    session = VoiceSession(
-        conv,
-        fast,
-        on_event=lambda e: events.append((time.monotonic(), e)),
-        fetch=None,
-        settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
-    )
+    conv, session, events = _timed_session("pause", fast)
     parts = [
         silence(300),
         _voiced(piper_16k("Turn on the lights")),
