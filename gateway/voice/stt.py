@@ -86,7 +86,7 @@ class SttSettings:
         beam_size: 1 is greedy. 5 costs about 2× the decoder time, is more accurate on hard
             audio, and yields alternates (see the table above).
         busy_beam_size: the beam for a final transcript while other decodes wait for the
-            model, or when it waited itself (> 50 ms: its listener is already late). Greedy
+            model, or when it waited behind others (> 50 ms: its listener is already late). Greedy
             needs about 60 % of beam 5's time, so a backlog drains faster; the price (under load
             only) is beam 5's accuracy edge on hard audio (WER on espeak-ng speech 29.5 % vs
             20 %, the same on piper's) and the alternates. With 12 people talking this took the
@@ -183,6 +183,8 @@ class _Job:
     args: tuple[Any, ...] = field(compare=False)
     future: Future[tuple[Any, float]] = field(compare=False)
     queued_at: float = field(compare=False)
+    #: Other final transcriptions were admitted before this one: it queues behind other people.
+    behind_finals: bool = field(default=False, compare=False)
 
 
 class _Scheduler:
@@ -210,13 +212,14 @@ class _Scheduler:
         self.partials_skipped = 0
         self._final_wait_s = 0.0  # moving average of finals' queue waits
         self._final_at = 0.0  # when the last final started (monotonic)
-        self._local = threading.local()  # per worker: how long its current job waited
+        self._local = threading.local()  # per worker: how late its current final started
         for i in range(workers):
             threading.Thread(target=self._work, name=f"stt-{i}", daemon=True).start()
 
     def submit(self, priority: Priority, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Queue ``fn(*args)``; raises :class:`TranscriberBusy` when it may not wait."""
         future: Future[tuple[Any, float]] = Future()
+        behind = False
         with self._cond:
             if priority is Priority.PARTIAL:
                 if self._queue or self._running >= self._workers:
@@ -229,8 +232,10 @@ class _Scheduler:
                         "speech-to-text is saturated: too many transcriptions pending "
                         "(raise SttSettings.max_pending or add cores)"
                     )
+                behind = self.finals > 0
                 self.finals += 1
             job = _Job(priority, next(self._seq), fn, args, future, time.monotonic())
+            job.behind_finals = behind
             heapq.heappush(self._queue, job)
             self._cond.notify()
         future.add_done_callback(lambda f: self._finished(job, f.cancelled()))
@@ -250,9 +255,10 @@ class _Scheduler:
         return self._final_wait_s
 
     @property
-    def current_wait_s(self) -> float:
-        """How long the job running on the calling worker thread waited to start."""
-        return float(getattr(self._local, "waited", 0.0))
+    def late_start_s(self) -> float:
+        """How long the final running on the calling worker thread waited behind other finals
+        (0 when it found none ahead: a wait for one person's own partial is not load)."""
+        return float(getattr(self._local, "late", 0.0))
 
     @property
     def waiting(self) -> int:
@@ -281,7 +287,7 @@ class _Scheduler:
                     self._running -= 1
                 continue  # cancelled while queued
             waited = time.monotonic() - job.queued_at
-            self._local.waited = waited
+            self._local.late = waited if job.behind_finals else 0.0
             if job.priority == Priority.FINAL:
                 with self._cond:
                     self._final_wait_s += self._SMOOTHING * (waited - self._final_wait_s)
@@ -543,9 +549,10 @@ class Transcriber:
 
     def _final_beam(self) -> int:
         """The beam for a final transcript starting now: narrower while others wait, or when
-        this one had to wait (its listener is already late; a greedy decode catches up)."""
+        this one waited behind other people's (its listener is already late; a greedy decode
+        catches up)."""
         scheduler = self._engine.scheduler
-        busy = scheduler.waiting > 0 or scheduler.current_wait_s > _LATE_START_S
+        busy = scheduler.waiting > 0 or scheduler.late_start_s > _LATE_START_S
         return self.settings.busy_beam_size if busy else self.settings.beam_size
 
     def _decode(
