@@ -148,6 +148,13 @@ def _load_piper(model: Path, config: Path, threads: int) -> PiperVoice:
     opts.log_severity_level = 3
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    # Every sentence has a new length (the duration predictor is stochastic), so a new shape.
+    # onnxruntime's memory patterns (one planned block per input shape) and its arena (grown
+    # in power-of-two steps, never given back) then keep growing with the variety of sentences
+    # heard: ~170 MB over 160 short sentences on two workers, against ~60 MB without them, at
+    # the same speed (scripts/bench_tts.py).
+    opts.enable_mem_pattern = False
+    opts.enable_cpu_mem_arena = False
     with open(config, encoding="utf-8") as f:
         piper_config = PiperConfig.from_dict(json.load(f))
     session = onnxruntime.InferenceSession(
