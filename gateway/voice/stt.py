@@ -61,6 +61,12 @@ from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
 
 _HOP = 160  # samples per mel frame
 _FULL_FRAMES = 3000  # Whisper's 30 s window
+#: Fitted windows come in steps of 0.5 s. CTranslate2's oneDNN convolutions compile and cache
+#: kernels for every input length they meet, about 1 MB per length and kept for good (up to
+#: 1024 cached primitives): lengths to the frame made the process grow with every new clip
+#: length heard, hundreds of MB over a day. In steps, a 4–14 s window has 20 lengths. The
+#: extra padding (0.25 s on average) costs the encoder about 1 ms.
+WINDOW_STEP_FRAMES = 50
 _MAX_SECONDS = 30.0
 R = TypeVar("R")
 # faster-whisper's defaults for gluing punctuation onto words.
@@ -359,9 +365,10 @@ def _engine_key(settings: SttSettings) -> SttSettings:
 
 
 def fitted_frames(samples: int, padding_s: float) -> int:
-    """Mel frames for a clip of ``samples`` plus padding: even (the encoder halves it), ≤ 3000."""
+    """Mel frames for a clip of ``samples`` plus at least ``padding_s`` of silence, rounded up
+    to a multiple of :data:`WINDOW_STEP_FRAMES` (so even, as the encoder halves it), ≤ 3000."""
     frames = -(-(samples + round(padding_s * SAMPLE_RATE)) // _HOP)
-    return min(_FULL_FRAMES, frames + frames % 2)
+    return min(_FULL_FRAMES, -(-frames // WINDOW_STEP_FRAMES) * WINDOW_STEP_FRAMES)
 
 
 def _words_key(text: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from gateway.voice.stt import (
     Transcriber,
     TranscriberBusy,
     Word,
+    fitted_frames,
     needs_full_window,
     repeats_itself,
 )
@@ -56,6 +57,18 @@ async def test_int16_and_float_input_agree(transcriber):
     a = await transcriber.transcribe(pcm)
     b = await transcriber.transcribe(pcm16_to_float(pcm))
     assert a.text == b.text
+
+
+def test_fitted_windows_come_in_few_lengths_that_cover_clip_and_padding():
+    # Every distinct window length costs ~1 MB of compiled kernels kept for good (see
+    # WINDOW_STEP_FRAMES); clips to the sample must not mean windows to the frame.
+    clips = range(4_800, 160_001, 37)  # 0.3–10 s, 4 200 different lengths
+    windows = {n: fitted_frames(n, 4.0) for n in clips}
+    assert len(set(windows.values())) <= 21
+    for samples, frames in windows.items():
+        assert frames % 2 == 0
+        assert samples + 4 * 16_000 <= frames * 160 < samples + 4.5 * 16_000 + 160
+    assert fitted_frames(29 * 16_000, 4.0) == 3000  # never past Whisper's 30 s
 
 
 async def test_fitted_window_is_used_when_it_covers_the_speech(transcriber):
