@@ -37,6 +37,7 @@ from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
+from gateway.server.memory import TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
@@ -72,6 +73,8 @@ class GatewaySettings:
     max_frame_bytes: int = 256 * 1024
     hello_timeout_s: float = 10.0
     rejoin_s: float = 600.0
+    #: Seconds between handing freed memory back to the system (server/memory.py); 0: never.
+    trim_memory_s: float = TRIM_INTERVAL_S
     audio_feature: str = "inline"
     wake: str = "off"
     session: SessionSettings = field(default_factory=SessionSettings)
@@ -119,6 +122,7 @@ class Gateway:
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
+        self._trimmer: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Server:
@@ -140,11 +144,14 @@ class Gateway:
         loop = asyncio.get_running_loop()
         self._reaper = loop.create_task(self._reap())
         self._lag_probe = loop.create_task(self._probe_loop_lag())
+        if s.trim_memory_s > 0:
+            trimmer = MemoryTrimmer(s.trim_memory_s, self._observe_trim)
+            self._trimmer = loop.create_task(trimmer.run())
         return self._server
 
     async def close(self) -> None:
         """Close every client and conversation, then the server."""
-        for task in (self._reaper, self._lag_probe):
+        for task in (self._reaper, self._lag_probe, self._trimmer):
             if task is not None:
                 task.cancel()
         for client in list(self.clients):
@@ -167,6 +174,10 @@ class Gateway:
                     and now - room.detached_at > self.settings.rejoin_s
                 ):
                     await self._end_room(room_id, "completed")
+
+    def _observe_trim(self, released: int, seconds: float) -> None:
+        self.metrics.memory_released.inc(released)
+        self.metrics.memory_trim.observe(seconds)
 
     async def _probe_loop_lag(self) -> None:
         """Sleep a fixed time, over and over; waking late means something held the loop."""

@@ -86,6 +86,13 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="silence that ends an unfinished-sounding utterance (700)",
     )
     p.add_argument(
+        "--trim-memory",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="hand freed memory back to the system this often (5; 0: never)",
+    )
+    p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
     )
     p.add_argument(
@@ -94,6 +101,13 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off (default)",
     )
     p.set_defaults(func=cmd_serve)
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more seconds")
+    return value
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -131,6 +145,7 @@ async def _serve(args: argparse.Namespace) -> int:
         max_frame_bytes=args.max_frame_bytes,
         audio_feature=args.audio_feature,
         wake=args.wake,
+        trim_memory_s=args.trim_memory,
         session=session,
     )
     directory = AgentDirectory(AddressPolicy.from_env_and_args(args.allow_address))

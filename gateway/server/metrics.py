@@ -98,6 +98,17 @@ class Metrics:
             "(a pause inside a reply)",
             registry=r,
         )
+        self.memory_released = Counter(
+            "ofp_gateway_memory_released_bytes",
+            "Resident memory handed back to the system by malloc_trim (see server/memory.py)",
+            registry=r,
+        )
+        self.memory_trim = Histogram(
+            "ofp_gateway_memory_trim_seconds",
+            "Time one malloc_trim took (in a worker thread, not on the event loop)",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+            registry=r,
+        )
         self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
         self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)
 

@@ -1,0 +1,97 @@
+"""Freed memory goes back to the system: malloc_trim on a timer (gateway/server/memory.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+
+import pytest
+
+from gateway.agents.policy import AddressPolicy
+from gateway.directory import AgentDirectory
+from gateway.proxy.session import VoiceModels
+from gateway.server.app import Gateway, GatewaySettings
+from gateway.server.memory import MemoryTrimmer, resident_bytes, trim_available, trim_now
+
+pytestmark = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")
+
+
+def _fragment_a_thread_arena() -> list[bytearray]:
+    """In a new thread (so in its own malloc arena), allocate ~200 MB in 4 KB blocks and free
+    all but one in a hundred: freed pages stuck between live blocks, which ``free`` itself
+    never hands back."""
+    kept: list[bytearray] = []
+
+    def work() -> None:
+        blocks = [bytearray(4096) for _ in range(50_000)]
+        for i, block in enumerate(blocks):
+            block[0] = 1  # touch it, so it is resident
+            if i % 100 == 0:
+                kept.append(block)
+        del blocks
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    return kept
+
+
+def test_a_trim_hands_back_memory_freed_between_live_blocks() -> None:
+    before = resident_bytes()
+    assert before is not None
+    kept = _fragment_a_thread_arena()
+    stuck = resident_bytes() - before  # type: ignore[operator]
+    assert stuck > 100 << 20, "the allocator should have kept most of the freed 200 MB"
+    released, took = trim_now()
+    assert released > 100 << 20
+    assert resident_bytes() < before + stuck - (100 << 20)  # type: ignore[operator]
+    assert 0 < took < 5
+    assert len(kept) == 500 and all(block[0] == 1 for block in kept)  # live data untouched
+
+
+async def test_the_trimmer_runs_on_its_interval_off_the_event_loop() -> None:
+    seen: list[tuple[int, float, bool]] = []
+    loop_thread = threading.get_ident()
+
+    def observe(released: int, took: float) -> None:
+        seen.append((released, took, threading.get_ident() == loop_thread))
+
+    task = asyncio.create_task(MemoryTrimmer(0.05, observe).run())
+    await asyncio.sleep(0.4)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert 3 <= len(seen) <= 8
+    assert all(released >= 0 and took > 0 and on_loop for released, took, on_loop in seen)
+    with pytest.raises(ValueError, match="interval_s"):
+        MemoryTrimmer(0)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("interval", [0.1, 0.0])
+async def test_the_gateway_trims_and_says_so_in_its_metrics(interval: float) -> None:
+    settings = GatewaySettings(
+        port=_free_port(), agents=("builtin:parrot",), trim_memory_s=interval
+    )
+    gateway = Gateway(settings, models=VoiceModels(), directory=AgentDirectory(AddressPolicy()))
+    await gateway.start()
+    try:
+        await asyncio.sleep(0.6)
+        text = gateway.metrics.render().decode()
+    finally:
+        await gateway.close()
+    count = next(
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith("ofp_gateway_memory_trim_seconds_count")
+    )
+    if interval:
+        assert count >= 3
+    else:
+        assert count == 0  # --trim-memory 0: never
