@@ -74,6 +74,8 @@ RTC_RATE = 48_000
 RTC_FRAME = RTC_RATE // 50
 #: A turn with no reply audio this long after the end of speech counts as missed.
 TURN_TIMEOUT_S = 15.0
+#: Time beyond a clip's length for its frames to go out before the client counts as cut off.
+MOUTH_SLACK_S = 5.0
 #: Quiet after the gateway spoke that ends a reply (the parrot pauses 300 ms inside one).
 REPLY_SETTLE_S = 1.2
 #: Peak sample level that counts as sound in a received WebRTC frame (Opus leaves faint noise).
@@ -244,6 +246,11 @@ class Client:
         self.pc = pc = RTCPeerConnection()
         pc.addTrack(MouthTrack(self.mouth))
 
+        @pc.on("connectionstatechange")
+        def on_state() -> None:
+            if pc.connectionState == "failed":
+                self.tally.errors.append("a WebRTC connection failed")
+
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
             self._tasks.append(asyncio.get_running_loop().create_task(self._hear_rtc(track)))
@@ -265,7 +272,15 @@ class Client:
             self._spoke = self._lost = False
             turn = Turn(0.0)
             self._turn = turn
-            turn.end_of_speech = await self.mouth.say(self.clips[n % len(self.clips)])
+            clip = self.clips[n % len(self.clips)]
+            try:
+                # Bounded: a dropped connection stops the frames, and the clip would never end.
+                turn.end_of_speech = await asyncio.wait_for(
+                    self.mouth.say(clip), FRAME_S * len(clip.ws) + MOUTH_SLACK_S
+                )
+            except TimeoutError:
+                self.tally.errors.append(f"a {self.transport} client's audio stopped going out")
+                return
             n += 1
             self.tally.turns.append(turn)
             if self.rtc:
@@ -535,10 +550,10 @@ async def run_load(
     start_metrics = await asyncio.to_thread(gateway.metrics)
     start, start_proc, start_own = time.monotonic(), read_proc(gateway.pid), time.process_time()
     start_busy = machine_busy_s()
-    peak_rss = start_proc.rss_mb
+    rss = [start_proc.rss_mb]
     while time.monotonic() < until:
         await asyncio.sleep(1.0)
-        peak_rss = max(peak_rss, read_proc(gateway.pid).rss_mb)
+        rss.append(read_proc(gateway.pid).rss_mb)
     end, end_proc, end_own = time.monotonic(), read_proc(gateway.pid), time.process_time()
     end_busy = machine_busy_s()
     end_metrics = await asyncio.to_thread(gateway.metrics)
@@ -589,8 +604,13 @@ async def run_load(
         "maxMs": round(max(replies), 1) if replies else None,
         "cpuPercent": round(100 * gateway_cpu / elapsed, 1),
         "rssIdleMb": round(idle.rss_mb, 1),
-        "rssMb": round(peak_rss, 1),
-        "rssPerSessionMb": round((peak_rss - idle.rss_mb) / max(1, len(opened)), 2),
+        "rssMb": round(max(rss), 1),
+        # Sampled once a second: the mean is steadier than the peak between two runs.
+        "rssMeanMb": round(statistics.fmean(rss), 1),
+        "rssPerSessionMb": round((max(rss) - idle.rss_mb) / max(1, len(opened)), 2),
+        "memoryReleasedMb": round(
+            _delta(start_metrics, end_metrics, "ofp_gateway_memory_released_bytes_total") / 2**20
+        ),
         "loopLagP99Ms": round(1000 * lag, 1),
         "loadCpuPercent": round(100 * own_cpu / elapsed, 1),
         # Everything else on the machine: other work skews the figures when this is not ~0.
@@ -608,27 +628,30 @@ def _delta(start: dict[str, float], end: dict[str, float], name: str) -> int:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    """The rows as a Markdown table. "MB per extra session" is the peak RSS difference to the
-    row before divided by the sessions added (each row is a fresh gateway)."""
+    """The rows as a Markdown table. "MB per extra session" is the RSS difference to the first
+    row (usually one person) divided by the sessions added, from the mean and the peak of the
+    once-a-second samples (each row is a fresh gateway)."""
     head = (
         "| N (rtc) | turns | missed | transcript p50/p95 ms | first audio p50/p95 ms | "
-        "gateway CPU % | RSS MB (idle) | MB per extra session | loop lag p99 ms | "
-        "load.py CPU % | refused |"
+        "gateway CPU % | RSS MB mean / peak (idle) | MB per extra session mean / peak | "
+        "loop lag p99 ms | load.py CPU % | refused |"
     )
     lines = [head, "|---" * 11 + "|"]
-    previous: dict[str, Any] | None = None
+    first = rows[0] if rows else None
     for r in rows:
         extra = "–"
-        if previous is not None and r["connected"] > previous["connected"]:
-            added = r["connected"] - previous["connected"]
-            extra = f"{(r['rssMb'] - previous['rssMb']) / added:.1f}"
+        if first is not None and r["connected"] > first["connected"]:
+            added = r["connected"] - first["connected"]
+            extra = (
+                f"{(r['rssMeanMb'] - first['rssMeanMb']) / added:.1f} / "
+                f"{(r['rssMb'] - first['rssMb']) / added:.1f}"
+            )
         lines.append(
             f"| {r['connected']} ({r['webrtc']}) | {r['turns']} | {r['missed']} "
             f"| {r['transcriptP50Ms']} / {r['transcriptP95Ms']} | {r['p50Ms']} / {r['p95Ms']} "
-            f"| {r['cpuPercent']} | {r['rssMb']} ({r['rssIdleMb']}) | {extra} "
-            f"| {r['loopLagP99Ms']} | {r['loadCpuPercent']} | {r['refused']} |"
+            f"| {r['cpuPercent']} | {r['rssMeanMb']} / {r['rssMb']} ({r['rssIdleMb']}) "
+            f"| {extra} | {r['loopLagP99Ms']} | {r['loadCpuPercent']} | {r['refused']} |"
         )
-        previous = r
     return "\n".join(lines)
 
 
