@@ -675,6 +675,13 @@ async def main() -> int:
         help="run each N this many times (p95s at 12 people vary by ±0.2 s between 90 s runs: "
         "judge a change by several)",
     )
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="pass ARG on to serve, e.g. --serve-arg=--trim-memory=1 (repeatable)",
+    )
     parser.add_argument("--log", type=Path, help="keep the gateway's output in this file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
@@ -686,7 +693,7 @@ async def main() -> int:
     clips = load_clips()
     rows = []
     for n in counts:
-        extra = ["--max-sessions", str(args.max_sessions or max(16, n))]
+        extra = ["--max-sessions", str(args.max_sessions or max(16, n)), *args.serve_arg]
         gateway = (
             ServedGateway(args.url, args.pid)
             if args.url
