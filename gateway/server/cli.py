@@ -88,9 +88,9 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--trim-memory",
         type=_seconds,
-        default=5.0,
+        default=30.0,
         metavar="SECONDS",
-        help="hand freed memory back to the system this often (5; 0: never)",
+        help="hand freed memory back to the system this often (30; 0: never)",
     )
     p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
