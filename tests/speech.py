@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from num2words import num2words
 
 from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
 from gateway.voice.wake import edit_distance
@@ -94,8 +95,11 @@ def noise(ms: int, level: float, rate: int = SAMPLE_RATE, seed: int = 0) -> np.n
 
 
 def normalise(text: str) -> list[str]:
-    """Lower-case words with punctuation dropped ("Don't stop." → ["dont", "stop"])."""
+    """Lower-case words with punctuation dropped and whole numbers spelled out ("Don't stop." →
+    ["dont", "stop"]; "for 2 at 7" → ["for", "two", "at", "seven"]): Whisper writes numbers
+    either way, and neither is wrong."""
     text = text.lower().replace("'", "").replace("’", "")
+    text = re.sub(r"\d+", lambda m: " " + num2words(int(m.group())) + " ", text)
     return re.sub(r"[^a-z0-9]+", " ", text).split()
 
 

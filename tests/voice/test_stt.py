@@ -174,3 +174,10 @@ def test_guard_rules():
 def test_repeats_itself():
     assert repeats_itself("How long does it take. How long does it take")
     assert not repeats_itself("The castle was old and the cats were young.")
+
+
+def test_word_error_rate_takes_digits_and_number_words_alike():
+    # Whisper writes "for two at seven" or "for 2 at 7" as it likes; a wrong number still counts.
+    said = "Please book a table for two at seven tonight."
+    assert word_error_rate(said, "Please book a table for 2 at 7 tonight.") == 0.0
+    assert word_error_rate(said, "Please book a table for 3 at 7 tonight.") == pytest.approx(1 / 9)
