@@ -16,7 +16,7 @@ Over the steady window (after every client is up and greeted) it samples the gat
 RSS from ``/proc``, and reads the event-loop lag histogram from ``/metrics``.
 
     .venv/bin/python scripts/load.py --sessions 12 --seconds 60
-    .venv/bin/python scripts/load.py --sessions 1,2,4,8,12,16 --seconds 75   # the table
+    .venv/bin/python scripts/load.py --sessions 1,2,4,8,12,16 --seconds 60   # the table
     .venv/bin/python scripts/load.py --sessions 16 --max-sessions 12 --json  # past capacity
     .venv/bin/python scripts/load.py --sessions 12 --repeat 4 --seconds 90   # the spread
 """
