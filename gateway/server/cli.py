@@ -9,6 +9,7 @@ import signal
 import sys
 from typing import Any
 
+from gateway.server.memory import TRIM_INTERVAL_S
 from gateway.voice.endpoint import EndpointSettings
 
 
@@ -88,9 +89,9 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--trim-memory",
         type=_seconds,
-        default=30.0,
+        default=TRIM_INTERVAL_S,
         metavar="SECONDS",
-        help="hand freed memory back to the system this often (30; 0: never)",
+        help=f"hand freed memory back to the system this often ({TRIM_INTERVAL_S:g}; 0: never)",
     )
     p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 
 import pytest
@@ -13,6 +12,7 @@ from gateway.directory import AgentDirectory
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import MemoryTrimmer, resident_bytes, trim_available, trim_now
+from tests.server.conftest import free_port
 
 pytestmark = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")
 
@@ -68,17 +68,9 @@ async def test_the_trimmer_runs_on_its_interval_off_the_event_loop() -> None:
         MemoryTrimmer(0)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("interval", [0.1, 0.0])
 async def test_the_gateway_trims_and_says_so_in_its_metrics(interval: float) -> None:
-    settings = GatewaySettings(
-        port=_free_port(), agents=("builtin:parrot",), trim_memory_s=interval
-    )
+    settings = GatewaySettings(port=free_port(), agents=("builtin:parrot",), trim_memory_s=interval)
     gateway = Gateway(settings, models=VoiceModels(), directory=AgentDirectory(AddressPolicy()))
     await gateway.start()
     try:
