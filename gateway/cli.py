@@ -236,4 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # Started from the command line, the process is the command's own: ``serve`` may restart
+    # it (under jemalloc). Called with arguments by another program, it is not.
+    args.own_process = argv is None
     return int(args.func(args))

@@ -9,6 +9,9 @@ need_apt=()
 for pkg in "$@"; do
   case "$pkg" in
     chromium) [ -x /usr/bin/chromium ] || need_apt+=(chromium) ;;
+    # a library (libjemalloc2): is libjemalloc.so known to the dynamic loader?
+    lib*) [[ "$(PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null)" == *"${pkg%[0-9]}.so"* ]] \
+            || need_apt+=("$pkg") ;;
     *) command -v "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg") ;;
   esac
 done

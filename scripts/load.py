@@ -611,6 +611,9 @@ async def run_load(
         "memoryReleasedMb": round(
             _delta(start_metrics, end_metrics, "ofp_gateway_memory_released_bytes_total") / 2**20
         ),
+        "allocator": next(
+            (k.split("=", 1)[1].rstrip("}") for k in end_metrics if "memory_info{" in k), None
+        ),
         "loopLagP99Ms": round(1000 * lag, 1),
         "loadCpuPercent": round(100 * own_cpu / elapsed, 1),
         # Everything else on the machine: other work skews the figures when this is not ~0.
@@ -629,23 +632,24 @@ def _delta(start: dict[str, float], end: dict[str, float], name: str) -> int:
 
 def _table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table. "MB per extra session" is the RSS difference to the first
-    row (usually one person) divided by the sessions added, from the mean and the peak of the
-    once-a-second samples (each row is a fresh gateway)."""
+    row's N (usually one person; the mean over its runs with ``--repeat``) divided by the
+    sessions added, from the mean and the peak of the once-a-second samples (each row is a
+    fresh gateway)."""
     head = (
         "| N (rtc) | turns | missed | transcript p50/p95 ms | first audio p50/p95 ms | "
         "gateway CPU % | RSS MB mean / peak (idle) | MB per extra session mean / peak | "
         "loop lag p99 ms | load.py CPU % | refused |"
     )
     lines = [head, "|---" * 11 + "|"]
-    first = rows[0] if rows else None
+    base = [r for r in rows if rows and r["sessions"] == rows[0]["sessions"]]
     for r in rows:
         extra = "–"
-        if first is not None and r["connected"] > first["connected"]:
-            added = r["connected"] - first["connected"]
-            extra = (
-                f"{(r['rssMeanMb'] - first['rssMeanMb']) / added:.1f} / "
-                f"{(r['rssMb'] - first['rssMb']) / added:.1f}"
-            )
+        if base:
+            added = r["connected"] - statistics.fmean(b["connected"] for b in base)
+            mean = statistics.fmean(b["rssMeanMb"] for b in base)
+            peak = statistics.fmean(b["rssMb"] for b in base)
+            if added > 0:
+                extra = f"{(r['rssMeanMb'] - mean) / added:.1f} / {(r['rssMb'] - peak) / added:.1f}"
         lines.append(
             f"| {r['connected']} ({r['webrtc']}) | {r['turns']} | {r['missed']} "
             f"| {r['transcriptP50Ms']} / {r['transcriptP95Ms']} | {r['p50Ms']} / {r['p95Ms']} "
@@ -712,7 +716,8 @@ async def main() -> int:
     if args.json:
         print(json.dumps(rows[0] if len(rows) == 1 else rows, indent=2))
     else:
-        print(f"{os.cpu_count()} cores; {platform_line()}")
+        allocators = sorted({str(r.get("allocator")) for r in rows})
+        print(f"{os.cpu_count()} cores; {platform_line()}; allocator {', '.join(allocators)}")
         print(_table(rows))
         if args.repeat > 1:
             print(_spread(rows))

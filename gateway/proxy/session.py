@@ -293,7 +293,8 @@ class VoiceSession:
         self.on_timing: Callable[[Timing], None] | None = None
         self.state = "listening"
         self.timings: deque[Timing] = deque(maxlen=256)
-        self.transcripts: list[str] = []
+        #: What the person said, newest last (bounded: a session may last for hours).
+        self.transcripts: deque[str] = deque(maxlen=256)
         self.dropped_input = 0
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(

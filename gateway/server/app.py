@@ -37,7 +37,7 @@ from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
-from gateway.server.memory import TRIM_INTERVAL_S, MemoryTrimmer
+from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
@@ -116,6 +116,7 @@ class Gateway:
         self.directory = directory
         self.recorder = recorder
         self.metrics = Metrics()
+        self.metrics.memory.info({"allocator": ALLOCATOR})
         self.rooms: dict[str, Room] = {}
         self.clients: set[Client] = set()
         self.ready = False

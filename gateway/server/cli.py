@@ -9,7 +9,7 @@ import signal
 import sys
 from typing import Any
 
-from gateway.server.memory import TRIM_INTERVAL_S
+from gateway.server.memory import TRIM_INTERVAL_S, restart_under_jemalloc
 from gateway.voice.endpoint import EndpointSettings
 
 
@@ -91,7 +91,16 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         type=_seconds,
         default=TRIM_INTERVAL_S,
         metavar="SECONDS",
-        help=f"hand freed memory back to the system this often ({TRIM_INTERVAL_S:g}; 0: never)",
+        help=f"with --allocator system: hand freed memory back to the system this often "
+        f"({TRIM_INTERVAL_S:g}; 0: never). jemalloc does so by itself",
+    )
+    p.add_argument(
+        "--allocator",
+        choices=["jemalloc", "system"],
+        default="jemalloc",
+        help="memory allocator. jemalloc (Debian's libjemalloc2; serve restarts itself under it "
+        "at once): less memory per person, a little more CPU (see README). system: the C "
+        "library's malloc, trimmed every --trim-memory seconds",
     )
     p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
@@ -113,6 +122,8 @@ def _seconds(text: str) -> float:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the gateway until interrupted."""
+    if args.allocator == "jemalloc" and getattr(args, "own_process", False):
+        restart_under_jemalloc()  # returns only if it cannot (or already did)
     return asyncio.run(_serve(args))
 
 

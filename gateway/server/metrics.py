@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 
 #: Latency buckets (seconds): fine from a few milliseconds (the agent and speech-to-text
 #: stages are that short) up through the voice targets (0.5 s median, 0.8 s p95, 1.2 s p95
@@ -100,14 +100,18 @@ class Metrics:
         )
         self.memory_released = Counter(
             "ofp_gateway_memory_released_bytes",
-            "Resident memory handed back to the system by malloc_trim (see server/memory.py)",
+            "Resident memory handed back to the system by trimming the allocator "
+            "(see server/memory.py)",
             registry=r,
         )
         self.memory_trim = Histogram(
             "ofp_gateway_memory_trim_seconds",
-            "Time one malloc_trim took (in a worker thread, not on the event loop)",
+            "Time one trim took (in a worker thread, not on the event loop)",
             buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
             registry=r,
+        )
+        self.memory = Info(
+            "ofp_gateway_memory", "The memory allocator the process runs on", registry=r
         )
         self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
         self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)

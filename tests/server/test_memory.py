@@ -1,9 +1,11 @@
-"""Freed memory goes back to the system: malloc_trim on a timer (gateway/server/memory.py)."""
+"""The process's memory (gateway/server/memory.py): serve on jemalloc when it is installed, and
+under glibc freed memory handed back to the system on a timer (malloc_trim)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +13,16 @@ from gateway.agents.policy import AddressPolicy
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
-from gateway.server.memory import MemoryTrimmer, resident_bytes, trim_available, trim_now
-from tests.server.conftest import free_port
+from gateway.server.memory import (
+    ALLOCATOR,
+    JEMALLOC,
+    MemoryTrimmer,
+    jemalloc_environment,
+    resident_bytes,
+    trim_available,
+    trim_now,
+)
+from tests.server.conftest import free_port, start_gateway, stop_gateway
 
 pytestmark = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")
 
@@ -37,6 +47,7 @@ def _fragment_a_thread_arena() -> list[bytearray]:
     return kept
 
 
+@pytest.mark.skipif(ALLOCATOR != "glibc", reason="the test process runs on glibc's malloc")
 def test_a_trim_hands_back_memory_freed_between_live_blocks() -> None:
     before = resident_bytes()
     assert before is not None
@@ -87,3 +98,27 @@ async def test_the_gateway_trims_and_says_so_in_its_metrics(interval: float) -> 
         assert count >= 3
     else:
         assert count == 0  # --trim-memory 0: never
+
+
+def test_the_restart_environment_preloads_jemalloc_once() -> None:
+    env = jemalloc_environment({"PATH": "/bin"}, JEMALLOC, active="glibc")
+    assert env is not None
+    assert env["LD_PRELOAD"] == JEMALLOC and env["PATH"] == "/bin"
+    # Someone else's preload stays; a restart already tried is not tried again (the loader
+    # only warns when it cannot preload: the new process would restart forever).
+    other = jemalloc_environment({"LD_PRELOAD": "libx.so"}, JEMALLOC, active="glibc")
+    assert other is not None and other["LD_PRELOAD"] == f"{JEMALLOC} libx.so"
+    assert jemalloc_environment(env, JEMALLOC, active="glibc") is None
+    assert jemalloc_environment({}, None, active="glibc") is None  # not installed
+    assert jemalloc_environment({}, JEMALLOC, active="jemalloc") is None  # already on it
+
+
+def test_serve_on_the_system_allocator_when_asked(tmp_path: Path) -> None:
+    served = start_gateway(tmp_path, "--allocator", "system", "--agent", "builtin:parrot")
+    try:
+        maps = Path(f"/proc/{served.proc.pid}/maps").read_text()
+        body = served.get("/metrics")[1].decode()
+    finally:
+        stop_gateway(served)
+    assert "libjemalloc" not in maps
+    assert 'ofp_gateway_memory_info{allocator="glibc"} 1.0' in body

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -256,3 +257,12 @@ def test_static_files_and_health(gateway) -> None:
     status, body, headers = gateway.get("/metrics")
     assert status == 200 and headers["Content-Type"].startswith("text/plain")
     assert "# TYPE ofp_gateway_stage_seconds histogram" in body.decode()
+
+
+def test_serve_restarts_itself_under_jemalloc(gateway) -> None:
+    """scripts/test installs libjemalloc2; ``serve`` from the command line runs on it, in the
+    process it was started as (the same pid: the restart is an exec)."""
+    maps = Path(f"/proc/{gateway.proc.pid}/maps").read_text()
+    assert "libjemalloc" in maps
+    body = gateway.get("/metrics")[1].decode()
+    assert 'ofp_gateway_memory_info{allocator="jemalloc"} 1.0' in body
