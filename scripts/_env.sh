@@ -5,21 +5,29 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${OFP_GATEWAY_VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3}"
 
-need_apt=()
-for pkg in "$@"; do
-  case "$pkg" in
-    chromium) [ -x /usr/bin/chromium ] || need_apt+=(chromium) ;;
-    # a library (libjemalloc2): is libjemalloc.so known to the dynamic loader?
-    lib*) [[ "$(PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null)" == *"${pkg%[0-9]}.so"* ]] \
-            || need_apt+=("$pkg") ;;
-    *) command -v "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg") ;;
+# Debian packages: the arguments are required; $OFP_APT_OPTIONAL ones are installed if possible.
+missing() {
+  case "$1" in
+    chromium) [ ! -x /usr/bin/chromium ] ;;
+    # a library (libjemalloc2): is libjemalloc.so unknown to the dynamic loader?
+    lib*) [[ "$(PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null)" != *"${1%[0-9]}.so"* ]] ;;
+    *) ! command -v "$1" >/dev/null 2>&1 ;;
   esac
-done
+}
+apt_install() {
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+need_apt=() want_apt=()
+for pkg in "$@"; do missing "$pkg" && need_apt+=("$pkg"); done
+for pkg in ${OFP_APT_OPTIONAL:-}; do missing "$pkg" && want_apt+=("$pkg"); done
 if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "==> installing system packages: ${need_apt[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  echo "==> installing system packages: ${need_apt[*]} ${want_apt[*]}"
+  apt_install "${need_apt[@]}" "${want_apt[@]}"
+elif [ ${#want_apt[@]} -gt 0 ]; then
+  echo "==> installing system packages: ${want_apt[*]}"
+  apt_install "${want_apt[@]}" \
+    || echo "==> could not install ${want_apt[*]}: carrying on without (see README)" >&2
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -14,9 +14,9 @@ Two remedies:
   :func:`restart_under_jemalloc`). Its size classes keep little memory stranded between live
   blocks, and it hands freed pages back by itself within ~10 s. With 12 people talking
   (``scripts/load.py``, 60 s runs, 1 and 12 people): 3.4–4.3 MB more mean RSS per person
-  (glibc with trimming: 5.6–9.1) and ~60 MB less overall. The price is CPU: pages handed back
-  are faulted in again, and Piper, which allocates tens of MB per sentence, synthesises ~25 %
-  slower by itself (RTF 0.127 against 0.094 on long text; overall ~3 % more CPU at 12 people).
+  (glibc with trimming: 5.6–9.1) and 60–100 MB less overall. The price is CPU: pages handed
+  back are faulted in again, and Piper, which allocates tens of MB per sentence, synthesises
+  ~35 % slower by itself (RTF 0.127 against 0.094 on long text; ~3 % more gateway CPU at 12).
   Keeping freed pages longer (``dirty_decay_ms``) did not buy the speed back without the memory.
 - **Trimming** under glibc (:class:`MemoryTrimmer`): ``malloc_trim(0)`` every half minute, in a
   worker thread. Elsewhere (jemalloc, musl, macOS) it does nothing.
