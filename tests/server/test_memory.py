@@ -14,7 +14,6 @@ from gateway.directory import AgentDirectory
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import (
-    ALLOCATOR,
     JEMALLOC,
     MemoryTrimmer,
     jemalloc_environment,
@@ -24,7 +23,8 @@ from gateway.server.memory import (
 )
 from tests.server.conftest import free_port, start_gateway, stop_gateway
 
-pytestmark = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")
+# The test process itself runs on glibc (pytest is not restarted under jemalloc).
+needs_trim = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")
 
 
 def _fragment_a_thread_arena() -> list[bytearray]:
@@ -47,7 +47,7 @@ def _fragment_a_thread_arena() -> list[bytearray]:
     return kept
 
 
-@pytest.mark.skipif(ALLOCATOR != "glibc", reason="the test process runs on glibc's malloc")
+@needs_trim
 def test_a_trim_hands_back_memory_freed_between_live_blocks() -> None:
     before = resident_bytes()
     assert before is not None
@@ -61,6 +61,7 @@ def test_a_trim_hands_back_memory_freed_between_live_blocks() -> None:
     assert len(kept) == 500 and all(block[0] == 1 for block in kept)  # live data untouched
 
 
+@needs_trim
 async def test_the_trimmer_runs_on_its_interval_off_the_event_loop() -> None:
     seen: list[tuple[int, float, bool]] = []
     loop_thread = threading.get_ident()
@@ -79,6 +80,7 @@ async def test_the_trimmer_runs_on_its_interval_off_the_event_loop() -> None:
         MemoryTrimmer(0)
 
 
+@needs_trim
 @pytest.mark.parametrize("interval", [0.1, 0.0])
 async def test_the_gateway_trims_and_says_so_in_its_metrics(interval: float) -> None:
     settings = GatewaySettings(port=free_port(), agents=("builtin:parrot",), trim_memory_s=interval)
