@@ -5,7 +5,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${OFP_GATEWAY_VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3}"
 
-# Debian packages: the arguments are required; $OFP_APT_OPTIONAL ones are installed if possible.
+# Debian packages: $OFP_APT are required, $OFP_APT_OPTIONAL installed if possible. (Not the
+# arguments: a sourced file sees its caller's, and scripts/run's belong to serve.)
 missing() {
   case "$1" in
     chromium) [ ! -x /usr/bin/chromium ] ;;
@@ -19,7 +20,7 @@ apt_install() {
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 need_apt=() want_apt=()
-for pkg in "$@"; do missing "$pkg" && need_apt+=("$pkg"); done
+for pkg in ${OFP_APT:-}; do missing "$pkg" && need_apt+=("$pkg"); done
 for pkg in ${OFP_APT_OPTIONAL:-}; do missing "$pkg" && want_apt+=("$pkg"); done
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${need_apt[*]} ${want_apt[*]}"
