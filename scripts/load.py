@@ -641,15 +641,15 @@ def _table(rows: list[dict[str, Any]]) -> str:
         "loop lag p99 ms | load.py CPU % | refused |"
     )
     lines = [head, "|---" * 11 + "|"]
-    base = [r for r in rows if rows and r["sessions"] == rows[0]["sessions"]]
+    base = [r for r in rows if r["sessions"] == rows[0]["sessions"]]
+    if base:
+        people, mean, peak = (
+            statistics.fmean(b[k] for b in base) for k in ("connected", "rssMeanMb", "rssMb")
+        )
     for r in rows:
         extra = "–"
-        if base:
-            added = r["connected"] - statistics.fmean(b["connected"] for b in base)
-            mean = statistics.fmean(b["rssMeanMb"] for b in base)
-            peak = statistics.fmean(b["rssMb"] for b in base)
-            if added > 0:
-                extra = f"{(r['rssMeanMb'] - mean) / added:.1f} / {(r['rssMb'] - peak) / added:.1f}"
+        if base and (added := r["connected"] - people) > 0:
+            extra = f"{(r['rssMeanMb'] - mean) / added:.1f} / {(r['rssMb'] - peak) / added:.1f}"
         lines.append(
             f"| {r['connected']} ({r['webrtc']}) | {r['turns']} | {r['missed']} "
             f"| {r['transcriptP50Ms']} / {r['transcriptP95Ms']} | {r['p50Ms']} / {r['p95Ms']} "
