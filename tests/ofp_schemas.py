@@ -1,7 +1,7 @@
 """Check the project's output against the official Open Floor JSON schemas.
 
-The schemas live in ``shared/schemas`` next to the checkout; tests need them, the product does
-not. Two defects of the official files are worked around here: the 1.1.0 envelope schema writes
+The schemas are vendored in ``tests/schemas/openfloor`` (see ``tests/schemas/README.md`` for
+where they come from); tests need them, the product does not. Two defects of the official files are worked around here: the 1.1.0 envelope schema writes
 ``"ref"`` for ``"$ref"`` (so it checks nothing inside dialogEvents: they are validated against
 dialog-event 1.0.2 separately), and the dialog-event schema names no known meta-schema (so the
 2020-12 validator is used explicitly for every schema).
@@ -16,7 +16,37 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-SCHEMAS = (Path(__file__).parents[1] / "../shared/schemas").resolve() / "openfloor"
+SCHEMAS = Path(__file__).resolve().parent / "schemas" / "openfloor"
+
+#: How many official samples each envelope version publishes (tests/schemas/README.md). Asserted,
+#: so that a missing or moved folder fails the run instead of parametrizing zero tests.
+ENVELOPE_SAMPLE_COUNTS = {
+    "0.9.1": 7,
+    "0.9.2": 11,
+    "0.9.3": 11,
+    "0.9.4": 15,
+    "1.0.0": 15,
+    "1.0.1": 17,
+    "1.1.0": 17,
+}
+
+
+def envelope_samples(version: str | None = None) -> list[Path]:
+    """The official envelope samples of ``version`` (every version's when ``None``), sorted.
+
+    Raises ``AssertionError`` (at collection, so the run fails) unless exactly the published
+    number of samples is found."""
+    pattern = f"{version or '*'}/sample-json/*.json"
+    found = sorted((SCHEMAS / "conversation-envelope").glob(pattern))
+    if version is None:
+        expected = sum(ENVELOPE_SAMPLE_COUNTS.values())
+    else:
+        expected = ENVELOPE_SAMPLE_COUNTS[version]
+    assert len(found) == expected, (
+        f"expected {expected} official envelope samples in {SCHEMAS}/conversation-envelope/"
+        f"{pattern}, found {len(found)}: the vendored schemas are missing (tests/schemas/README.md)"
+    )
+    return found
 
 
 @cache

@@ -20,12 +20,9 @@ from hypothesis import strategies as st
 
 from gateway.floor import Floor, FloorBusy
 from gateway.ofp import EnvelopeError, Identification, parse_envelope
-from tests.ofp_schemas import SCHEMAS, assert_valid_envelope
+from tests.ofp_schemas import assert_valid_envelope, envelope_samples
 
-SAMPLES = [
-    json.loads(p.read_text())
-    for p in sorted((SCHEMAS / "conversation-envelope").glob("*/sample-json/*.json"))
-]
+SAMPLES = [json.loads(p.read_text()) for p in envelope_samples()]
 EVENT_TYPES = [
     "utterance",
     "invite",

@@ -42,9 +42,14 @@ from gateway.ofp import (
 )
 from gateway.records import Recorder
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "schemas"
-AGENT_FRAMEWORK_SCHEMAS = sorted((SHARED / "agent-framework").glob("*.json"))
-MPLP_DIR = SHARED / "mplp"
+#: Vendored with their licences and sources (tests/schemas/README.md).
+VENDORED = Path(__file__).resolve().parents[1] / "schemas"
+AGENT_FRAMEWORK_SCHEMAS = sorted((VENDORED / "agent-framework").glob("*.json"))
+# Asserted here, at collection: the tests parametrized over these must never silently vanish.
+assert len(AGENT_FRAMEWORK_SCHEMAS) == 3, f"expected 3 agent-framework schemas in {VENDORED}"
+MPLP_DIR = VENDORED / "mplp"
+MPLP_COMMON = sorted((MPLP_DIR / "common").glob("*.json"))
+assert len(MPLP_COMMON) == 4, f"expected 4 MPLP common schemas in {MPLP_DIR}/common"
 #: Referenced by mplp-dialog's "trace" but published nowhere (see SOURCE.txt): resolved as the
 #: empty schema, which accepts anything. The exports never write "trace", so nothing is lost.
 TRACE_BASE_ID = "https://schemas.mplp.dev/v1.0/common/trace-base.schema.json"
@@ -299,7 +304,7 @@ def mplp_validator() -> Draft7Validator:
     """The MPLP Dialog schema (draft-07) with its ``common/`` references resolved from disk."""
     resources = [
         (schema["$id"], Resource.from_contents(schema))
-        for schema in map(_load, sorted((MPLP_DIR / "common").glob("*.json")))
+        for schema in map(_load, MPLP_COMMON)
     ]
     resources.append((TRACE_BASE_ID, DRAFT7.create_resource({})))
     schema = _load(MPLP_DIR / "mplp-dialog.schema.json")
