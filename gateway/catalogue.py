@@ -25,7 +25,8 @@ DEFAULT_STT_MODEL = "tiny.en"
 #: Files that make a CTranslate2 Whisper model folder.
 WHISPER_FILES = ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt")
 _BUILTIN_STT = ("tiny.en", "base")
-_REPO_MODELS = Path(__file__).resolve().parent.parent / "models"
+#: Environment variable naming the folder users drop their own models into.
+MODELS_ENV = "OFP_GATEWAY_MODELS"
 
 
 class ModelNotAvailable(RuntimeError):
@@ -33,9 +34,27 @@ class ModelNotAvailable(RuntimeError):
 
 
 def models_dir() -> Path:
-    """Where users drop their own models: ``$OFP_GATEWAY_MODELS``, else ``<repo>/models``."""
-    env = os.environ.get("OFP_GATEWAY_MODELS")
-    return Path(env).expanduser() if env else _REPO_MODELS
+    """Where users drop their own models (``whisper/``, ``voices/``): ``$OFP_GATEWAY_MODELS``;
+    else, in a source checkout, its ``models/`` folder (the catalogue, see ``models/README.md``);
+    else, in an installed gateway, ``<per-user data folder>/models``: files put into the
+    installed package would be lost at its next upgrade."""
+    env = os.environ.get(MODELS_ENV)
+    if env:
+        return Path(env).expanduser()
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "models").is_dir():
+        return checkout / "models"
+    from gateway.records.paths import default_data_dir
+
+    return default_data_dir() / "models"
+
+
+def catalogue_readme() -> Path:
+    """The catalogue (``models/README.md``): what each model is and where it comes from. Shipped
+    in the wheel, so an installed gateway can point people to it."""
+    from gateway.resources import shipped_folder
+
+    return shipped_folder("models") / "README.md"
 
 
 def cache_dir() -> Path:

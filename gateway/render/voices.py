@@ -32,11 +32,11 @@ import dataclasses
 import fnmatch
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gateway.catalogue import models_dir
 from gateway.render.tts import SynthesisError, VoiceSettings, voice_paths
 
 #: Pitch steps (semitones) and tempo steps (phoneme length multipliers) an agent is hashed onto.
@@ -52,12 +52,6 @@ _PATHS = {"model", "config"}
 
 class VoiceConfigError(ValueError):
     """The voice map is malformed or names a voice file that is not there."""
-
-
-def models_dir() -> Path:
-    """Where model files live: ``$OFP_GATEWAY_MODELS``, else ``models/`` in the repository."""
-    env = os.environ.get("OFP_GATEWAY_MODELS")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "models"
 
 
 def voices_dir() -> Path:

@@ -22,7 +22,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -37,13 +36,15 @@ from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
+from gateway.resources import web_root
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
 log = logging.getLogger(__name__)
 
-WEB_ROOT = Path(__file__).resolve().parents[2] / "web"
+#: The page: top-level web/ in a checkout, gateway/web in the wheel (gateway/resources.py).
+WEB_ROOT = web_root()
 WS_PCM_OUT_RATE = 24_000
 #: How far ahead of real time agent audio goes out to a WebSocket client (dropped on barge-in).
 WS_LEAD_MS = 250
@@ -77,6 +78,9 @@ class GatewaySettings:
     trim_memory_s: float = TRIM_INTERVAL_S
     audio_feature: str = "inline"
     wake: str = "off"
+    #: Seconds between purges of records older than the recorder's retention, while serving (a
+    #: retention shorter than ten of these is checked ten times per retention instead).
+    purge_every_s: float = 3600.0
     session: SessionSettings = field(default_factory=SessionSettings)
 
     @property
@@ -124,6 +128,7 @@ class Gateway:
         self._reaper: asyncio.Task[None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
         self._trimmer: asyncio.Task[None] | None = None
+        self._purger: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Server:
@@ -148,11 +153,13 @@ class Gateway:
         if s.trim_memory_s > 0:
             trimmer = MemoryTrimmer(s.trim_memory_s, self._observe_trim)
             self._trimmer = loop.create_task(trimmer.run())
+        if getattr(self.recorder, "retention_days", None):
+            self._purger = loop.create_task(self._purge_expired(self.recorder.retention_days))
         return self._server
 
     async def close(self) -> None:
         """Close every client and conversation, then the server."""
-        for task in (self._reaper, self._lag_probe, self._trimmer):
+        for task in (self._reaper, self._lag_probe, self._trimmer, self._purger):
             if task is not None:
                 task.cancel()
         for client in list(self.clients):
@@ -175,6 +182,20 @@ class Gateway:
                     and now - room.detached_at > self.settings.rejoin_s
                 ):
                     await self._end_room(room_id, "completed")
+
+    async def _purge_expired(self, retention_days: float) -> None:
+        """Apply the retention over and over: the recorder applies it only when it opens, and a
+        server may run for months."""
+        interval = min(self.settings.purge_every_s, retention_days * 86_400 / 10)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                purged = self.recorder.purge_expired(datetime.now(UTC))
+            except Exception:  # a failing disk must not stop the server; try again next time
+                log.exception("purging expired records failed")
+                continue
+            if purged:
+                log.info("purged %d conversations older than %g days", len(purged), retention_days)
 
     def _observe_trim(self, released: int, seconds: float) -> None:
         self.metrics.memory_released.inc(released)
@@ -298,8 +319,8 @@ class Gateway:
         return _response(HTTPStatus.OK, clip, "audio/wav")
 
     def _export(self, raw_path: str) -> Response:
-        from gateway.records.export_durable import to_durable_agent_state
-        from gateway.records.export_mplp import to_mplp_dialog
+        from gateway.records.errors import RecordsError
+        from gateway.records.export import ExportRefused, export_conversation
 
         split = urlsplit(raw_path)
         conv_id = unquote(split.path[len("/export/") :])
@@ -312,20 +333,14 @@ class Gateway:
                 b"unknown conversation or wrong token\n",
                 "text/plain; charset=utf-8",
             )
-        stored = self.recorder.get_conversation(conv_id, with_audio=True)
         fmt = query.get("format", "mplp-dialog")
-        try:
-            if fmt == "mplp-dialog":
-                doc = to_mplp_dialog(stored)
-            elif fmt == "durable-agent-state":
-                agent = query.get("agent") or next(iter(stored.info.agents), None)
-                doc = to_durable_agent_state(stored, agent)
-            else:
-                raise ValueError(f"unknown format {fmt!r}: use mplp-dialog or durable-agent-state")
-        except (ValueError, LookupError) as exc:
-            return _response(
-                HTTPStatus.BAD_REQUEST, f"{exc}\n".encode(), "text/plain; charset=utf-8"
-            )
+        try:  # the same function, and so the same rules, as the `export` command
+            stored = self.recorder.get_conversation(conv_id, with_audio=True)
+            doc = export_conversation(stored, fmt, query.get("agent"))
+        except ExportRefused as exc:
+            return _response(exc.status, f"{exc}\n".encode(), "text/plain; charset=utf-8")
+        except RecordsError as exc:  # nothing recorded of it (yet)
+            return _response(HTTPStatus.NOT_FOUND, f"{exc}\n".encode(), "text/plain; charset=utf-8")
         name = f"{conv_id.replace(':', '-')}.{fmt}.json"
         return _response(
             HTTPStatus.OK,

@@ -1,0 +1,139 @@
+"""The wheel is the product: built, installed into a fresh venv and served from elsewhere, it
+serves the page.
+
+Offline and honest: the wheel is built from a copy of exactly the files a clone has (no build
+folder or egg-info left in the checkout), installed with ``--no-deps`` into a new venv whose only
+link to the test environment is a ``.pth`` line naming that environment's site-packages (the
+dependencies; no ``.pth`` file there is processed, so an editable install of the checkout stays
+invisible), and ``ofp-gateway serve`` runs with no ``PYTHONPATH`` from an unrelated directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.server.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What the build needs from a clone (pyproject.toml names README.md and LICENSE).
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "gateway", "web", "models")
+
+
+def _copy_sources(dest: Path) -> Path:
+    dest.mkdir()
+    for name in SOURCES:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def _run(*cmd: str | Path, **kw) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, **kw)
+    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def _get(url: str) -> tuple[int, bytes, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read(), r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), e.headers.get("Content-Type", "")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = _copy_sources(tmp / "src")
+    dist = tmp / "dist"
+    # --no-build-isolation: offline, with this environment's setuptools (>= 77, see pyproject).
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "-q", "-w", dist, src, timeout=300)  # fmt: skip
+    wheels = list(dist.glob("ofp_gateway-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_the_wheel_carries_every_module_the_page_and_the_catalogue(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gateway").rglob("*.py")}
+    assert len(modules) > 50
+    assert modules - names == set(), "modules left out: list their package in pyproject.toml"
+    page = {f"gateway/web/{p.name}" for p in (ROOT / "web").iterdir() if p.is_file()}
+    assert {"gateway/web/index.html", "gateway/web/app.js"} <= page <= names
+    assert "gateway/models/README.md" in names
+    assert "gateway/py.typed" in names
+    assert not any(n.startswith(("tests/", "web/", "models/")) for n in names)
+
+
+@pytest.mark.slow
+def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp_path: Path):
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
+         "--no-index", wheel, timeout=300)  # fmt: skip
+    site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+                .stdout.strip())  # fmt: skip
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (site / "zz-test-dependencies.pth").write_text("\n".join(sorted(deps)) + "\n")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFP_GATEWAY_MODELS")}
+    env |= {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    where = _run(python, "-c", "import gateway, gateway.server.app as a; "
+                 "print(gateway.__file__); print(a.WEB_ROOT)", cwd=elsewhere, env=env)  # fmt: skip
+    module, web = where.stdout.split()
+    assert Path(module).is_relative_to(site) and Path(web) == site / "gateway" / "web"
+
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [venv / "bin" / "ofp-gateway", "serve", "--port", str(port), "--no-record"],
+            cwd=elsewhere,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180  # loads the speech models: slow on a shared CPU
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if _get(base + "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "serve did not become ready:\n" + log.read_text()
+            time.sleep(0.5)
+        status, body, kind = _get(base + "/")
+        assert status == 200 and kind.startswith("text/html")
+        assert body == (ROOT / "web" / "index.html").read_bytes()
+        assert b"app.js" in body
+        status, body, kind = _get(base + "/app.js")
+        assert status == 200 and "javascript" in kind
+        assert body == (ROOT / "web" / "app.js").read_bytes() and len(body) > 1000
+        assert _get(base + "/nothing-here.js")[0] == 404
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
