@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from gateway.records.errors import RecordsError
-from gateway.records.export_durable import to_durable_agent_state
-from gateway.records.export_mplp import to_mplp_dialog
+from gateway.records.export import FORMATS, export_conversation
 from gateway.records.paths import DATA_ENV, resolve_data_dir
 from gateway.records.reading import read_envelope, rfc3339
 from gateway.records.store import ConversationInfo, Record, Recorder
 
-FORMATS = ("durable-agent-state", "mplp-dialog")
 #: Widest the listing lets a column of names or words grow before cutting it with "…".
 _COLUMN = 40
 
@@ -210,24 +208,9 @@ def _delete(recorder: Recorder, args: argparse.Namespace) -> int:
     return 0
 
 
-def _choose_agent(info: ConversationInfo, agent: str | None) -> str:
-    if agent:
-        return agent
-    if len(info.agents) == 1:
-        return info.agents[0]
-    listed = ", ".join(info.agents) or "none"
-    raise RecordsError(
-        f"conversation {info.id!r} has {len(info.agents)} agents ({listed}); "
-        "choose whose state to export with --agent SPEAKERURI"
-    )
-
-
 def _export(recorder: Recorder, args: argparse.Namespace) -> int:
     conversation = recorder.get_conversation(args.id, with_audio=True)
-    if args.format == "mplp-dialog":
-        doc = to_mplp_dialog(conversation)
-    else:
-        doc = to_durable_agent_state(conversation, _choose_agent(conversation.info, args.agent))
+    doc = export_conversation(conversation, args.format, args.agent)
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if args.output:
         try:
