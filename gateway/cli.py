@@ -45,6 +45,8 @@ def _directory_factory(args: argparse.Namespace) -> Any:
 
 
 def _recorder(args: argparse.Namespace) -> Any:
+    """The recorder ``--data``/``--no-record`` ask for; raises ``RecordsError`` (with what to do)
+    when the folder cannot be used."""
     if getattr(args, "no_record", False):
         return None
     from gateway.records.paths import resolve_data_dir
@@ -106,13 +108,39 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------------------------------- talk
+def _talk_usage_error(args: argparse.Namespace) -> str | None:
+    """Why these ``talk`` options cannot go together, or None. An option that would be parsed
+    and then ignored is refused instead."""
+    if args.text is None and args.wav is None:
+        return 'give --text "..." (or --wav FILE)'
+    if args.text is not None:
+        given = [o for o, on in (("--out", args.out), ("--fast", args.fast)) if on]
+        given += ["--wake"] if args.wake != "off" else []
+        if given:
+            return f"{', '.join(given)} only work with --wav (a recording), not with --text"
+    if args.no_record and args.data:
+        return "--data names where to record, --no-record says not to: give one of them"
+    if args.wake != "off" and not args.wake.startswith("phrase:"):
+        from gateway.catalogue import ModelNotAvailable, wake_words
+
+        try:
+            known = wake_words()
+        except ModelNotAvailable as exc:
+            return str(exc)
+        if args.wake not in known:
+            return f"unknown wake word {args.wake!r}: use one of {', '.join(known)}, phrase:TEXT"
+    return None
+
+
 def cmd_talk(args: argparse.Namespace) -> int:
+    from gateway.records.errors import RecordsError
     from gateway.talk import run_talk
 
     if not args.agent:
         args.agent = ["builtin:parrot"]
-    if args.text is None and getattr(args, "wav", None) is None:
-        print('talk: give --text "..." (or --wav FILE)', file=sys.stderr)
+    problem = _talk_usage_error(args)
+    if problem is not None:
+        print(f"talk: {problem}", file=sys.stderr)
         return 2
 
     def show(speaker: str, text: str) -> None:
@@ -122,7 +150,11 @@ def cmd_talk(args: argparse.Namespace) -> int:
     from gateway.agents.errors import AgentError
     from gateway.directory import UnknownAgent
 
-    recorder = _recorder(args)
+    try:
+        recorder = _recorder(args)
+    except RecordsError as exc:  # e.g. --data names a folder that cannot be written
+        print(f"talk: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.text is not None:
             if not args.json:

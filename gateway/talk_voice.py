@@ -130,6 +130,7 @@ def run_talk_wav(args: Any, *, directory_factory: Any, recorder: Any, on_line: A
                 paced=not args.fast,
                 timeout=args.timeout,
                 on_line=on_line,
+                settings=SessionSettings(wake=args.wake),
             )
         finally:
             await directory.aclose()
