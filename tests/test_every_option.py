@@ -1,0 +1,561 @@
+"""Every option of every command is read: an option that is parsed and then ignored is a defect.
+
+:data:`CHECKS` maps each option (``"<command> <option>"``, found by walking the real parser and
+its sub-parsers) to a check that the option changes what the command does. A new option without
+an entry fails :func:`test_every_option_has_a_check`; an entry for an option that no longer
+exists fails it too.
+
+Most checks run the command and look at what it did (output, files, exit code, timing, a real
+agent server). ``serve`` would need a model-loading server per option, so its checks run the real
+``serve`` code with the parts it builds (gateway, models, recorder, agent directory) replaced by
+recorders of what they were given, and prove that the option changes that: it is read and reaches
+the part that acts on it. Those parts' own tests show what they do with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gateway.audio import SAMPLE_RATE, read_wav, write_wav
+from gateway.cli import build_parser, main
+from gateway.records import Recorder
+from tests.ofp_schemas import envelope_samples
+from tests.records.conftest import ALICE, BOB, record_conversation
+from tests.server.conftest import free_port
+from tests.speech import espeak_wav, silence
+
+
+def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[str]:
+    """``"<command> <option>"`` for every argument of ``parser`` and its sub-parsers."""
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from walk(sub, (*path, name))
+            continue
+        long = [o for o in action.option_strings if o.startswith("--")]
+        name = long[0] if long else action.dest
+        yield " ".join((*path, name)) if path else name
+
+
+@dataclass
+class Ctx:
+    """What a check may use."""
+
+    tmp: Path
+    monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str]
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        """``main(argv)`` in this process: exit code, stdout, stderr."""
+        self.capsys.readouterr()
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
+        out = self.capsys.readouterr()
+        return code, out.out, out.err
+
+    def timed(self, *argv: str) -> tuple[float, int, str, str]:
+        start = time.monotonic()
+        code, out, err = self.run(*argv)
+        return time.monotonic() - start, code, out, err
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> Ctx:
+    monkeypatch.setenv("OFP_GATEWAY_DATA", str(tmp_path / "default-data"))
+    monkeypatch.delenv("OFP_GATEWAY_ALLOW", raising=False)
+    return Ctx(tmp_path, monkeypatch, capsys)
+
+
+# ------------------------------------------------------------------------------------ top level
+def check_version(t: Ctx) -> None:
+    from gateway import __version__
+
+    code, out, _ = t.run("--version")
+    assert code == 0 and out.strip() == f"ofp-gateway {__version__}"
+
+
+def check_verbose(t: Ctx) -> None:
+    levels: list[int] = []
+    t.monkeypatch.setattr(logging, "basicConfig", lambda **kw: levels.append(kw["level"]))
+    sample = str(envelope_samples("1.1.0")[0])
+    t.run("validate", sample)
+    t.run("-v", "validate", sample)
+    assert levels == [logging.WARNING, logging.INFO]
+
+
+# ------------------------------------------------------------------------------------- validate
+def check_validate_files(t: Ctx) -> None:
+    good = str(envelope_samples("1.1.0")[0])
+    bad = t.tmp / "bad.json"
+    bad.write_text('{"openFloor": {"events": 3}}')
+    assert t.run("validate", good)[0] == 0
+    code, out, _ = t.run("validate", good, str(bad))
+    assert code == 1 and "bad.json: INVALID" in out
+
+
+def check_validate_json(t: Ctx) -> None:
+    sample = str(envelope_samples("1.1.0")[0])
+    plain = t.run("validate", sample)[1]
+    doc = json.loads(t.run("validate", "--json", sample)[1])
+    assert doc["valid"] is True and doc["files"][0]["file"] == sample
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(plain)
+
+
+# ----------------------------------------------------------------------------------------- talk
+def check_talk_text(t: Ctx) -> None:
+    code, out, _ = t.run("talk", "--no-record", "--text", "paint the fence")
+    assert code == 0 and "You said: paint the fence" in out
+    code, _, err = t.run("talk", "--no-record")
+    assert code == 2 and "--text" in err
+
+
+def check_talk_agent(t: Ctx) -> None:
+    parrot = t.run("talk", "--no-record", "--text", "hello")[1]
+    clock = t.run("talk", "--no-record", "--text", "hello", "--agent", "builtin:clock")[1]
+    assert "Parrot:" in parrot and "Clock:" in clock and "Parrot:" not in clock
+
+
+def check_talk_json(t: Ctx) -> None:
+    doc = json.loads(t.run("talk", "--no-record", "--json", "--text", "hi")[1])
+    assert doc["completed"] is True
+    assert not t.run("talk", "--no-record", "--text", "hi")[1].lstrip().startswith("{")
+
+
+@contextlib.contextmanager
+def silent_agent() -> Iterator[str]:
+    """An HTTP agent on loopback that accepts connections and never answers."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(server.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/silent"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+def check_talk_timeout(t: Ctx) -> None:
+    with silent_agent() as url:
+        args = (
+            "talk",
+            "--no-record",
+            "--text",
+            "hi",
+            "--agent",
+            url,
+            "--allow-address",
+            "127.0.0.0/8",
+        )
+        short, code, _, err = t.timed(*args, "--timeout", "0.5")
+        assert code == 1 and "gave up waiting after 0.5 s" in err
+        longer, code, _, err = t.timed(*args, "--timeout", "3")
+        assert code == 1 and "after 3 s" in err
+    assert longer - short > 2.0, (short, longer)
+
+
+def check_talk_allow_address(t: Ctx) -> None:
+    with silent_agent() as url:
+        code, _, err = t.run("talk", "--no-record", "--text", "hi", "--agent", url)
+        assert code == 2 and "--allow-address" in err
+        args = ("--allow-address", "127.0.0.0/8", "--timeout", "0.5")
+        code, _, err = t.run("talk", "--no-record", "--text", "hi", "--agent", url, *args)
+        assert code == 1 and "gave up waiting" in err  # reached, and it did not answer
+
+
+def _conversations(data: Path) -> list[str]:
+    if not data.exists():
+        return []
+    rec = Recorder(data)
+    try:
+        return [c.id for c in rec.list_conversations()]
+    finally:
+        rec.close()
+
+
+def check_talk_no_record(t: Ctx) -> None:
+    default = t.tmp / "default-data"
+    assert t.run("talk", "--text", "keep", "--no-record")[0] == 0
+    assert _conversations(default) == []
+    assert t.run("talk", "--text", "keep")[0] == 0
+    assert len(_conversations(default)) == 1
+    code, _, err = t.run("talk", "--text", "x", "--no-record", "--data", str(t.tmp / "d"))
+    assert code == 2 and "--no-record" in err
+
+
+def check_talk_data(t: Ctx) -> None:
+    mine = t.tmp / "mine"
+    assert t.run("talk", "--text", "keep", "--data", str(mine))[0] == 0
+    assert len(_conversations(mine)) == 1
+    assert _conversations(t.tmp / "default-data") == []
+    blocker = t.tmp / "a-file"
+    blocker.write_text("not a folder")
+    code, out, err = t.run("talk", "--text", "x", "--data", str(blocker / "sub"))
+    assert code == 2 and err.startswith("talk: cannot use") and "Traceback" not in err + out
+
+
+#: espeak-ng's voice, transcribed reliably by tiny.en (its "elephant" is heard as "relevant").
+SAID = "What time is it in Lisbon?"
+
+
+def _clip(t: Ctx, text: str) -> str:
+    path = t.tmp / "said.wav"
+    write_wav(path, np.concatenate([silence(300), espeak_wav(text)]), SAMPLE_RATE)
+    return str(path)
+
+
+def check_talk_wav(t: Ctx) -> None:
+    wav = _clip(t, SAID)
+    code, out, _ = t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)
+    doc = json.loads(out)
+    assert code == 0 and "lisbon" in doc["transcript"].lower()
+
+
+def check_talk_out(t: Ctx) -> None:
+    wav = _clip(t, SAID)
+    reply = t.tmp / "reply.wav"
+    assert t.run("talk", "--no-record", "--fast", "--wav", wav, "--out", str(reply))[0] == 0
+    pcm, rate = read_wav(reply)
+    assert rate == 22_050 and len(pcm) > rate  # the parrot's spoken reply, over a second
+    code, _, err = t.run("talk", "--no-record", "--text", "hi", "--out", str(reply))
+    assert code == 2 and "--out" in err
+
+
+def check_talk_fast(t: Ctx) -> None:
+    wav = _clip(t, SAID)
+    seconds = len(read_wav(Path(wav))[0]) / SAMPLE_RATE
+    t.run("talk", "--no-record", "--fast", "--wav", wav)  # models loaded before timing
+    fast, code, _, _ = t.timed("talk", "--no-record", "--fast", "--wav", wav)
+    paced, code2, _, _ = t.timed("talk", "--no-record", "--wav", wav)
+    assert code == code2 == 0
+    assert paced > seconds and paced - fast > seconds / 2, (seconds, fast, paced)
+
+
+def check_talk_wake(t: Ctx) -> None:
+    # The full behaviour, in a real process with a real agent: tests/conversation/
+    # test_talk_wake_cli.py. Here: the same clip is answered without --wake and not with it.
+    wav = _clip(t, SAID)
+    plain = json.loads(t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)[1])
+    woken = json.loads(
+        t.run("talk", "--no-record", "--json", "--fast", "--wav", wav, "--wake", "alexa")[1]
+    )
+    assert "lisbon" in plain["transcript"].lower()
+    assert "lisbon" not in woken["transcript"].lower()
+    code, _, err = t.run("talk", "--no-record", "--wav", wav, "--wake", "siri")
+    assert code == 2 and "unknown wake word 'siri'" in err
+
+
+# --------------------------------------------------------------------------------- agents serve
+@contextlib.contextmanager
+def agents_server(*args: str) -> Iterator[int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "agents", "serve", "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _listing(host: str, port: int) -> Any:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://{host}:{port}/", timeout=2) as r:
+                return json.loads(r.read())
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def check_agents_port(t: Ctx) -> None:
+    with agents_server() as port:  # the helper passes --port
+        assert _listing("127.0.0.1", port)
+
+
+def check_agents_host(t: Ctx) -> None:
+    with agents_server("--host", "127.0.0.2") as port:
+        assert _listing("127.0.0.2", port)
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+
+
+def check_agents_name(t: Ctx) -> None:
+    with agents_server() as port:
+        every = json.dumps(_listing("127.0.0.1", port))
+    with agents_server("--name", "clock") as port:
+        only = json.dumps(_listing("127.0.0.1", port))
+    assert "parrot" in every and "clock" in only and "parrot" not in only
+
+
+# ------------------------------------------------------------------------------ history, export
+def _recorded(t: Ctx) -> Path:
+    data = t.tmp / "recorded"
+    if not data.exists():
+        rec = Recorder(data)
+        try:
+            record_conversation(rec, "conv-a")
+            record_conversation(rec, "conv-b")
+        finally:
+            rec.close()
+    return data
+
+
+def check_history_list_json(t: Ctx) -> None:
+    data = str(_recorded(t))
+    listed = json.loads(t.run("history", "list", "--json", "--data", data)[1])
+    assert sorted(c["id"] for c in listed) == ["conv-a", "conv-b"]
+    assert t.run("history", "list", "--data", data)[1].startswith("ID ")
+
+
+def check_history_list_data(t: Ctx) -> None:
+    assert "conv-a" in t.run("history", "list", "--data", str(_recorded(t)))[1]
+    assert "no conversations recorded" in t.run("history", "list")[1]
+
+
+def check_history_show_id(t: Ctx) -> None:
+    data = str(_recorded(t))
+    code, out, _ = t.run("history", "show", "conv-b", "--data", data)
+    assert code == 0 and out.startswith("conv-b ")
+    code, _, err = t.run("history", "show", "conv-zzz", "--data", data)
+    assert code == 1 and "no conversation 'conv-zzz'" in err
+
+
+def check_history_show_json(t: Ctx) -> None:
+    data = str(_recorded(t))
+    doc = json.loads(t.run("history", "show", "conv-a", "--json", "--data", data)[1])
+    assert doc["conversation"]["id"] == "conv-a" and doc["records"]
+
+
+def check_history_show_data(t: Ctx) -> None:
+    assert t.run("history", "show", "conv-a", "--data", str(_recorded(t)))[0] == 0
+    assert t.run("history", "show", "conv-a")[0] == 1
+
+
+def check_history_delete_id(t: Ctx) -> None:
+    data = _recorded(t)
+    assert t.run("history", "delete", "conv-a", "--data", str(data))[0] == 0
+    assert _conversations(data) == ["conv-b"]
+
+
+def check_history_delete_data(t: Ctx) -> None:
+    data = _recorded(t)
+    assert t.run("history", "delete", "conv-b")[0] == 1
+    assert t.run("history", "delete", "conv-b", "--data", str(data))[0] == 0
+    assert _conversations(data) == ["conv-a"]
+
+
+def check_export_id(t: Ctx) -> None:
+    data = str(_recorded(t))
+    a = t.run("export", "conv-a", "--format", "mplp-dialog", "--data", data)[1]
+    b = t.run("export", "conv-b", "--format", "mplp-dialog", "--data", data)[1]
+    assert json.loads(a) != json.loads(b)  # ids are derived from the conversation's
+    code, _, err = t.run("export", "conv-zzz", "--format", "mplp-dialog", "--data", data)
+    assert code == 1 and "no conversation 'conv-zzz'" in err
+
+
+def check_export_format(t: Ctx) -> None:
+    data = str(_recorded(t))
+    mplp = json.loads(t.run("export", "conv-a", "--format", "mplp-dialog", "--data", data)[1])
+    agent = ("--agent", ALICE.speaker_uri, "--data", data)
+    durable = json.loads(t.run("export", "conv-a", "--format", "durable-agent-state", *agent)[1])
+    assert "schemaVersion" in durable and "schemaVersion" not in mplp
+
+
+def check_export_agent(t: Ctx) -> None:
+    data = str(_recorded(t))
+    base = ("export", "conv-a", "--format", "durable-agent-state", "--data", data)
+    alice = t.run(*base, "--agent", ALICE.speaker_uri)[1]
+    bob = t.run(*base, "--agent", BOB.speaker_uri)[1]
+    assert json.loads(alice) != json.loads(bob)
+    code, _, err = t.run(*base)
+    assert code == 1 and "choose whose state" in err
+
+
+def check_export_output(t: Ctx) -> None:
+    data = str(_recorded(t))
+    out = t.tmp / "out.json"
+    code, printed, _ = t.run(
+        "export", "conv-a", "--format", "mplp-dialog", "-o", str(out), "--data", data
+    )
+    assert code == 0 and printed == "" and json.loads(out.read_text())
+
+
+def check_export_data(t: Ctx) -> None:
+    assert t.run("export", "conv-a", "--format", "mplp-dialog", "--data", str(_recorded(t)))[0] == 0
+    assert t.run("export", "conv-a", "--format", "mplp-dialog")[0] == 1
+
+
+# ---------------------------------------------------------------------------------------- serve
+class _Stop(Exception):
+    pass
+
+
+def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
+    """Run the real ``serve`` command with its parts replaced; what each part was given."""
+    world: dict[str, str] = {"restarted": "no"}
+
+    def note(key: str) -> Callable[..., Any]:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            world[key] = repr((args, sorted(kwargs.items())))
+            return _Fake(key)
+
+        return record
+
+    class _Fake:
+        def __init__(self, key: str) -> None:
+            self.key = key
+
+        async def start(self) -> None:
+            raise _Stop
+
+    def gateway(settings: Any, **kwargs: Any) -> _Fake:
+        world["settings"] = repr(settings)
+        world["gateway"] = repr(sorted((k, type(v).__name__) for k, v in kwargs.items()))
+        return _Fake("gateway")
+
+    def directory(policy: Any) -> _Fake:
+        world["directory"] = repr(policy.allow)
+        return _Fake("directory")
+
+    class Book:
+        from_file = staticmethod(note("voices"))
+
+    mp = t.monkeypatch
+    mp.setattr("gateway.server.app.Gateway", gateway)
+    mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
+    mp.setattr("gateway.records.store.Recorder", note("recorder"))
+    mp.setattr("gateway.directory.AgentDirectory", directory)
+    mp.setattr("gateway.render.voices.VoiceBook", Book)
+    mp.setattr("gateway.server.cli.restart_under_jemalloc", lambda: world.update(restarted="yes"))
+    args = build_parser().parse_args(["serve", *argv])
+    args.own_process = True  # as when started from a shell: --allocator is acted on
+    with pytest.raises(_Stop):
+        args.func(args)
+    return world
+
+
+SERVE_VALUES: dict[str, list[str]] = {
+    "--host": ["0.0.0.0"],
+    "--port": ["9999"],
+    "--agent": ["builtin:clock"],
+    "--allow-address": ["10.0.0.0/8"],
+    "--allow-origin": ["https://other.test"],
+    "--data": ["<tmp>/elsewhere"],
+    "--no-record": [],
+    "--retention-days": ["7"],
+    "--public-url": ["https://gateway.test"],
+    "--max-sessions": ["3"],
+    "--max-frame-bytes": ["1000"],
+    "--audio-feature": ["url"],
+    "--stt-model": ["base"],
+    "--end-silence-ms": ["900"],
+    "--trim-memory": ["5"],
+    "--allocator": ["system"],
+    "--voices": ["<tmp>/voices.json"],
+    "--wake": ["alexa"],
+}
+
+
+def serve_check(option: str) -> Callable[[Ctx], None]:
+    def check(t: Ctx) -> None:
+        values = [v.replace("<tmp>", str(t.tmp)) for v in SERVE_VALUES[option]]
+        baseline = serve_world(t)
+        assert {"settings", "models", "recorder", "directory"} <= baseline.keys(), baseline
+        changed = serve_world(t, option, *values)
+        differs = {k for k in baseline.keys() | changed.keys() if baseline.get(k) != changed.get(k)}
+        assert differs, f"serve {option} {values} changed nothing the server is built from"
+
+    return check
+
+
+SLOW = [pytest.mark.slow]  # loads the speech models
+CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
+    "--version": (check_version, []),
+    "--verbose": (check_verbose, []),
+    "validate files": (check_validate_files, []),
+    "validate --json": (check_validate_json, []),
+    "talk --text": (check_talk_text, []),
+    "talk --wav": (check_talk_wav, SLOW),
+    "talk --agent": (check_talk_agent, []),
+    "talk --json": (check_talk_json, []),
+    "talk --timeout": (check_talk_timeout, []),
+    "talk --out": (check_talk_out, SLOW),
+    "talk --fast": (check_talk_fast, SLOW),
+    "talk --wake": (check_talk_wake, SLOW),
+    "talk --no-record": (check_talk_no_record, []),
+    "talk --allow-address": (check_talk_allow_address, []),
+    "talk --data": (check_talk_data, []),
+    "agents serve --host": (check_agents_host, []),
+    "agents serve --port": (check_agents_port, []),
+    "agents serve --name": (check_agents_name, []),
+    "history list --json": (check_history_list_json, []),
+    "history list --data": (check_history_list_data, []),
+    "history show id": (check_history_show_id, []),
+    "history show --json": (check_history_show_json, []),
+    "history show --data": (check_history_show_data, []),
+    "history delete id": (check_history_delete_id, []),
+    "history delete --data": (check_history_delete_data, []),
+    "export id": (check_export_id, []),
+    "export --format": (check_export_format, []),
+    "export --agent": (check_export_agent, []),
+    "export --output": (check_export_output, []),
+    "export --data": (check_export_data, []),
+    **{f"serve {option}": (serve_check(option), []) for option in SERVE_VALUES},
+}
+
+
+def test_every_option_has_a_check() -> None:
+    options = list(walk(build_parser()))
+    assert len(options) == len(set(options)) > 40
+    missing = sorted(set(options) - CHECKS.keys())
+    stale = sorted(CHECKS.keys() - set(options))
+    assert not missing, f"options nobody proves are read (add a check to CHECKS): {missing}"
+    assert not stale, f"checks for options that no longer exist: {stale}"
+
+
+@pytest.mark.parametrize(
+    "option", [pytest.param(k, marks=marks) for k, (_, marks) in CHECKS.items()]
+)
+def test_option_changes_behaviour(option: str, ctx: Ctx) -> None:
+    CHECKS[option][0](ctx)
+
+
+def test_espeak_is_there() -> None:
+    """The --wav checks synthesise their clips; without espeak-ng they would error, not skip."""
+    assert shutil.which("espeak-ng"), "install espeak-ng (scripts/test does)"
+    assert os.access(shutil.which("espeak-ng") or "", os.X_OK)
