@@ -168,11 +168,18 @@ def cmd_talk(args: argparse.Namespace) -> int:
                 on_line=show,
             )
         else:
-            from gateway.talk_voice import run_talk_wav
+            from gateway.talk_voice import TalkInputError, run_talk_wav
 
-            result = run_talk_wav(
-                args, directory_factory=_directory_factory(args), recorder=recorder, on_line=show
-            )
+            try:
+                result = run_talk_wav(
+                    args,
+                    directory_factory=_directory_factory(args),
+                    recorder=recorder,
+                    on_line=show,
+                )
+            except TalkInputError as exc:
+                print(f"talk: {exc}", file=sys.stderr)
+                return 2
     except (AgentError, UnknownAgent) as exc:
         print(f"talk: {exc}", file=sys.stderr)
         return 2

@@ -22,13 +22,17 @@ import numpy as np
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
-from gateway.render.decode import decode_audio
+from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk import Talk, TalkResult
 
 #: Reply audio rate: Piper's own, so nothing is resampled twice.
 OUT_RATE = 22_050
 #: Silence fed after the recording so the last utterance ends as it would live.
 TAIL_S = 1.5
+
+
+class TalkInputError(Exception):
+    """``--wav`` or ``--out`` cannot be used; the message says which and why."""
 
 
 async def feed_audio(session: VoiceSession, pcm: np.ndarray, *, paced: bool) -> None:
@@ -112,7 +116,12 @@ def run_talk_wav(args: Any, *, directory_factory: Any, recorder: Any, on_line: A
     try:
         pcm = decode_audio(path.read_bytes(), SAMPLE_RATE)
     except OSError as exc:
-        raise SystemExit(f"talk: cannot read {path}: {exc.strerror}") from None
+        raise TalkInputError(f"cannot read {path}: {exc.strerror}") from None
+    except AudioDecodeError as exc:
+        raise TalkInputError(f"{path} is not a recording the gateway can read ({exc})") from None
+    # Checked before the conversation, not found out after it: the reply would be lost.
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise TalkInputError(f"cannot write {args.out}: its folder does not exist")
 
     async def main() -> TalkResult:
         if not args.json:
@@ -135,7 +144,10 @@ def run_talk_wav(args: Any, *, directory_factory: Any, recorder: Any, on_line: A
         finally:
             await directory.aclose()
         if args.out:
-            write_wav(args.out, audio, OUT_RATE)
+            try:
+                write_wav(args.out, audio, OUT_RATE)
+            except OSError as exc:
+                raise TalkInputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
             result.reply_audio = str(Path(args.out).resolve())
         if not args.json:
             print(f"heard: {result.transcript!r}", file=sys.stderr)

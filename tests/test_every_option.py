@@ -238,6 +238,10 @@ def check_talk_wav(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)
     doc = json.loads(out)
     assert code == 0 and "lisbon" in doc["transcript"].lower()
+    (t.tmp / "not-audio.wav").write_text("not audio")
+    for bad, why in (("not-audio.wav", "is not a recording"), ("missing.wav", "cannot read")):
+        code, out, err = t.run("talk", "--no-record", "--fast", "--wav", str(t.tmp / bad))
+        assert code == 2 and why in err and "Traceback" not in out + err
 
 
 def check_talk_out(t: Ctx) -> None:
@@ -248,6 +252,9 @@ def check_talk_out(t: Ctx) -> None:
     assert rate == 22_050 and len(pcm) > rate  # the parrot's spoken reply, over a second
     code, _, err = t.run("talk", "--no-record", "--text", "hi", "--out", str(reply))
     assert code == 2 and "--out" in err
+    nowhere = str(t.tmp / "no-such-folder" / "reply.wav")
+    code, _, err = t.run("talk", "--no-record", "--fast", "--wav", wav, "--out", nowhere)
+    assert code == 2 and "its folder does not exist" in err
 
 
 def check_talk_fast(t: Ctx) -> None:
