@@ -303,8 +303,7 @@ def agent_framework_validators() -> dict[str, Draft202012Validator]:
 def mplp_validator() -> Draft7Validator:
     """The MPLP Dialog schema (draft-07) with its ``common/`` references resolved from disk."""
     resources = [
-        (schema["$id"], Resource.from_contents(schema))
-        for schema in map(_load, MPLP_COMMON)
+        (schema["$id"], Resource.from_contents(schema)) for schema in map(_load, MPLP_COMMON)
     ]
     resources.append((TRACE_BASE_ID, DRAFT7.create_resource({})))
     schema = _load(MPLP_DIR / "mplp-dialog.schema.json")
