@@ -96,10 +96,19 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFP_GATEWAY_MODELS")}
     env |= {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    where = _run(python, "-c", "import gateway, gateway.server.app as a; "
-                 "print(gateway.__file__); print(a.WEB_ROOT)", cwd=elsewhere, env=env)  # fmt: skip
-    module, web = where.stdout.split()
-    assert Path(module).is_relative_to(site) and Path(web) == site / "gateway" / "web"
+    where = _run(python, "-c", "import gateway, gateway.server.app as a, gateway.catalogue as c; "
+                 "print(gateway.__file__, a.WEB_ROOT, c.catalogue_readme(), c.models_dir())",
+                 cwd=elsewhere, env=env)  # fmt: skip
+    module, web, readme, models = map(Path, where.stdout.split())
+    assert module.is_relative_to(site) and web == site / "gateway" / "web"
+    assert readme == site / "gateway" / "models" / "README.md" and "tiny.en" in readme.read_text()
+    # The user's own models are not put into the installed package, and stay overridable.
+    assert models == tmp_path / "data" / "ofp-gateway" / "models"
+    env_models = {**env, "OFP_GATEWAY_MODELS": "~/my-models"}
+    moved = _run(python, "-c", "import gateway.catalogue as c, gateway.render as r; "
+                 "print(c.models_dir(), r.voices_dir())", cwd=elsewhere, env=env_models)  # fmt: skip
+    mine = tmp_path / "home" / "my-models"
+    assert moved.stdout.split() == [str(mine), str(mine / "voices")]
 
     port = free_port()
     log = tmp_path / "serve.log"
