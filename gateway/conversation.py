@@ -190,14 +190,18 @@ class Conversation:
         """Tell the floor an agent's real identity before it is invited by URL."""
         self.floor.know(identification)
 
-    async def learn_manifest(self, url: str, *, timeout: float) -> None:
+    async def learn_manifest(self, url: str, *, timeout: float) -> Identification | None:
         """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
-        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway."""
+        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway.
+
+        Returns the identity the agent is now known by (None when ``url`` names no agent):
+        invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
+        agents compare ``to.serviceUrl`` with their own as plain strings."""
         self._named.add(normalize_service_url(url))
         try:
             agent = self._resolve(url)
         except Exception:
-            return  # the invite itself will report what is wrong with the address
+            return None  # the invite itself will report what is wrong with the address
         fetch = getattr(agent, "fetch_manifest", None)
         if fetch is not None:
             sender = Sender(
@@ -206,6 +210,7 @@ class Conversation:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(fetch(self.id, sender), timeout)
         self.floor.know(agent.manifest.identification)
+        return agent.manifest.identification
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until no delivery is queued or in flight; False if ``timeout`` s passed first."""

@@ -149,14 +149,16 @@ class Talk:
             self.directory.resolve(url)  # an unknown or refused address fails here, clearly
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
-        await asyncio.gather(
+        known = await asyncio.gather(
             *(self.conv.learn_manifest(url, timeout=MANIFEST_TIMEOUT) for url in agents)
         )
-        # An ovon+https:// address declares a 0.9 agent to the directory; others are invited by
-        # the address itself.
+        # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
         invites = [
-            Event(event_type=EventType.INVITE, to={"serviceUrl": split_dialect(url)[0]})
-            for url in agents
+            Event(
+                event_type=EventType.INVITE,
+                to={"serviceUrl": ident.service_url if ident else split_dialect(url)[0]},
+            )
+            for url, ident in zip(agents, known, strict=True)
         ]
         if invites:
             await self.conv.say(invites)
