@@ -76,12 +76,14 @@ class WireAgent:
 def openfloor_bot(
     service_url: str, name: str = "Simple Bot", *, hang_on_bye: float = 0.0
 ) -> Respond:
-    """The ``openfloor`` package's BotAgent, publishing ``service_url`` as its serviceUrl.
-    ``hang_on_bye``: seconds to sit on a ``bye`` before answering (a dead agent)."""
+    """The ``openfloor`` package's BotAgent, publishing ``service_url`` as its serviceUrl (and a
+    speaker URI made from ``name``, so two bots are two conversants). ``hang_on_bye``: seconds
+    to sit on a ``bye`` before answering (a dead agent)."""
+    speaker = "tag:openfloor-bot.example,2025:" + ("1" if name == "Simple Bot" else name)
     bot = BotAgent(
         OFManifest(
             identification=OFIdentification(
-                speakerUri="tag:openfloor-bot.example,2025:1",
+                speakerUri=speaker,
                 serviceUrl=service_url,
                 organization="openfloor package",
                 conversationalName=name,
