@@ -305,7 +305,9 @@ class Conversation:
             return
         try:
             agent = self._resolve(recipient.service_url or key)
-            in_process = not hasattr(agent, "url")  # HttpAgent taps its own bytes
+            # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
+            # no wire, so what they were handed and gave back stands for it.
+            in_process = not getattr(agent, "taps_wire", False)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
             reply = await agent.handle(d.envelope)

@@ -190,6 +190,9 @@ class HttpAgent:
     address) declares such an agent up front.
     """
 
+    #: Every body sent and received is reported to :mod:`gateway.agents.wire` by the agent itself.
+    taps_wire = True
+
     def __init__(
         self,
         url: str,
