@@ -495,6 +495,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
     "--wake": ["alexa"],
+    "--rejoin": ["30"],
 }
 
 
