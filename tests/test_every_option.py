@@ -178,9 +178,10 @@ def check_talk_timeout(t: Ctx) -> None:
         )
         short, code, _, err = t.timed(*args, "--timeout", "0.5")
         assert code == 1 and "gave up waiting after 0.5 s" in err
-        longer, code, _, err = t.timed(*args, "--timeout", "3")
-        assert code == 1 and "after 3 s" in err
-    assert longer - short > 2.0, (short, longer)
+        longer, code, _, err = t.timed(*args, "--timeout", "5")
+        assert code == 1 and "after 5 s" in err
+    # 4.5 s apart in theory; the rest of the run (start-up, the bounded bye) is the same in both.
+    assert longer - short > 3.5, (short, longer)
 
 
 def check_talk_allow_address(t: Ctx) -> None:
