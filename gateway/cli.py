@@ -148,7 +148,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
         if recorder is not None:
             recorder.close()
     if args.json:
-        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False, allow_nan=False))
     elif not result.completed:
         print(f"(gave up waiting after {args.timeout:g} s)", file=sys.stderr)
     return 0 if result.completed else 1
