@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 MAX_DEPTH = 64
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_KEY = re.compile(r"[^.\[\]\"'\s]+")
+#: The message of a duplicate-key note (``validate`` tells them from surrogate notes by it).
+DUPLICATE_KEY = "duplicate key: the last value is used"
 #: What an unpaired surrogate becomes.
 REPLACEMENT = "\ufffd"
 
@@ -76,8 +79,10 @@ class _Decoder:
         return obj
 
 
-def _key_path(path: str, key: str) -> str:
-    if key.isidentifier():
+def child_path(path: str, key: str) -> str:
+    """The JSON path of ``key`` inside the object at ``path``: ``$.a.b``, or ``$.a["b c"]`` when
+    the key holds a character that would make the dotted form ambiguous."""
+    if key and _PLAIN_KEY.fullmatch(key):
         return f"{path}.{key}"
     return f"{path}[{json.dumps(key, ensure_ascii=True)}]"
 
@@ -100,9 +105,9 @@ def loads_external(
 
     The result holds no unpaired surrogate (each became U+FFFD), no non-finite number (refused)
     and nothing nested deeper than :data:`MAX_DEPTH`. Duplicate keys keep their last value.
-    Scrubbed strings and duplicate keys are logged as warnings (``source`` says where the text
-    came from, e.g. an agent's URL) and, when ``notes`` is given, appended to it as
-    :class:`Problem` records with JSON paths.
+    Scrubbed strings and duplicate keys are reported as :class:`Problem` records with JSON paths:
+    appended to ``notes`` when it is given (the caller reports them, as ``validate`` does), else
+    logged as warnings (``source`` says where the text came from, e.g. an agent's URL).
 
     Raises :class:`EnvelopeError` and nothing else: bytes that are not UTF-8, text that is not
     JSON, non-finite numbers (naming the field), nesting too deep.
@@ -132,10 +137,11 @@ def loads_external(
         raise EnvelopeError(Problem("$", f"not JSON: {exc}", "send a UTF-8 JSON object")) from None
     found: list[Problem] = []
     value = _walk(value, decoder, found)
-    for note in found:
-        log.warning("JSON input%s: %s", f" from {source}" if source else "", note)
     if notes is not None:
         notes.extend(found)
+    else:
+        for note in found:
+            log.warning("JSON input%s: %s", f" from {source}" if source else "", note)
     return value
 
 
@@ -162,8 +168,8 @@ def _walk(root: Any, decoder: _Decoder, found: list[Problem]) -> Any:
             for key in decoder.duplicates.get(id(node), ()):
                 found.append(
                     Problem(
-                        _key_path(path, _scrub(key)),
-                        "duplicate key: the last value is used",
+                        child_path(path, _scrub(key)),
+                        DUPLICATE_KEY,
                         "give each key once",
                     )
                 )
@@ -172,11 +178,11 @@ def _walk(root: Any, decoder: _Decoder, found: list[Problem]) -> Any:
                 node.clear()
                 for key, item in items:
                     if _has_surrogate(key):
-                        found.append(_surrogate_note(_key_path(path, _scrub(key)), key=True))
+                        found.append(_surrogate_note(child_path(path, _scrub(key)), key=True))
                         key = _scrub(key)
                     node[key] = item
             for key, item in node.items():
-                child = _key_path(path, key)
+                child = child_path(path, key)
                 if isinstance(item, str):
                     if _has_surrogate(item):
                         found.append(_surrogate_note(child))

@@ -16,18 +16,21 @@ from gateway.ofp.jsonio import MAX_DEPTH, dumps, loads_external
 def test_a_lone_surrogate_becomes_the_replacement_character_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    notes: list = []
+    text = '{"a": ["x\\ud800y", {"\\udc00k": "\\udfff"}], "b": "\\ud83d\\ude00"}'
     with caplog.at_level(logging.WARNING, logger="gateway.ofp.jsonio"):
-        value = loads_external(
-            '{"a": ["x\\ud800y", {"\\udc00k": "\\udfff"}], "b": "\\ud83d\\ude00"}',
-            notes=notes,
-            source="http://agent.test",
-        )
+        value = loads_external(text, source="http://agent.test")
     assert value == {"a": ["x\ufffdy", {"\ufffdk": "\ufffd"}], "b": "\U0001f600"}
     # Everything in it can now be encoded, which is what failed downstream before.
     json.dumps(value, ensure_ascii=False).encode("utf-8")
-    assert sorted(n.path for n in notes) == ["$.a[0]", '$.a[1]["\\ufffdk"]', '$.a[1]["\\ufffdk"]']
     assert "http://agent.test" in caplog.text and "U+FFFD" in caplog.text
+    assert "$.a[0]" in caplog.text
+    # A caller that takes the findings as data gets them with paths, and nothing is logged.
+    caplog.clear()
+    notes: list = []
+    with caplog.at_level(logging.WARNING, logger="gateway.ofp.jsonio"):
+        assert loads_external(text, notes=notes) == value
+    assert sorted(n.path for n in notes) == ["$.a[0]", "$.a[1].\ufffdk", "$.a[1].\ufffdk"]
+    assert caplog.text == ""
 
 
 def test_a_top_level_surrogate_string_is_scrubbed_too() -> None:
@@ -55,13 +58,15 @@ def test_non_finite_numbers_are_refused_naming_the_field(text: str, path: str) -
 def test_duplicate_keys_keep_the_last_value_and_are_reported(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    notes: list = []
+    text = '{"a": 1, "b": {"c": 1, "c": 2, "c": 3}, "a": 4}'
     with caplog.at_level(logging.WARNING, logger="gateway.ofp.jsonio"):
-        value = loads_external('{"a": 1, "b": {"c": 1, "c": 2, "c": 3}, "a": 4}', notes=notes)
+        value = loads_external(text)
     assert value == {"a": 4, "b": {"c": 3}}
+    assert caplog.text.count("duplicate key") == 2 and "$.b.c" in caplog.text
+    notes: list = []
+    loads_external(text, notes=notes)
     assert sorted(n.path for n in notes) == ["$.a", "$.b.c"]
     assert all("duplicate key" in n.message for n in notes)
-    assert "duplicate key" in caplog.text
 
 
 @pytest.mark.parametrize(
