@@ -205,3 +205,16 @@ def test_parse_envelope_raises_only_envelope_error_on_hostile_envelopes(fragment
         except EnvelopeError:
             continue
         env.to_json().encode("utf-8")
+
+
+@settings(max_examples=150, deadline=None)
+@given(_json_texts())
+def test_validate_never_raises_on_hostile_envelopes(fragment: str) -> None:
+    from gateway.ofp.lint import check
+
+    for text in (_agent_reply(fragment), _agent_reply('"x"', fragment), fragment):
+        for strict in (True, False):
+            report = check(text, strict=strict)
+            # Nothing passes validation that the gateway itself would refuse.
+            if report.valid:
+                assert report.accepted_leniently
