@@ -92,7 +92,8 @@ def _scrub(text: str) -> str:
 
 
 def _has_surrogate(text: str) -> bool:
-    return _SURROGATE.search(text) is not None
+    # isascii() is a flag lookup: inline audio (base64, megabytes) never pays for the search.
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def loads_external(
