@@ -124,6 +124,16 @@ def check_validate_json(t: Ctx) -> None:
         json.loads(plain)
 
 
+def check_validate_lenient(t: Ctx) -> None:
+    # A bye with parameters: the official schema rejects it, the gateway's parser accepts it.
+    doc = json.loads(envelope_samples("1.1.0")[0].read_text())
+    doc["openFloor"]["events"] = [{"eventType": "bye", "parameters": {"x": 1}}]
+    path = t.tmp / "bye.json"
+    path.write_text(json.dumps(doc))
+    assert t.run("validate", str(path))[0] == 1
+    assert t.run("validate", "--lenient", str(path))[0] == 0
+
+
 # ----------------------------------------------------------------------------------------- talk
 def check_talk_text(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--text", "paint the fence")
@@ -518,6 +528,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "--verbose": (check_verbose, []),
     "validate files": (check_validate_files, []),
     "validate --json": (check_validate_json, []),
+    "validate --lenient": (check_validate_lenient, []),
     "talk --text": (check_talk_text, []),
     "talk --wav": (check_talk_wav, SLOW),
     "talk --agent": (check_talk_agent, []),
