@@ -41,6 +41,7 @@ from gateway.audio.playout import Playout
 from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
+from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
@@ -62,8 +63,6 @@ from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 log = logging.getLogger(__name__)
 
 UIEvent = dict[str, Any]
-#: How long an invite waits for the agent's manifest before inviting it by URL alone.
-MANIFEST_TIMEOUT_S = 3.0
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
 #: Words a finished sentence does not end on: a transcript ending here is waited out.
@@ -358,15 +357,15 @@ class VoiceSession:
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
-            start_time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            start_time=rfc3339(),
         )
         await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
         await self._send(de)
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
-        manifest is known (asked for first, for at most :data:`MANIFEST_TIMEOUT_S`)."""
-        known = await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
+        manifest is known (asked for first, for at most ``Limits.manifest_timeout_s``)."""
+        known = await self.conversation.learn_manifest(url)
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
