@@ -57,7 +57,7 @@ from gateway.voice.endpoint import (
     Utterance,
 )
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
-from gateway.voice.vad import SileroVad, shared_vad
+from gateway.voice.vad import CHUNK_MS, SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 
 log = logging.getLogger(__name__)
@@ -297,7 +297,7 @@ class VoiceSession:
         self.dropped_input = 0
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
-            max(1, s.max_input_ms // 20)
+            max(1, s.max_input_ms // FRAME_MS)
         )
         self._vad = models.vad.stream()
         self._endpointer = Endpointer(s.endpoint)
@@ -526,7 +526,7 @@ class VoiceSession:
 
     def _watch_barge_in(self, p: float) -> None:
         s = self.settings
-        self._voiced_run = self._voiced_run + 32 if p >= s.endpoint.activation else 0
+        self._voiced_run = self._voiced_run + CHUNK_MS if p >= s.endpoint.activation else 0
         if (
             s.barge_in_ms
             and self._voiced_run >= s.barge_in_ms

@@ -31,7 +31,7 @@ import numpy as np
 import onnxruntime
 from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
-from gateway.audio import Resampler
+from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.workers import PoolClosed, PoolFull, PriorityPool
 
 log = logging.getLogger(__name__)
@@ -281,7 +281,7 @@ class Synthesizer:
 
     async def warm_up(self, settings: VoiceSettings | None = None) -> None:
         """Load the voice and synthesize a short phrase, so the first real reply is not slow."""
-        async for _ in self.stream("Ready.", settings or VoiceSettings(), rate=16_000):
+        async for _ in self.stream("Ready.", settings or VoiceSettings(), rate=SAMPLE_RATE):
             pass
 
     async def stream(

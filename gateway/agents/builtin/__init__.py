@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
+from gateway.agents.builtin.base import BUILTIN_SCHEME, Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
 from gateway.agents.builtin.parrot import Parrot
@@ -19,7 +19,7 @@ BUILTIN_NAMES = ("parrot", "clock", "concierge")
 
 
 def builtin_agents(
-    service_base: str = "builtin:",
+    service_base: str = BUILTIN_SCHEME,
     names: Iterable[str] | None = None,
     *,
     now: Callable[[], datetime] = local_now,
@@ -48,6 +48,7 @@ def builtin_agents(
 
 __all__ = [
     "BUILTIN_NAMES",
+    "BUILTIN_SCHEME",
     "Answer",
     "BuiltinAgent",
     "Clock",

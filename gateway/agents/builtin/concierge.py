@@ -11,7 +11,14 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.builtin.base import (
+    BUILTIN_SCHEME,
+    Answer,
+    BuiltinAgent,
+    Heard,
+    builtin_manifest,
+    local_now,
+)
 from gateway.agents.urls import same_service_url
 from gateway.ofp import Envelope, Event, EventType, Manifest, Parameters, To
 
@@ -69,7 +76,7 @@ class Concierge(BuiltinAgent):
     def __init__(
         self,
         directory: Sequence[Manifest],
-        service_url: str = "builtin:concierge",
+        service_url: str = f"{BUILTIN_SCHEME}concierge",
         *,
         now: Callable[[], datetime] = local_now,
     ) -> None:
