@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from gateway.agents.base import Agent
-from gateway.agents.builtin import BUILTIN_SCHEME, builtin_agents
+from gateway.agents.builtin import builtin_agents
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
-from gateway.agents.urls import normalize_service_url, split_dialect
+from gateway.agents.urls import BUILTIN_SCHEME, normalize_service_url, split_dialect
 
 
 class UnknownAgent(ValueError):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from gateway.agents.builtin.base import BUILTIN_SCHEME, Answer, BuiltinAgent, Heard, local_now
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
 from gateway.agents.builtin.parrot import Parrot
+from gateway.agents.urls import BUILTIN_SCHEME
 
 #: The built-in agents, by the name they are served under.
 BUILTIN_NAMES = ("parrot", "clock", "concierge")
@@ -48,7 +49,6 @@ def builtin_agents(
 
 __all__ = [
     "BUILTIN_NAMES",
-    "BUILTIN_SCHEME",
     "Answer",
     "BuiltinAgent",
     "Clock",

@@ -37,9 +37,6 @@ from gateway.ofp import (
 )
 from gateway.ofp.timestamps import rfc3339
 
-#: The service URL prefix of an agent running inside the gateway: ``builtin:parrot``.
-BUILTIN_SCHEME = "builtin:"
-
 #: Replies to other agents allowed in one conversation before a person speaks again.
 MAX_AGENT_TURNS = 3
 #: Conversations remembered at once; the least recently active is forgotten first.

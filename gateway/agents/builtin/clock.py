@@ -6,14 +6,8 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-from gateway.agents.builtin.base import (
-    BUILTIN_SCHEME,
-    Answer,
-    BuiltinAgent,
-    Heard,
-    builtin_manifest,
-    local_now,
-)
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import BUILTIN_SCHEME
 
 _TIME_WORDS = frozenset({"time", "clock", "hour", "hours"})
 _DATE_WORDS = frozenset({"date", "day", "today", "weekday"})

@@ -11,15 +11,8 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from gateway.agents.builtin.base import (
-    BUILTIN_SCHEME,
-    Answer,
-    BuiltinAgent,
-    Heard,
-    builtin_manifest,
-    local_now,
-)
-from gateway.agents.urls import same_service_url
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import BUILTIN_SCHEME, same_service_url
 from gateway.ofp import Envelope, Event, EventType, Manifest, Parameters, To
 
 #: Lowest :func:`match_score` at which the concierge brings an agent in.

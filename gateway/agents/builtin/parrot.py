@@ -6,14 +6,8 @@ from collections.abc import Callable
 from datetime import datetime
 from xml.sax.saxutils import escape
 
-from gateway.agents.builtin.base import (
-    BUILTIN_SCHEME,
-    Answer,
-    BuiltinAgent,
-    Heard,
-    builtin_manifest,
-    local_now,
-)
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import BUILTIN_SCHEME
 
 
 class Parrot(BuiltinAgent):
