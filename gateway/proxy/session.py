@@ -59,6 +59,7 @@ from gateway.voice.endpoint import (
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.vad import CHUNK_MS, SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
+from gateway.voice.words import words
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ _FINAL = re.compile(r"[.?!][\"')\]]*$")
 
 
 def _command(text: str) -> str:
-    return " ".join(re.findall(r"[a-z']+", text.lower()))
+    return " ".join(words(text))
 
 
 def looks_final(text: str, *, min_words: int = 1) -> bool:
@@ -123,8 +124,8 @@ def looks_final(text: str, *, min_words: int = 1) -> bool:
     text = text.strip()
     if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
         return False
-    words = re.findall(r"[A-Za-z0-9']+", text.lower())
-    return len(words) >= max(1, min_words) and words[-1] not in _CONTINUATIONS
+    said = words(text)
+    return len(said) >= max(1, min_words) and said[-1] not in _CONTINUATIONS
 
 
 @dataclass(frozen=True)
@@ -821,14 +822,11 @@ class VoiceSession:
         """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
         if self._wake is None:
             return text
-        phrase = [
-            w.lower()
-            for w in re.findall(r"[A-Za-z']+", self._wake.name.split(":")[-1].replace("_", " "))
-        ]
-        words = text.split()
-        head = [re.sub(r"[^a-z']", "", w.lower()) for w in words[: len(phrase)]]
+        phrase = words(self._wake.name.split(":")[-1].replace("_", " "))
+        said = text.split()
+        head = ["".join(words(w)) for w in said[: len(phrase)]]
         if phrase and head == phrase:
-            return " ".join(words[len(phrase) :]).lstrip(",.;: ").strip()
+            return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
         return text
 
     def _on_playing(self, speaking: bool) -> None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -56,6 +55,7 @@ from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
+from gateway.voice.words import words
 from gateway.workers import PoolFull, PriorityPool, Started
 
 _HOP = 160  # samples per mel frame
@@ -313,7 +313,7 @@ def fitted_frames(samples: int, padding_s: float) -> int:
 
 
 def _words_key(text: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"[\w']+", text.lower()))
+    return tuple(words(text))
 
 
 def repeats_itself(text: str, n: int = 3) -> bool:
