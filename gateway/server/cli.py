@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import Any
 
 from gateway.server.memory import TRIM_INTERVAL_S, restart_under_jemalloc
 from gateway.voice.endpoint import EndpointSettings
@@ -46,7 +45,10 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="another web origin allowed to open the WebSocket (repeatable)",
     )
     p.add_argument(
-        "--data", metavar="DIR", help="records folder (default: $OFP_GATEWAY_DATA or per-user)"
+        "--data",
+        metavar="DIR|URL",
+        help="records folder, or a postgresql:// database shared by several nodes (default: "
+        "$OFP_GATEWAY_DATABASE_URL, else $OFP_GATEWAY_DATA, else per-user)",
     )
     p.add_argument("--no-record", action="store_true", help="keep no records")
     p.add_argument(
@@ -131,16 +133,14 @@ async def _serve(args: argparse.Namespace) -> int:
     from gateway.agents.policy import AddressPolicy
     from gateway.directory import AgentDirectory
     from gateway.proxy.session import SessionSettings, VoiceModels
+    from gateway.records.base import Recorder, open_recorder
     from gateway.render.voices import VoiceBook
     from gateway.server.app import Gateway, GatewaySettings
     from gateway.voice.stt import SttSettings
 
-    recorder: Any = None
+    recorder: Recorder | None = None
     if not args.no_record:
-        from gateway.records.paths import resolve_data_dir
-        from gateway.records.store import Recorder
-
-        recorder = Recorder(resolve_data_dir(args.data), retention_days=args.retention_days)
+        recorder = open_recorder(args.data, retention_days=args.retention_days)
     print("loading speech models…", file=sys.stderr, flush=True)
     voices = VoiceBook.from_file(args.voices) if args.voices else None
     models = VoiceModels(SttSettings(model=args.stt_model), voices=voices)
