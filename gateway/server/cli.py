@@ -108,6 +108,20 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
     )
     p.add_argument(
+        "--drain-seconds",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="on SIGTERM or SIGUSR1: refuse new sessions, let turns in progress finish for at "
+        "most this long, then hand the pages over to other nodes and exit (30)",
+    )
+    p.add_argument(
+        "--node",
+        default="",
+        metavar="NAME",
+        help="this node's name in shared records (default: host name and a random suffix)",
+    )
+    p.add_argument(
         "--wake",
         default="off",
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off (default)",
@@ -136,6 +150,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from gateway.records.base import Recorder, open_recorder
     from gateway.render.voices import VoiceBook
     from gateway.server.app import Gateway, GatewaySettings
+    from gateway.server.readiness import drain
     from gateway.voice.stt import SttSettings
 
     recorder: Recorder | None = None
@@ -158,6 +173,8 @@ async def _serve(args: argparse.Namespace) -> int:
         audio_feature=args.audio_feature,
         wake=args.wake,
         trim_memory_s=args.trim_memory,
+        drain_s=GatewaySettings.drain_s if args.drain_seconds is None else args.drain_seconds,
+        node=args.node,
         session=session,
     )
     directory = AgentDirectory(AddressPolicy.from_env_and_args(args.allow_address))
@@ -165,13 +182,32 @@ async def _serve(args: argparse.Namespace) -> int:
     await gateway.start()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
+    draining = False
+
+    def start_drain() -> None:
+        nonlocal draining
+        draining = True
+        stop.set()
+
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError):
+        # Ctrl-C: stop now, ending the conversations. SIGTERM (what systemd, docker and
+        # Kubernetes send) and SIGUSR1: drain, leaving the conversations to other nodes.
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        loop.add_signal_handler(signal.SIGTERM, start_drain)
+        loop.add_signal_handler(signal.SIGUSR1, start_drain)
     await stop.wait()
+    if draining:
+        print(
+            f"draining: refusing new sessions, finishing turns (at most {settings.drain_s:g} s)…",
+            file=sys.stderr,
+            flush=True,
+        )
+        unfinished = await drain(gateway, settings.drain_s)
+        if unfinished:
+            print(f"{unfinished} turns still under way; handing over", file=sys.stderr)
     print("shutting down…", file=sys.stderr, flush=True)
-    await gateway.close()
+    await gateway.close(handover=draining)
     if recorder is not None:
         recorder.close()
     return 0
