@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"ofp-gateway cluster is ready: open {cluster.url}/ in a browser", flush=True)
     for node in cluster.nodes:
-        print(f"  {node.name}: {node.url} (pid {node.proc.pid if node.proc else '-'}), "
-              f"log {node.log}")
+        print(
+            f"  {node.name}: {node.url} (pid {node.proc.pid if node.proc else '-'}), log {node.log}"
+        )
     print(f"  records: {cluster.database_url}")
     print("  drain a node: kill -TERM PID; stop everything: Ctrl-C", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -37,7 +37,9 @@ class Backend:
     port: int
 
 
-def config(port: int, backends: list[Backend], *, host: str = "127.0.0.1", check_ms: int = 1000) -> str:
+def config(
+    port: int, backends: list[Backend], *, host: str = "127.0.0.1", check_ms: int = 1000
+) -> str:
     """The HAProxy configuration for ``backends`` behind ``host:port``."""
     servers = "\n".join(
         f"    server {b.name} {b.host}:{b.port} cookie {b.name} check" for b in backends
@@ -55,8 +57,9 @@ defaults
     # An open WebSocket: the page pings every 15 s, so a minute of silence means it is gone.
     timeout tunnel 60s
     timeout client-fin 5s
-    # A request to a node that is down goes to another (the WebSocket hello then rejoins there).
-    option redispatch
+    # A connection refused by a dead node is retried at once on another (1: on the first retry;
+    # a retry on the same server would wait a second first), where the hello rejoins.
+    option redispatch 1
     retries 2
 
 frontend gateway
@@ -113,7 +116,10 @@ class HAProxy:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise HAProxyUnavailable((self.root / "haproxy.log").read_text(errors="replace"))
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), 1),
+            ):
                 return self
             time.sleep(0.1)
         raise HAProxyUnavailable("haproxy did not listen in time")

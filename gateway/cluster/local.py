@@ -97,7 +97,8 @@ class LocalCluster:
         for node in self.nodes:
             self.start_node(node)
         self.haproxy = HAProxy(
-            self.port, [Backend(n.name, "127.0.0.1", n.port) for n in self.nodes],
+            self.port,
+            [Backend(n.name, "127.0.0.1", n.port) for n in self.nodes],
             check_ms=self.check_ms,
         ).start()
         deadline = time.monotonic() + timeout
@@ -113,11 +114,20 @@ class LocalCluster:
         log = open(node.log, "ab")  # noqa: SIM115 (lives with the process)
         node.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "gateway", "serve",
-                "--host", "127.0.0.1", "--port", str(node.port),
-                "--data", self.database_url,
-                "--public-url", f"http://127.0.0.1:{self.port}",
-                "--node", node.name,
+                sys.executable,
+                "-m",
+                "gateway",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(node.port),
+                "--data",
+                self.database_url,
+                "--public-url",
+                f"http://127.0.0.1:{self.port}",
+                "--node",
+                node.name,
                 *self.serve_args,
             ],
             stdout=log,

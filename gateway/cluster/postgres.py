@@ -102,8 +102,18 @@ class TempPostgres:
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         init = subprocess.run(
             self._as_owner(
-                [str(bindir / "initdb"), "-D", str(data), "-U", self.user, "--auth=trust",
-                 "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions"],
+                [
+                    str(bindir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    self.user,
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                    "--no-instructions",
+                ],
                 account,
             ),
             capture_output=True,
@@ -119,10 +129,21 @@ class TempPostgres:
         self.proc = subprocess.Popen(
             self._as_owner(
                 [
-                    str(bindir / "postgres"), "-D", str(data), "-p", str(self.port),
-                    "-h", "127.0.0.1", "-k", str(sockets),
-                    "-c", f"fsync={'on' if self.fsync else 'off'}",
-                    "-c", "max_connections=100", "-c", "shared_buffers=64MB",
+                    str(bindir / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(self.port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(sockets),
+                    "-c",
+                    f"fsync={'on' if self.fsync else 'off'}",
+                    "-c",
+                    "max_connections=100",
+                    "-c",
+                    "shared_buffers=64MB",
                 ],
                 account,
             ),
@@ -145,8 +166,16 @@ class TempPostgres:
                 raise PostgresUnavailable(f"postgres did not start:\n{text}")
             time.sleep(0.1)
         created = subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
-             self.database],
+            [
+                str(bindir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+                self.database,
+            ],
             capture_output=True,
             text=True,
             check=False,

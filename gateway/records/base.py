@@ -159,4 +159,6 @@ def open_recorder(data: str | Path | None, *, retention_days: float | None = Non
     from gateway.records.paths import resolve_data_dir
     from gateway.records.store import SQLiteRecorder
 
-    return SQLiteRecorder(resolve_data_dir(str(data) if data else None), retention_days=retention_days)
+    return SQLiteRecorder(
+        resolve_data_dir(str(data) if data else None), retention_days=retention_days
+    )

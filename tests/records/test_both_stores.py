@@ -73,7 +73,14 @@ def test_the_same_conversation_exports_identically_from_either_store(both, capsy
             ("history", "list", "--json"),
             ("history", "show", "conv-lisbon-1"),
             ("export", "conv-lisbon-1", "--format", "mplp-dialog"),
-            ("export", "conv-lisbon-1", "--format", "durable-agent-state", "--agent", BOB.speaker_uri),
+            (
+                "export",
+                "conv-lisbon-1",
+                "--format",
+                "durable-agent-state",
+                "--agent",
+                BOB.speaker_uri,
+            ),
         ):
             assert run(*argv, "--data", target) == 0
         outputs.append(capsys.readouterr().out)
