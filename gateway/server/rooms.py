@@ -101,6 +101,8 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
     recorder = gateway.recorder
     if recorder is None:
         return None
+    if conversation_id in gateway.rooms:  # taken up meanwhile (two rejoins racing)
+        return gateway.find_room(conversation_id, token)
     try:
         holder = recorder.holder(conversation_id)
         if holder is None or not holder.token_digest or holder.ended_at is not None:
