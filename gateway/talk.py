@@ -11,11 +11,14 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, Event, EventType, text_event
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 #: Seconds to wait for a remote agent's manifest before inviting it anyway.
 MANIFEST_TIMEOUT = 3.0
@@ -74,7 +77,7 @@ class Talk:
     """A conversation held from the terminal: the person's side collects what happens."""
 
     def __init__(
-        self, directory: AgentDirectory, recorder: Any = None, on_line: Any = None
+        self, directory: AgentDirectory, recorder: Recorder | None = None, on_line: Any = None
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -153,7 +156,7 @@ async def talk_text(
     agents: list[str],
     *,
     directory: AgentDirectory,
-    recorder: Any = None,
+    recorder: Recorder | None = None,
     timeout: float = 30.0,
     on_line: Any = None,
 ) -> TalkResult:
@@ -182,7 +185,7 @@ def run_talk(
     agents: list[str],
     *,
     directory_factory: Any,
-    recorder: Any,
+    recorder: Recorder | None,
     timeout: float,
     on_line: Any = None,
 ) -> TalkResult:
