@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -195,3 +196,29 @@ def test_open_recorder_chooses_by_url_and_environment(tmp_path, postgres_url, mo
 def test_passwords_are_kept_out_of_messages():
     assert redact("postgresql://u:pw@db.example:5432/x") == "postgresql://u:***@db.example:5432/x"
     assert redact("postgresql://u@h/x") == "postgresql://u@h/x"
+
+
+def test_a_lost_database_costs_a_bounded_stall_then_fails_fast():
+    # Its own server: this test stops it.
+    from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
+
+    try:
+        server = TempPostgres(fsync=False).start()
+    except PostgresUnavailable as exc:  # the session fixture reports this loudly already
+        pytest.skip(f"NO POSTGRESQL HERE: {exc}")
+    rec = PostgresRecorder(server.url)
+    try:
+        rec.conversation_started("c", at=datetime.now(UTC))
+        server.stop()
+        started = time.monotonic()
+        with pytest.raises(RecordsError, match="unreachable"):
+            rec.envelope("c", direction="in", peer="p", envelope={}, at=datetime.now(UTC))
+        assert time.monotonic() - started < 5  # not the TCP timeout, not the pool's patience
+        started = time.monotonic()
+        for _ in range(20):  # meanwhile every call fails at once
+            with pytest.raises(RecordsError, match="unreachable"):
+                rec.envelope("c", direction="in", peer="p", envelope={}, at=datetime.now(UTC))
+        assert time.monotonic() - started < 0.5
+    finally:
+        rec.close()
+        server.stop()
