@@ -8,9 +8,14 @@ their manifests' identities, floor grants and convener from the last floor recor
 history from the envelopes the person sent and received. The node then holds it; the node that held
 it before, if alive, finds it is no longer the holder and lets its copy go without ending it.
 
+The built-in agents run inside each node and remember the last utterances of a conversation
+(the concierge passes them on as dialog history): the new node's built-ins are replayed the last
+envelopes the records say were delivered to them, their answers discarded, so they remember what
+they had heard. Remote agents keep their own state, by conversation id.
+
 What a node failure loses: audio being spoken or heard at that moment (the utterance not yet
 ended, a reply being played), deliveries in flight (an agent reply not yet received is not asked
-for again), notices shown on the page (not records), and the in-memory state of built-in agents.
+for again), and notices shown on the page (they are not records).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ if TYPE_CHECKING:
     from gateway.server.app import Gateway, Room
 
 log = logging.getLogger(__name__)
+
+#: Envelopes replayed to a built-in agent on taking a conversation up: enough to refill its
+#: memory (the last 8 utterances) with room for the floor events between them.
+RECALL_ENVELOPES = 64
 
 
 def hold(gateway: Gateway, conversation_id: str, token: str | None = None) -> None:
@@ -133,6 +142,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         limits=Limits(),
         restore=state,
     )
+    recall_builtins(gateway, stored, state)
     room = Room(conversation, token)
     room.history.extend(page_history(stored))
     gateway.rooms[conversation_id] = room
@@ -145,6 +155,38 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         len(state.conversants),
     )
     return room
+
+
+def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorState) -> int:
+    """Replay to each built-in conversant the last :data:`RECALL_ENVELOPES` envelopes delivered to
+    it, discarding its answers, so its memory of the conversation is as on the node that died.
+    Returns how many envelopes were replayed."""
+    replayed = 0
+    for ident in state.conversants:
+        if not ident.service_url.startswith("builtin:"):
+            continue
+        try:
+            agent = gateway.directory.resolve(ident.service_url)
+        except Exception:
+            continue
+        respond = getattr(agent, "respond", None)
+        if respond is None:
+            continue
+        delivered = [
+            r
+            for r in stored.records
+            if r.kind == "envelope" and r.direction == "out" and r.peer == ident.speaker_uri
+        ][-RECALL_ENVELOPES:]
+        for record in delivered:
+            envelope = read_envelope(record)
+            if envelope is None:
+                continue
+            try:
+                respond(envelope)  # what it would say was said already, on the other node
+            except Exception:
+                log.exception("%s could not replay a recorded envelope", ident.service_url)
+            replayed += 1
+    return replayed
 
 
 def floor_state(stored: StoredConversation) -> FloorState:

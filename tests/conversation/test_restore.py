@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 from gateway.agents.policy import AddressPolicy
 from gateway.conversation import Conversation, user_identity
 from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, Event, EventType, text_event
 from gateway.records import SQLiteRecorder
-from gateway.server.rooms import floor_state, page_history
+from gateway.server.rooms import floor_state, page_history, recall_builtins
 
 
 def utterance(speaker: str, text: str) -> Event:
@@ -44,11 +45,21 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
         assert ("transcript", "before") in [(e["type"], e["text"]) for e in history]
         assert ("utterance", "You said: before") in [(e["type"], e["text"]) for e in history]
 
+        # Another node: its own built-in agents, which never heard this conversation, are
+        # replayed what was delivered to them and remember it as the first node's did.
+        other_node = AgentDirectory(AddressPolicy.from_env_and_args([]))
+        remembered = [d.text() for d in directory.builtins["parrot"]._memory("c1").history]
+        assert "before" in remembered
+        fake_gateway = SimpleNamespace(directory=other_node)
+        assert recall_builtins(fake_gateway, stored, state) > 0  # type: ignore[arg-type]
+        recalled = [d.text() for d in other_node.builtins["parrot"]._memory("c1").history]
+        assert recalled == remembered
+
         heard.clear()
         again = Conversation(
             "c1",
             user=user,
-            resolve=directory.resolve,
+            resolve=other_node.resolve,
             on_user=heard.append,
             recorder=recorder,
             restore=state,
@@ -64,6 +75,7 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
         await again.close()
         kinds = [r.kind for r in recorder.get_conversation("c1").records[records_before:]]
         assert kinds == ["envelope"] * len(kinds) and len(kinds) >= 3  # in, out, reply in, out
+        await other_node.aclose()
     finally:
         await directory.aclose()
         recorder.close()
