@@ -249,9 +249,12 @@ class Gateway:
         self.rooms[conv_id] = room
         self.metrics.conversations.set(len(self.rooms))
         if self.recorder is not None:
-            self.recorder.conversation_started(
-                conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
-            )
+            try:
+                self.recorder.conversation_started(
+                    conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+                )
+            except Exception:  # records must never take the conversation down (nor stop it)
+                log.exception("conversation %s: could not record its start", conv_id)
         rooms.hold(self, conv_id, room.token)  # so any node can take it up
         for url in self.settings.agents:
             with contextlib.suppress(Exception):
