@@ -227,7 +227,14 @@ def page_history(stored: StoredConversation, limit: int | None = None) -> list[d
             if de is None or event.event_type.value != "utterance":
                 continue
             if record.direction == "in":
-                events.append({"type": "transcript", "text": de.text(), "id": de.id})
+                transcript: dict[str, Any] = {"type": "transcript", "text": de.text(), "id": de.id}
+                text = de.features.get("text")
+                confidence = text.tokens[0].confidence if text and text.tokens else None
+                if set(de.features) == {"text"} and confidence is None:
+                    transcript["typed"] = True  # speech carries its confidence, words, audio
+                elif confidence is not None:
+                    transcript["confidence"] = round(confidence, 3)
+                events.append(transcript)
                 continue
             html = [
                 str(t.value)

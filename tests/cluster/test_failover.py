@@ -8,6 +8,7 @@ token).
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -95,14 +96,13 @@ async def test_a_killed_node_s_person_rejoins_on_the_other_and_goes_on(cluster: 
         assert again.node == other.name  # HAProxy re-dispatched, and set the new node's cookie
         # The history rebuilt from the records is what the page saw on the dead node: the
         # agents' greetings, what the person said and the answers, in order.
-        seen = [
-            (e["type"], e["text"], e.get("speaker"))
-            for e in page.events
-            if e["type"] in ("transcript", "utterance")
-        ]
-        assert [(e["type"], e["text"], e.get("speaker")) for e in again.welcome["history"]] == seen
-        assert ("transcript", "hello cluster", None) in seen
-        assert ("utterance", "You said: second message", "Parrot") in seen
+        def view(e: dict) -> tuple:
+            return (e["type"], e["text"], e.get("speaker"), e.get("typed"), e.get("html"))
+
+        seen = [view(e) for e in page.events if e["type"] in ("transcript", "utterance")]
+        assert [view(e) for e in again.welcome["history"]] == seen
+        assert ("transcript", "hello cluster", None, True, None) in seen
+        assert ("utterance", "You said: second message", "Parrot", None, []) in seen
         floor = await again.wait_for(lambda e: e["type"] == "floor")
         assert floor_names(floor) == AGENTS  # the same agents, not invited again
         await again.say("after the failover")
@@ -187,3 +187,63 @@ async def test_readiness_says_full_and_a_balancer_sends_newcomers_elsewhere(
     finally:
         for p in pages:
             await p.close()
+
+
+def test_the_page_in_chromium_fails_over_by_itself(cluster: LocalCluster, tmp_path):
+    """The real page through HAProxy: its own cookie, its own reconnection, its own redraw."""
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.web.conftest import CHROMIUM, launch
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"NO CHROMIUM at {CHROMIUM}: the page's failover not tried")
+    for node in cluster.nodes:
+        if not node.alive:
+            cluster.start_node(node)
+        cluster.wait_ready(node, 180)
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            page.goto(cluster.url + "/")
+            page.locator("#conversants li").nth(3).wait_for(timeout=30_000)
+            page.locator("#text-input").fill("hello from the browser")
+            page.locator("#text-input").press("Enter")
+            conversation = page.locator("#conversation")
+            conversation.get_by_text("You said: hello from the browser").wait_for(timeout=30_000)
+            [cookie] = [c for c in context.cookies() if c["name"] == "OFPNODE"]
+            first = node_named(cluster, cookie["value"])
+
+            # Mark what is on screen now: a redraw from the new node's welcome replaces it.
+            page.evaluate(
+                "() => document.querySelectorAll('#conversation > *')"
+                ".forEach(e => e.dataset.before = '1')"
+            )
+            cluster.kill(first)
+            # The page notices, reconnects through HAProxy (its cookie names the dead node, so
+            # HAProxy re-dispatches it and sets the other's) and is welcomed back.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                node = next(c["value"] for c in context.cookies() if c["name"] == "OFPNODE")
+                if node != first.name:
+                    break
+                page.wait_for_timeout(100)
+            assert node != first.name, "the page did not reconnect to the other node"
+            page.locator("#connection[data-state=open]").wait_for(timeout=30_000)
+            # The history was redrawn from the other node's welcome, and the talk goes on.
+            page.wait_for_function(
+                "() => !document.querySelector('#conversation > [data-before]')", timeout=10_000
+            )
+            conversation.get_by_text("You said: hello from the browser").wait_for(timeout=10_000)
+            page.locator("#conversants li").nth(3).wait_for(timeout=10_000)
+            page.locator("#text-input").fill("and after the failover")
+            page.locator("#text-input").press("Enter")
+            conversation.get_by_text("You said: and after the failover").wait_for(timeout=30_000)
+            page.screenshot(path=str(tmp_path / "failover.png"))
+        finally:
+            browser.close()
+    cluster.start_node(first)
+    cluster.wait_ready(first, 180)
