@@ -99,6 +99,7 @@ _MIGRATIONS: dict[int, str] = {
     "ALTER TABLE conversations ADD COLUMN node TEXT NOT NULL DEFAULT '';",
 }
 
+
 def _stamp(at: datetime) -> str:
     # One fixed-width UTC form, so text order is time order. A naive time is taken as local time,
     # Python's own convention, rather than refused: a record should not be lost over it.

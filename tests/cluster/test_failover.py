@@ -94,6 +94,7 @@ async def test_a_killed_node_s_person_rejoins_on_the_other_and_goes_on(cluster: 
         assert again.welcome["rejoined"] is True
         assert again.welcome["conversationId"] == conv
         assert again.node == other.name  # HAProxy re-dispatched, and set the new node's cookie
+
         # The history rebuilt from the records is what the page saw on the dead node: the
         # agents' greetings, what the person said and the answers, in order.
         def view(e: dict) -> tuple:

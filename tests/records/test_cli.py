@@ -89,9 +89,7 @@ def test_history_show_json_has_every_record(recorded: str, store: Store, capsys)
     assert [r["data"] for r in doc["records"]] == [r.data for r in stored.records]
 
 
-def test_export_mplp_to_a_file(
-    recorded: str, store: Store, tmp_path: Path, mplp_validator, capsys
-):
+def test_export_mplp_to_a_file(recorded: str, store: Store, tmp_path: Path, mplp_validator, capsys):
     out = tmp_path / "dialog.json"
     args = ("export", "conv-lisbon-1", "--format", "mplp-dialog", "-o", str(out))
     assert run(*args, "--data", str(recorded)) == 0
