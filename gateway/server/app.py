@@ -176,11 +176,11 @@ class Gateway:
                 await client.ws.close(HANDOVER_CODE, HANDOVER_REASON)
             else:
                 await client.ws.close(1001, "gateway shutting down")
-        for room_id in list(self.rooms):
-            if handover:
+        if handover:  # left open in the records for another node: no bye, no end
+            for room_id in list(self.rooms):
                 await self.drop_room(room_id)
-            else:
-                await self._end_room(room_id, "closed")
+        # Together: each room's agents get their bye (bounded by Limits.bye_timeout_s) at once.
+        await asyncio.gather(*(self._end_room(r, "closed") for r in list(self.rooms)))
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -188,15 +188,16 @@ class Gateway:
 
     async def _reap(self) -> None:
         while True:
-            await asyncio.sleep(5)
+            await asyncio.sleep(min(5.0, max(0.5, self.settings.rejoin_s / 2)))
             now = time.monotonic()
-            for room_id, room in list(self.rooms.items()):
-                if (
-                    room.client is None
-                    and room.detached_at
-                    and now - room.detached_at > self.settings.rejoin_s
-                ):
-                    await self._end_room(room_id, "completed")
+            expired = [
+                room_id
+                for room_id, room in self.rooms.items()
+                if room.client is None
+                and room.detached_at
+                and now - room.detached_at > self.settings.rejoin_s
+            ]
+            await asyncio.gather(*(self._end_room(r, "completed") for r in expired))
 
     def _observe_trim(self, released: int, seconds: float) -> None:
         self.metrics.memory_released.inc(released)
@@ -211,12 +212,20 @@ class Gateway:
             self.metrics.loop_lag.observe(max(0.0, loop.time() - start - LAG_PROBE_S))
 
     async def _end_room(self, room_id: str, status: str) -> None:
+        if rooms.held_elsewhere(self, room_id):
+            # Another node took it up: the conversation goes on there, so no bye and no end.
+            await self.drop_room(room_id)
+            return
         room = self.rooms.pop(room_id, None)
         if room is None:
             return
+        try:
+            await room.conversation.end()  # the agents are told: a bye from the person
+        except Exception:
+            log.exception("conversation %s: could not say bye", room_id)
         await room.conversation.close()
         self.metrics.conversations.set(len(self.rooms))
-        if self.recorder is not None and not rooms.held_elsewhere(self, room_id):
+        if self.recorder is not None:
             with contextlib.suppress(Exception):
                 self.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
 
