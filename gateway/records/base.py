@@ -38,6 +38,9 @@ class Recorder(Protocol):
 
     #: Days a conversation is kept after its last record (``None``: forever).
     retention_days: float | None
+    #: Whether other gateway nodes read and write the same records (and so can take a
+    #: conversation up).
+    shared: bool
 
     @property
     def location(self) -> str:

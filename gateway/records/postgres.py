@@ -169,6 +169,9 @@ class PostgresRecorder:
     for SQLite: applied at start and on every :meth:`purge_expired`.
     """
 
+    #: Every node of the cluster reads and writes it.
+    shared = True
+
     def __init__(
         self, url: str, *, retention_days: float | None = None, pool_max: int = POOL_MAX
     ) -> None:

@@ -119,6 +119,9 @@ class SQLiteRecorder:
     :meth:`purge_expired`.
     """
 
+    #: One machine's folder: no other node takes its conversations up.
+    shared = False
+
     def __init__(self, data_dir: Path, *, retention_days: float | None = None) -> None:
         check_retention(retention_days)
         self.data_dir = Path(data_dir)

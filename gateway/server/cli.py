@@ -120,7 +120,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         type=_seconds,
         default=None,
         metavar="SECONDS",
-        help="on SIGTERM or SIGUSR1: refuse new sessions, let turns in progress finish for at "
+        help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in progress finish for at "
         "most this long, then hand the pages over to other nodes and exit (30)",
     )
     p.add_argument(
@@ -200,10 +200,13 @@ async def _serve(args: argparse.Namespace) -> int:
 
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError):
-        # Ctrl-C: stop now, ending the conversations. SIGTERM (what systemd, docker and
-        # Kubernetes send) and SIGUSR1: drain, leaving the conversations to other nodes.
+        # Ctrl-C: stop now, ending the conversations (their agents get a bye). SIGUSR1: drain,
+        # leaving the conversations open for another node (or this one, restarted) to take up.
+        # SIGTERM (what systemd, Docker and Kubernetes send) drains when the records are shared
+        # with other nodes, and otherwise stops as Ctrl-C does: nobody else could take them up.
+        shared = recorder is not None and recorder.shared
         loop.add_signal_handler(signal.SIGINT, stop.set)
-        loop.add_signal_handler(signal.SIGTERM, start_drain)
+        loop.add_signal_handler(signal.SIGTERM, start_drain if shared else stop.set)
         loop.add_signal_handler(signal.SIGUSR1, start_drain)
     await stop.wait()
     if draining:

@@ -5,7 +5,7 @@
 recognition behind), ``draining`` (leaving). A balancer's health check on it sends new people to
 other nodes (``docs/deployment.md``). ``/healthz`` stays the liveness check.
 
-Draining (SIGTERM or SIGUSR1 to ``serve``): refuse new sessions at once, let the turns in progress
+Draining (SIGUSR1 to ``serve``, or SIGTERM when its records are shared in PostgreSQL): refuse new sessions at once, let the turns in progress
 finish (a person mid-utterance, an agent thinking, a reply being spoken) for at most
 ``drain_s``, then close every page's WebSocket with 1012 ("service restart"). The pages reconnect
 (through the balancer, to another node), which takes their conversations up from the records:

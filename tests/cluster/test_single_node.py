@@ -48,3 +48,26 @@ async def test_a_restarted_node_takes_its_conversation_up_from_sqlite(tmp_path: 
             await other.close()
     finally:
         stop_gateway(served)
+
+
+async def test_sigusr1_drains_a_sqlite_node_and_leaves_its_conversation_open(tmp_path: Path):
+    from gateway.records import SQLiteRecorder
+
+    served = start_gateway(tmp_path, "--agent", "builtin:parrot")
+    try:
+        page = await Page.open(served.ws)
+        await page.say("hold this")
+        served.proc.send_signal(signal.SIGUSR1)
+        assert served.proc.wait(30) == 0
+        assert page._reader is not None
+        await page._reader
+        assert page.closed is not None and page.closed[0] == 1012
+    finally:
+        if served.proc.poll() is None:
+            stop_gateway(served)
+    rec = SQLiteRecorder(tmp_path)
+    try:
+        info = rec.get_conversation(page.welcome["conversationId"]).info
+    finally:
+        rec.close()
+    assert info.ended_at is None and info.status == "active"  # waiting to be taken up
