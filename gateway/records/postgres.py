@@ -297,7 +297,7 @@ class PostgresRecorder:
             "folder": safe_name(conversation_id),
             "direction": direction,
             "peer": peer,
-            "body": json.dumps(envelope),
+            "body": json.dumps(envelope, allow_nan=False),
             "ids": [i for i, _, _ in index],
             "speakers": [s for _, s, _ in index],
             "snippets": [t for _, _, t in index],
@@ -319,7 +319,8 @@ class PostgresRecorder:
         with self._write() as conn:
             self._ensure(conn, conversation_id, at)
             conn.execute(
-                _INSERT, (conversation_id, _utc(at), "floor", None, None, json.dumps(body))
+                _INSERT,
+                (conversation_id, _utc(at), "floor", None, None, json.dumps(body, allow_nan=False)),
             )
             for ident in conversants:
                 uri = ident.get("speakerUri")
@@ -345,7 +346,8 @@ class PostgresRecorder:
                 (conversation_id, dialog_event_id, wav),
             )
             conn.execute(
-                _INSERT, (conversation_id, _utc(at), "audio", None, None, json.dumps(body))
+                _INSERT,
+                (conversation_id, _utc(at), "audio", None, None, json.dumps(body, allow_nan=False)),
             )
         return name
 

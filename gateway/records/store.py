@@ -416,7 +416,7 @@ class SQLiteRecorder:
         cur = db.execute(
             "INSERT INTO records (conversation_id, at, kind, direction, peer, body) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body)),
+            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body, allow_nan=False)),
         )
         return int(cur.lastrowid or 0)
 

@@ -36,6 +36,7 @@ from websockets.http11 import Request, Response
 from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
+from gateway.ofp.jsonio import loads_external
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
 from gateway.records.base import Recorder
@@ -376,7 +377,7 @@ class Gateway:
         name = f"{conv_id.replace(':', '-')}.{fmt}.json"
         return _response(
             HTTPStatus.OK,
-            json.dumps(doc, indent=2).encode(),
+            json.dumps(doc, indent=2, allow_nan=False).encode(),
             "application/json",
             extra={"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -654,12 +655,12 @@ class Client:
         """Send one JSON message; a closed connection is not an error here."""
         with contextlib.suppress(ConnectionClosed):
             async with self._send_lock:
-                await self.ws.send(json.dumps(message, ensure_ascii=False))
+                await self.ws.send(json.dumps(message, ensure_ascii=False, allow_nan=False))
 
 
 def _json(message: str | bytes) -> dict[str, Any] | None:
     try:
-        data = json.loads(message)
+        data = loads_external(message, source="the page")
     except (ValueError, TypeError):
         return None
     return data if isinstance(data, dict) else None

@@ -48,7 +48,7 @@ def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
         "conversations": len(gateway.rooms),
     }
     status = HTTPStatus.OK if state == "ready" else HTTPStatus.SERVICE_UNAVAILABLE
-    return status, (json.dumps(body) + "\n").encode()
+    return status, (json.dumps(body, allow_nan=False) + "\n").encode()
 
 
 def turns_in_progress(gateway: Gateway) -> int:
