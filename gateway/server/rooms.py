@@ -26,6 +26,7 @@ from collections import deque
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.conversation import Conversation, FloorState, Limits
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
@@ -163,7 +164,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
     Returns how many envelopes were replayed."""
     replayed = 0
     for ident in state.conversants:
-        if not ident.service_url.startswith("builtin:"):
+        if not ident.service_url.startswith(BUILTIN_SCHEME):
             continue
         try:
             agent = gateway.directory.resolve(ident.service_url)
