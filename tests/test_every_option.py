@@ -36,7 +36,7 @@ import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
 from gateway.cli import build_parser, main
-from gateway.records import Recorder
+from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
 from tests.records.conftest import ALICE, BOB, record_conversation
 from tests.server.conftest import free_port
@@ -206,7 +206,7 @@ def check_talk_allow_address(t: Ctx) -> None:
 def _conversations(data: Path) -> list[str]:
     if not data.exists():
         return []
-    rec = Recorder(data)
+    rec = SQLiteRecorder(data)
     try:
         return [c.id for c in rec.list_conversations()]
     finally:
@@ -344,7 +344,7 @@ def check_agents_name(t: Ctx) -> None:
 def _recorded(t: Ctx) -> Path:
     data = t.tmp / "recorded"
     if not data.exists():
-        rec = Recorder(data)
+        rec = SQLiteRecorder(data)
         try:
             record_conversation(rec, "conv-a")
             record_conversation(rec, "conv-b")
@@ -476,7 +476,7 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
     mp = t.monkeypatch
     mp.setattr("gateway.server.app.Gateway", gateway)
     mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
-    mp.setattr("gateway.records.store.Recorder", note("recorder"))
+    mp.setattr("gateway.records.base.open_recorder", note("recorder"))
     mp.setattr("gateway.directory.AgentDirectory", directory)
     mp.setattr("gateway.render.voices.VoiceBook", Book)
     mp.setattr("gateway.server.cli.restart_under_jemalloc", lambda: world.update(restarted="yes"))
@@ -507,6 +507,8 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--voices": ["<tmp>/voices.json"],
     "--wake": ["alexa"],
     "--rejoin": ["30"],
+    "--drain-seconds": ["5"],
+    "--node": ["node-b"],
 }
 
 

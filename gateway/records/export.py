@@ -13,7 +13,7 @@ from typing import Any
 from gateway.records.errors import RecordsError
 from gateway.records.export_durable import to_durable_agent_state
 from gateway.records.export_mplp import to_mplp_dialog
-from gateway.records.store import ConversationInfo, StoredConversation
+from gateway.records.model import ConversationInfo, StoredConversation
 
 #: The export formats, the default first.
 FORMATS = ("mplp-dialog", "durable-agent-state")

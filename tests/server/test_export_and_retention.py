@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from gateway.records import Recorder
+from gateway.records import SQLiteRecorder
 from gateway.records.cli import add_commands
 from tests.server.conftest import Served, start_gateway, stop_gateway
 from tests.server.test_protocol import Page
@@ -68,7 +68,7 @@ def purging(tmp_path: Path):
 
 def test_retention_purges_while_serving(purging: Served) -> None:
     # Recorded only after the server is up, so its start-up purge cannot be what removes it.
-    rec = Recorder(purging.data)
+    rec = SQLiteRecorder(purging.data)
     try:
         rec.conversation_started("conv-old", at=datetime.now(UTC), title="to be forgotten")
         assert [c.id for c in rec.list_conversations()] == ["conv-old"]
