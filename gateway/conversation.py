@@ -270,6 +270,16 @@ class Conversation:
             agent = self._resolve(key)
             reply = await agent.handle(d.envelope)
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
+        except (UnicodeError, RecursionError) as err:
+            # The envelope could not be put on the wire: its content (from whoever said it) is at
+            # fault, not this recipient, so nothing is booked against the recipient.
+            log.warning(
+                "conversation %s: could not encode the envelope for %s (%s); not delivered",
+                self.id,
+                key,
+                err,
+            )
+            reply = None
         except AgentError as err:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             reply = None
