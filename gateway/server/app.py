@@ -614,6 +614,8 @@ class Client:
                 "builtins": sorted(gw.directory.builtins),
                 "wake": self.session.wake_name,
                 "wakeWords": wake_words(),
+                # Stated on the page: whether the person's voice is stored (serve --keep-audio).
+                "keepAudio": s.keep_audio and gw.recorder is not None,
             }
         )
         if room.floor is not None:

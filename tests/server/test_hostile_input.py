@@ -5,7 +5,6 @@ one-line reason, never a traceback."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 
