@@ -14,7 +14,6 @@ import contextlib
 import json
 import logging
 import mimetypes
-import re
 import secrets
 import threading
 import time
@@ -41,7 +40,7 @@ from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSes
 from gateway.proxy.utterance import UtteranceParts
 from gateway.server import access
 from gateway.server.clips import ClipShelf, VoiceRecords
-from gateway.server.guard import bound_html, clip_text
+from gateway.server.guard import bound_html, clip_text, without_lone_surrogates
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
@@ -755,22 +754,6 @@ def _json(message: str | bytes) -> dict[str, Any] | None:
     """
     try:
         data = json.loads(message)
-        return _scrub(data) if isinstance(data, dict) else None
+        return without_lone_surrogates(data) if isinstance(data, dict) else None
     except (ValueError, TypeError, RecursionError):
         return None
-
-
-def _scrub(value: Any) -> Any:
-    if isinstance(value, str):
-        if _SURROGATE.search(value) is None:
-            return value
-        log.warning("a client message held a lone surrogate; replaced with U+FFFD")
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_scrub(k): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
-    return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
