@@ -152,9 +152,11 @@ def client_address(peer: object, headers: Headers) -> str | None:
         return None
     last = forwarded[0].split(",")[-1].strip()
     try:
-        return str(ipaddress.ip_address(last))
+        visitor = ipaddress.ip_address(last)
     except ValueError:
         return last[:64] or None
+    # A proxy forwarding this machine's own client (a load generator, a health check).
+    return None if visitor.is_loopback else str(visitor)
 
 
 class ClipSigner:

@@ -82,6 +82,8 @@ def test_client_address_trusts_only_the_local_proxy() -> None:
     assert client_address(("127.0.0.1", 5000), none) is None  # this machine's own client
     assert client_address(("127.0.0.1", 5000), xff) == "203.0.113.7"  # the entry it added
     assert client_address(("::1", 5000, 0, 0), xff) == "203.0.113.7"
+    local = Headers({"X-Forwarded-For": "127.0.0.1"})
+    assert client_address(("127.0.0.1", 5000), local) is None  # a local proxy's local client
 
 
 def test_clip_capabilities_are_per_clip_and_expire() -> None:
