@@ -8,7 +8,6 @@ as the browser gateway.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,7 +17,8 @@ from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
-from gateway.ofp import Envelope, Event, EventType, text_event
+from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
+from gateway.ofp.jsonio import loads_external
 
 #: Seconds to wait for a remote agent's manifest before inviting it anyway.
 MANIFEST_TIMEOUT = 3.0
@@ -107,9 +107,9 @@ class Talk:
 
     def wire(self, direction: str, agent_url: str, body: bytes) -> None:
         """One body that went to (``sent``) or came from (``received``) an agent."""
-        try:
-            value: Any = json.loads(body)
-        except ValueError:  # not JSON: keep what was on the wire, as text
+        try:  # the boundary's reading (surrogates made U+FFFD; notes: logged by the parse)
+            value: Any = loads_external(body, notes=[])
+        except EnvelopeError:  # not JSON this gateway reads: keep what was on the wire, as text
             value = body.decode("utf-8", errors="replace")
         (self.result.sent if direction == "sent" else self.result.received).append(value)
 

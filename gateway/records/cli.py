@@ -107,7 +107,7 @@ def _info_json(info: ConversationInfo) -> dict[str, Any]:
 def _list(recorder: Recorder, args: argparse.Namespace) -> int:
     infos = recorder.list_conversations()
     if args.json:
-        print(json.dumps([_info_json(i) for i in infos], indent=2, ensure_ascii=False))
+        print(json.dumps([_info_json(i) for i in infos], indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     if not infos:
         print(f"no conversations recorded in {recorder.data_dir}")
@@ -189,7 +189,7 @@ def _show(recorder: Recorder, args: argparse.Namespace) -> int:
             for r in conversation.records
         ]
         doc = {"conversation": _info_json(info), "records": records}
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     ended = f", ended {_local(info.ended_at)} ({info.status})" if info.ended_at else " (active)"
     print(f"{info.id}  {info.title or info.first_words or ''}".rstrip())
@@ -228,7 +228,7 @@ def _export(recorder: Recorder, args: argparse.Namespace) -> int:
         doc = to_mplp_dialog(conversation)
     else:
         doc = to_durable_agent_state(conversation, _choose_agent(conversation.info, args.agent))
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

@@ -85,5 +85,5 @@ def data_uri(media_type: str, value: Any) -> str:
             pass
         else:
             return f"data:{media_type};base64,{compact}"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
     return data_uri(media_type, text.encode("utf-8"))

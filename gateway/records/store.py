@@ -413,7 +413,7 @@ class Recorder:
         cur = db.execute(
             "INSERT INTO records (conversation_id, at, kind, direction, peer, body) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body)),
+            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body, allow_nan=False)),
         )
         return int(cur.lastrowid or 0)
 

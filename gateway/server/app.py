@@ -36,11 +36,12 @@ from gateway.agents.errors import AgentError
 from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
+from gateway.ofp.jsonio import loads_external
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
 from gateway.server import access
 from gateway.server.clips import ClipShelf, VoiceRecords
-from gateway.server.guard import bound_html, clip_text, without_lone_surrogates
+from gateway.server.guard import bound_html, clip_text
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
@@ -416,7 +417,7 @@ class Gateway:
         name = f"{conv_id.replace(':', '-')}.{fmt}.json"
         return _response(
             HTTPStatus.OK,
-            json.dumps(doc, indent=2).encode(),
+            json.dumps(doc, indent=2, allow_nan=False).encode(),
             "application/json",
             extra={"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -725,13 +726,13 @@ class Client:
         """Send one JSON message; a closed connection is not an error here, and a message that
         cannot be encoded costs that message (logged), never the connection."""
         try:
-            text = json.dumps(message, ensure_ascii=False)
+            text = json.dumps(message, ensure_ascii=False, allow_nan=False)
             text.encode("utf-8")
         except (ValueError, TypeError, RecursionError) as exc:
             # ASCII escapes carry what UTF-8 cannot (a lone surrogate): JSON.parse takes them.
             log.warning("a %s message for the page needed escaping: %s", message.get("type"), exc)
             try:
-                text = json.dumps(message, ensure_ascii=True, default=str)
+                text = json.dumps(message, ensure_ascii=True, allow_nan=False, default=str)
             except (ValueError, TypeError, RecursionError):
                 return
         with contextlib.suppress(ConnectionClosed):
@@ -754,11 +755,12 @@ def _bounded_html(event: dict[str, Any]) -> dict[str, Any]:
 def _json(message: str | bytes) -> dict[str, Any] | None:
     """A client's JSON object, or None (not JSON, not an object, or nested too deep).
 
-    A lone surrogate (``"\\ud800"``: valid JSON, not valid Unicode) becomes U+FFFD here, once,
-    so nothing downstream (the records, agents, the page) fails to encode the person's text.
+    Read through the parse boundary (:mod:`gateway.ofp.jsonio`): a lone surrogate
+    (``"\\ud800"``, valid JSON but not valid Unicode) becomes U+FFFD, so nothing downstream (the
+    records, agents, the page) fails to encode the person's text.
     """
     try:
-        data = json.loads(message)
-        return without_lone_surrogates(data) if isinstance(data, dict) else None
-    except (ValueError, TypeError, RecursionError):
+        data = loads_external(message, source="the page")
+    except (ValueError, TypeError, RecursionError):  # EnvelopeError is a ValueError
         return None
+    return data if isinstance(data, dict) else None

@@ -8,15 +8,12 @@ and :meth:`VoiceRecords.envelope` (an inline ``audio`` feature in the person's u
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
 from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-from gateway.server.guard import without_lone_surrogates
 
 #: Speaker URIs of the people on this gateway start with this (see ``user_identity``).
 PERSON_PREFIX = "tag:ofp-gateway.local,2025:user:"
@@ -116,9 +113,6 @@ class VoiceRecords:
             return
         if not self.keep_audio:
             envelope = without_person_audio(envelope)
-        # Too deep to walk: the store keeps it verbatim or refuses it; the conversation goes on.
-        with contextlib.suppress(RecursionError):
-            envelope = without_lone_surrogates(envelope)
         self.store.envelope(conversation_id, envelope=envelope, **kw)
 
     def floor_changed(self, conversation_id: str, **kw: Any) -> None:

@@ -5,19 +5,11 @@
   froze the page 6 s and again on every reload), and no useful reply needs either.
 * :func:`clip_text` — text echoed back in an error message is cut, so a 200 KB URL is not
   sent back whole.
-* :func:`without_lone_surrogates` — ``"\\ud800"`` is valid JSON but not valid Unicode: once
-  decoded, every strict UTF-8 encoder downstream (the page's socket, an agent's request, SQLite)
-  fails on it. It becomes U+FFFD where the gateway reads a client's message and, as a second
-  line, where it records an envelope.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from typing import Any
-
-log = logging.getLogger(__name__)
 
 #: Largest html shown, all of one reply's html tokens together (characters).
 MAX_HTML_CHARS = 64 * 1024
@@ -102,25 +94,3 @@ def clip_text(text: str, limit: int = ECHO_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text)} characters)"
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def without_lone_surrogates(value: Any) -> Any:
-    """``value`` (decoded JSON) with every lone surrogate in its strings and keys replaced by
-    U+FFFD; the same object when there is none. Raises RecursionError when nested too deeply."""
-    if isinstance(value, str):
-        if _SURROGATE.search(value) is None:
-            return value
-        log.warning("a lone surrogate in %r replaced with U+FFFD", clip_text(value, 60))
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        items = [(without_lone_surrogates(k), without_lone_surrogates(v)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
-            return value
-        return dict(items)
-    if isinstance(value, list):
-        items = [without_lone_surrogates(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    return value
