@@ -100,6 +100,8 @@ class Limits:
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
     #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
     bye_timeout_s: float = 2.0
+    #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
+    manifest_timeout_s: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -190,9 +192,12 @@ class Conversation:
         """Tell the floor an agent's real identity before it is invited by URL."""
         self.floor.know(identification)
 
-    async def learn_manifest(self, url: str, *, timeout: float) -> Identification | None:
+    async def learn_manifest(
+        self, url: str, *, timeout: float | None = None
+    ) -> Identification | None:
         """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
-        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway.
+        name; a remote agent that does not answer in ``timeout`` s (default
+        :attr:`Limits.manifest_timeout_s`) is invited by URL anyway.
 
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
@@ -208,7 +213,10 @@ class Conversation:
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             )
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(fetch(self.id, sender), timeout)
+                await asyncio.wait_for(
+                    fetch(self.id, sender),
+                    self.limits.manifest_timeout_s if timeout is None else timeout,
+                )
         self.floor.know(agent.manifest.identification)
         return agent.manifest.identification
 

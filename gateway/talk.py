@@ -19,9 +19,7 @@ from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
-
-#: Seconds to wait for a remote agent's manifest before inviting it anyway.
-MANIFEST_TIMEOUT = 3.0
+from gateway.ofp.timestamps import rfc3339
 
 
 @dataclass
@@ -150,7 +148,7 @@ class Talk:
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
         known = await asyncio.gather(
-            *(self.conv.learn_manifest(url, timeout=MANIFEST_TIMEOUT) for url in agents)
+            *(self.conv.learn_manifest(url) for url in agents)
         )
         # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
         invites = [
@@ -202,7 +200,7 @@ async def talk_text(
             event_type=EventType.UTTERANCE,
             parameters={
                 "dialog_event": text_event(
-                    talk.user.speaker_uri, text, start_time=datetime.now(UTC).isoformat()
+                    talk.user.speaker_uri, text, start_time=rfc3339()
                 )
             },
         )

@@ -41,6 +41,7 @@ from gateway.audio.playout import Playout
 from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
+from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
@@ -56,14 +57,13 @@ from gateway.voice.endpoint import (
     Utterance,
 )
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
-from gateway.voice.vad import SileroVad, shared_vad
+from gateway.voice.vad import CHUNK_MS, SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
+from gateway.voice.words import words
 
 log = logging.getLogger(__name__)
 
 UIEvent = dict[str, Any]
-#: How long an invite waits for the agent's manifest before inviting it by URL alone.
-MANIFEST_TIMEOUT_S = 3.0
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
 #: Words a finished sentence does not end on: a transcript ending here is waited out.
@@ -111,7 +111,7 @@ _FINAL = re.compile(r"[.?!][\"')\]]*$")
 
 
 def _command(text: str) -> str:
-    return " ".join(re.findall(r"[a-z']+", text.lower()))
+    return " ".join(words(text))
 
 
 def looks_final(text: str, *, min_words: int = 1) -> bool:
@@ -124,8 +124,8 @@ def looks_final(text: str, *, min_words: int = 1) -> bool:
     text = text.strip()
     if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
         return False
-    words = re.findall(r"[A-Za-z0-9']+", text.lower())
-    return len(words) >= max(1, min_words) and words[-1] not in _CONTINUATIONS
+    said = words(text)
+    return len(said) >= max(1, min_words) and said[-1] not in _CONTINUATIONS
 
 
 @dataclass(frozen=True)
@@ -298,7 +298,7 @@ class VoiceSession:
         self.dropped_input = 0
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
-            max(1, s.max_input_ms // 20)
+            max(1, s.max_input_ms // FRAME_MS)
         )
         self._vad = models.vad.stream()
         self._endpointer = Endpointer(s.endpoint)
@@ -358,15 +358,15 @@ class VoiceSession:
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
-            start_time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            start_time=rfc3339(),
         )
         await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
         await self._send(de)
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
-        manifest is known (asked for first, for at most :data:`MANIFEST_TIMEOUT_S`)."""
-        known = await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
+        manifest is known (asked for first, for at most ``Limits.manifest_timeout_s``)."""
+        known = await self.conversation.learn_manifest(url)
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
@@ -527,7 +527,7 @@ class VoiceSession:
 
     def _watch_barge_in(self, p: float) -> None:
         s = self.settings
-        self._voiced_run = self._voiced_run + 32 if p >= s.endpoint.activation else 0
+        self._voiced_run = self._voiced_run + CHUNK_MS if p >= s.endpoint.activation else 0
         if (
             s.barge_in_ms
             and self._voiced_run >= s.barge_in_ms
@@ -822,14 +822,11 @@ class VoiceSession:
         """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
         if self._wake is None:
             return text
-        phrase = [
-            w.lower()
-            for w in re.findall(r"[A-Za-z']+", self._wake.name.split(":")[-1].replace("_", " "))
-        ]
-        words = text.split()
-        head = [re.sub(r"[^a-z']", "", w.lower()) for w in words[: len(phrase)]]
+        phrase = words(self._wake.name.split(":")[-1].replace("_", " "))
+        said = text.split()
+        head = ["".join(words(w)) for w in said[: len(phrase)]]
         if phrase and head == phrase:
-            return " ".join(words[len(phrase) :]).lstrip(",.;: ").strip()
+            return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
         return text
 
     def _on_playing(self, speaking: bool) -> None:

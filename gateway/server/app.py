@@ -33,6 +33,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from gateway.agents.errors import AgentError
+from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
@@ -614,7 +615,7 @@ class Client:
                 "token": room.token,
                 "rejoined": rejoined,
                 "user": {"speakerUri": room.conversation.user.speaker_uri, "name": "You"},
-                "audio": {"inRate": 16000, "outRate": out_rate},
+                "audio": {"inRate": SAMPLE_RATE, "outRate": out_rate},
                 "history": list(room.history),
                 "builtins": sorted(gw.directory.builtins),
                 "wake": self.session.wake_name,
