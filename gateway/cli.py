@@ -12,9 +12,12 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 
 def _add_allow(p: argparse.ArgumentParser) -> None:
@@ -31,8 +34,9 @@ def _add_allow(p: argparse.ArgumentParser) -> None:
 def _add_data(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data",
-        metavar="DIR",
-        help="records folder (default: $OFP_GATEWAY_DATA or a per-user folder)",
+        metavar="DIR|URL",
+        help="records folder or postgresql:// database (default: $OFP_GATEWAY_DATABASE_URL, "
+        "else $OFP_GATEWAY_DATA, else a per-user folder)",
     )
 
 
@@ -44,13 +48,12 @@ def _directory_factory(args: argparse.Namespace) -> Any:
     return lambda: AgentDirectory(policy)
 
 
-def _recorder(args: argparse.Namespace) -> Any:
+def _recorder(args: argparse.Namespace) -> Recorder | None:
     if getattr(args, "no_record", False):
         return None
-    from gateway.records.paths import resolve_data_dir
-    from gateway.records.store import Recorder
+    from gateway.records.base import open_recorder
 
-    return Recorder(resolve_data_dir(args.data))
+    return open_recorder(args.data)
 
 
 # ---------------------------------------------------------------------------------------- validate

@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
@@ -20,6 +20,9 @@ from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 
 @dataclass
@@ -83,7 +86,7 @@ class Talk:
     """A conversation held from the terminal: the person's side collects what happens."""
 
     def __init__(
-        self, directory: AgentDirectory, recorder: Any = None, on_line: Any = None
+        self, directory: AgentDirectory, recorder: Recorder | None = None, on_line: Any = None
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -188,7 +191,7 @@ async def talk_text(
     agents: list[str],
     *,
     directory: AgentDirectory,
-    recorder: Any = None,
+    recorder: Recorder | None = None,
     timeout: float = 30.0,
     on_line: Any = None,
 ) -> TalkResult:
@@ -217,7 +220,7 @@ def run_talk(
     agents: list[str],
     *,
     directory_factory: Any,
-    recorder: Any,
+    recorder: Recorder | None,
     timeout: float,
     on_line: Any = None,
 ) -> TalkResult:

@@ -14,12 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.records.base import DATABASE_ENV, Recorder, open_recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export_durable import to_durable_agent_state
 from gateway.records.export_mplp import to_mplp_dialog
-from gateway.records.paths import DATA_ENV, resolve_data_dir
+from gateway.records.model import ConversationInfo, Record
+from gateway.records.paths import DATA_ENV
 from gateway.records.reading import read_envelope, rfc3339
-from gateway.records.store import ConversationInfo, Record, Recorder
 
 FORMATS = ("durable-agent-state", "mplp-dialog")
 #: Widest the listing lets a column of names or words grow before cutting it with "…".
@@ -59,15 +60,16 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def _with_data(parser: argparse.ArgumentParser, run: Callable[[Recorder, Any], int]) -> None:
     parser.add_argument(
         "--data",
-        metavar="DIR",
-        help=f"the data folder (default: ${DATA_ENV}, else ~/.local/share/ofp-gateway)",
+        metavar="DIR|URL",
+        help=f"the data folder, or a postgresql:// database (default: ${DATABASE_ENV}, else "
+        f"${DATA_ENV}, else ~/.local/share/ofp-gateway)",
     )
     parser.set_defaults(func=lambda args: _run(run, args))
 
 
 def _run(run: Callable[[Recorder, Any], int], args: argparse.Namespace) -> int:
     try:
-        recorder = Recorder(resolve_data_dir(args.data))
+        recorder = open_recorder(args.data)
     except RecordsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -110,7 +112,7 @@ def _list(recorder: Recorder, args: argparse.Namespace) -> int:
         print(json.dumps([_info_json(i) for i in infos], indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     if not infos:
-        print(f"no conversations recorded in {recorder.data_dir}")
+        print(f"no conversations recorded in {recorder.location}")
         return 0
     rows = [
         (
@@ -203,7 +205,7 @@ def _show(recorder: Recorder, args: argparse.Namespace) -> int:
 def _delete(recorder: Recorder, args: argparse.Namespace) -> int:
     if not recorder.delete_conversation(args.id):
         raise RecordsError(
-            f"no conversation {args.id!r} in {recorder.data_dir}; "
+            f"no conversation {args.id!r} in {recorder.location}; "
             "`python -m gateway history list` shows the ones there are"
         )
     print(f"deleted {args.id}")
