@@ -46,7 +46,44 @@ State = Literal["idle", "listening", "hearing", "thinking", "speaking"]
 
 #: Words a finished sentence does not end on: a transcript ending here is waited out.
 CONTINUATIONS = frozenset(
-    ["and", "or", "but", "so", "because", "the", "a", "an", "of", "to", "with", "for", "in", "on", "at", "my", "your", "his", "her", "their", "our", "um", "uh", "er", "like", "that", "which", "who", "if", "when", "then", "than", "is", "are", "was", "were"]
+    [
+        "and",
+        "or",
+        "but",
+        "so",
+        "because",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "with",
+        "for",
+        "in",
+        "on",
+        "at",
+        "my",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "um",
+        "uh",
+        "er",
+        "like",
+        "that",
+        "which",
+        "who",
+        "if",
+        "when",
+        "then",
+        "than",
+        "is",
+        "are",
+        "was",
+        "were",
+    ]
 )
 _FINAL = re.compile(r"[.?!][\"')\]]*$")
 
@@ -101,6 +138,9 @@ class TurnRule:
         confident: P(finished) at or above which the wait is ``pause_ms``.
         doubtful: P(finished) at or below which the wait is ``doubt_ms``.
         min_words: words a transcript needs to end a turn early.
+        one_word_ms: the wait for a finished-looking answer shorter than ``min_words`` ("Yes.")
+            when the audio signals are confident it is finished (None: ``unfinished_ms``).
+            Whisper punctuates fragments too, so one word alone is not trusted.
     """
 
     signals: tuple[str, ...] = ()
@@ -111,6 +151,7 @@ class TurnRule:
     confident: float = 0.5
     doubtful: float = 0.5
     min_words: int = 2
+    one_word_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -129,9 +170,13 @@ class TurnRule:
 
     def wait_ms(self, verdict: Verdict) -> int:
         """Silence after the last voiced chunk at which the turn ends."""
-        if verdict.text is None or not looks_final(verdict.text, min_words=self.min_words):
+        if verdict.text is None or not looks_final(verdict.text):
             return self.unfinished_ms
         p = self.finished(verdict)
+        if not looks_final(verdict.text, min_words=self.min_words):
+            if self.one_word_ms is not None and p is not None and p >= self.confident:
+                return self.one_word_ms
+            return self.unfinished_ms
         if p is None or p >= self.confident:
             return self.pause_ms
         if p <= self.doubtful:
@@ -324,7 +369,9 @@ class TurnTaker:
         """One VAD chunk. ``agent_audible``: an agent is being played or synthesized."""
         s = self.settings
         out: list[Action] = []
-        self._voiced_run = self._voiced_run + CHUNK_MS if probability >= s.endpoint.activation else 0
+        self._voiced_run = (
+            self._voiced_run + CHUNK_MS if probability >= s.endpoint.activation else 0
+        )
         if s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
             out.append(StopPlayback())
         for ev in self._endpointer.process(chunk, probability):

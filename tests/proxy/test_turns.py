@@ -34,6 +34,7 @@ class Driver:
 
     def __init__(self, **settings) -> None:
         settings.setdefault("partial_interval_ms", 0)
+        settings.setdefault("turn_rule", TurnRule())  # the transcript rule, unless given
         self.turns = TurnTaker(SessionSettings(**settings))
         self.now = 100.0
         self.actions: list = []
@@ -350,3 +351,21 @@ def test_sleep_forgets_half_heard_speech_and_keeps_counting_samples():
     [end] = d.of(EndTurn, d.turns.set_ptt(False, d.now))
     assert end.offset == before, "utterance indices + offset = samples since the session began"
     assert end.offset + end.utterance.voiced_end == d.turns.position
+
+
+def test_the_default_rule_is_patient_and_bounded():
+    rule = SessionSettings().turn_rule
+    assert "prosody" in rule.signals and rule.max_wait_ms == 2000
+    final = "Turn on the lights."
+    assert rule.wait_ms(Verdict(final, {"prosody": 0.9})) == 200
+    assert rule.wait_ms(Verdict(final, {"prosody": 0.05})) == 1500
+    assert 200 < rule.wait_ms(Verdict(final, {"prosody": 0.55})) < 1500
+    assert rule.wait_ms(Verdict("Yes.", {"prosody": 0.9})) == 500
+    assert rule.wait_ms(Verdict("Yes.", {"prosody": 0.2})) == 900
+    assert rule.wait_ms(Verdict("Yes.", {})) == 900, "one word, nothing else to go on"
+    assert rule.wait_ms(Verdict("Turn on the", {"prosody": 0.99})) == 900
+    d = Driver(turn_rule=rule)
+    d.run(800, 0.9)
+    d.run(3000, 0.0)
+    [end] = d.of(EndTurn)
+    assert not end.early and d.turns.silence_ms == 0, "no verdict at all: ended at the bound"
