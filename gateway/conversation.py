@@ -25,6 +25,8 @@ from typing import Any, Protocol
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
+from gateway.agents.urls import normalize_service_url
+from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
 
@@ -95,6 +97,9 @@ class Limits:
     max_agent_envelopes: int = 64
     #: Conversants beyond the person (bounded so a hostile agent cannot invite thousands).
     max_agents: int = 32
+    #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
+    #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
+    bye_timeout_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,9 @@ class Conversation:
         self._agent_run = 0
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
-        self._named: set[str] = {user.service_url}  # service URLs whose manifest was asked for
+        self._ended = False
+        # Normalised service URLs whose manifest was asked for.
+        self._named: set[str] = {normalize_service_url(user.service_url)}
         self._naming: set[asyncio.Task[None]] = set()
         self._record_floor()
 
@@ -183,14 +190,18 @@ class Conversation:
         """Tell the floor an agent's real identity before it is invited by URL."""
         self.floor.know(identification)
 
-    async def learn_manifest(self, url: str, *, timeout: float) -> None:
+    async def learn_manifest(self, url: str, *, timeout: float) -> Identification | None:
         """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
-        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway."""
-        self._named.add(url)
+        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway.
+
+        Returns the identity the agent is now known by (None when ``url`` names no agent):
+        invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
+        agents compare ``to.serviceUrl`` with their own as plain strings."""
+        self._named.add(normalize_service_url(url))
         try:
             agent = self._resolve(url)
         except Exception:
-            return  # the invite itself will report what is wrong with the address
+            return None  # the invite itself will report what is wrong with the address
         fetch = getattr(agent, "fetch_manifest", None)
         if fetch is not None:
             sender = Sender(
@@ -199,6 +210,7 @@ class Conversation:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(fetch(self.id, sender), timeout)
         self.floor.know(agent.manifest.identification)
+        return agent.manifest.identification
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until no delivery is queued or in flight; False if ``timeout`` s passed first."""
@@ -207,6 +219,24 @@ class Conversation:
         except TimeoutError:
             return False
         return True
+
+    async def end(self) -> bool:
+        """The person leaves for good: the agents still here are sent a ``bye`` from the
+        person's proxy (OFP 1.1.0 §1.16) and given :attr:`Limits.bye_timeout_s` to take it.
+        Returns whether every delivery finished in time. Call :meth:`close` afterwards; a
+        conversation already ended or closed, or with nobody else in it, sends nothing."""
+        if self._closed or self._ended:
+            return True
+        self._ended = True
+        others = [i for i in self.floor.conversants if i.speaker_uri != self.user.speaker_uri]
+        if not others or self.floor.conversant(self.user.speaker_uri) is None:
+            return True
+        try:
+            await self.say([Event(event_type=EventType.BYE)])
+        except Exception:  # the floor refusing (busy) must not stop the conversation ending
+            log.exception("conversation %s: could not say bye", self.id)
+            return False
+        return await self.wait_idle(self.limits.bye_timeout_s)
 
     async def close(self) -> None:
         """Stop every delivery worker. Agents themselves are closed by whoever made them."""
@@ -223,7 +253,8 @@ class Conversation:
     def _dispatch(self, deliveries: list[Delivery]) -> None:
         self._record_floor()
         for d in deliveries:
-            key = d.recipient.service_url or d.recipient.speaker_uri
+            # One mailbox per agent however its URL is written, so its deliveries stay in order.
+            key = self._key(d.recipient)
             box = self._mailboxes.get(key)
             if box is None:
                 if len(self._mailboxes) > self.limits.max_agents + 1:
@@ -246,6 +277,12 @@ class Conversation:
             self._inflight += 1
             self._idle.clear()
 
+    @staticmethod
+    def _key(recipient: Identification) -> str:
+        if recipient.service_url:
+            return normalize_service_url(recipient.service_url)
+        return recipient.speaker_uri
+
     async def _worker(self, key: str, queue: asyncio.Queue[Delivery]) -> None:
         while True:
             d = await queue.get()
@@ -267,8 +304,15 @@ class Conversation:
                 await result
             return
         try:
-            agent = self._resolve(key)
+            agent = self._resolve(recipient.service_url or key)
+            # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
+            # no wire, so what they were handed and gave back stands for it.
+            in_process = not getattr(agent, "taps_wire", False)
+            if in_process and listening():
+                tap("sent", recipient.service_url or key, d.envelope.to_json())
             reply = await agent.handle(d.envelope)
+            if in_process and reply is not None and listening():
+                tap("received", recipient.service_url or key, reply.to_json())
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
         except AgentError as err:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
@@ -320,7 +364,7 @@ class Conversation:
         return envelope.to_wire()
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
-        key = recipient.service_url or recipient.speaker_uri
+        key = self._key(recipient)
         still_here = self.floor.conversant(recipient.speaker_uri) is not None
         if not still_here:
             log.info("conversation %s: %s (already left) failed: %s", self.id, key, err)
@@ -368,9 +412,9 @@ class Conversation:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
         dialect is known and the invite went first), ask it for its manifest in the background,
         so the floor — and the person — learn its name."""
-        if not url.startswith(("http://", "https://")) or url in self._named:
+        if not url.startswith(("http://", "https://")) or normalize_service_url(url) in self._named:
             return
-        self._named.add(url)
+        self._named.add(normalize_service_url(url))
         if len(self._naming) >= self.limits.max_agents:
             return
         task = asyncio.get_running_loop().create_task(self._name(url))

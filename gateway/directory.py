@@ -12,6 +12,7 @@ from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
+from gateway.agents.urls import normalize_service_url, split_dialect
 
 BUILTIN_SCHEME = "builtin:"
 
@@ -49,7 +50,14 @@ class AgentDirectory:
         return f"{BUILTIN_SCHEME}{name}"
 
     def resolve(self, url: str) -> Agent:
-        """The agent at ``url``: ``builtin:NAME`` or an ``http(s)://`` URL."""
+        """The agent at ``url``: ``builtin:NAME``, an ``http(s)://`` URL, or an
+        ``ovon+http(s)://`` URL for an agent that speaks only OVON 0.9.
+
+        Remote agents are one per normalised URL (:func:`normalize_service_url`): ``http://h/``
+        and ``HTTP://h:80`` are the same agent, with the same manifest and dialect. The agent is
+        contacted at the URL it was first resolved by (a trailing slash an agent's routes insist
+        on is kept)."""
+        url = url.strip()
         if url.startswith(BUILTIN_SCHEME):
             name = url[len(BUILTIN_SCHEME) :]
             agent = self.builtins.get(name)
@@ -57,17 +65,24 @@ class AgentDirectory:
                 known = ", ".join(sorted(self.builtins))
                 raise UnknownAgent(f"no built-in agent {name!r}; built-ins are: {known}")
             return agent
-        if url.startswith(("http://", "https://")):
-            agent = self._remote.get(url)
+        address, dialect = split_dialect(url)
+        if address.lower().startswith(("http://", "https://")):
+            key = normalize_service_url(address)
+            agent = self._remote.get(key)
             if agent is None:
-                agent = HttpAgent(url, self.client)
-                self._remote[url] = agent
+                agent = HttpAgent(address, self.client, dialect=dialect)
+                self._remote[key] = agent
                 while len(self._remote) > self._max_remote:
                     self._remote.popitem(last=False)
             else:
-                self._remote.move_to_end(url)
+                if dialect is not None:
+                    agent.declare_dialect(dialect)
+                self._remote.move_to_end(key)
             return agent
-        raise UnknownAgent(f"cannot reach {url!r}: use builtin:NAME or an https:// URL")
+        raise UnknownAgent(
+            f"cannot reach {url!r}: use builtin:NAME, an https:// URL, "
+            "or ovon+https:// for an agent that speaks only OVON 0.9"
+        )
 
     async def aclose(self) -> None:
         """Close every agent and the shared client."""

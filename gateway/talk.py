@@ -8,11 +8,14 @@ as the browser gateway.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gateway.agents.urls import split_dialect
+from gateway.agents.wire import listen, stop_listening
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
 from gateway.ofp import Envelope, Event, EventType, text_event
@@ -26,8 +29,14 @@ class TalkResult:
     """What happened in one ``talk`` run."""
 
     conversation_id: str
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    received: list[dict[str, Any]] = field(default_factory=list)
+    #: Every body sent to an agent and every body an agent sent back, as it was on the wire
+    #: (parsed JSON; for in-process built-ins, the envelopes handed over and returned).
+    sent: list[Any] = field(default_factory=list)
+    received: list[Any] = field(default_factory=list)
+    #: The person's side: what the person said into the floor, and what the floor delivered to
+    #: them (the gateway's rewrite, with its conversation section).
+    said: list[dict[str, Any]] = field(default_factory=list)
+    heard: list[dict[str, Any]] = field(default_factory=list)
     lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker name, text)
     notices: list[Notice] = field(default_factory=list)
     reply_text: str = ""
@@ -44,6 +53,8 @@ class TalkResult:
             "conversationId": self.conversation_id,
             "sent": self.sent,
             "received": self.received,
+            "said": self.said,
+            "heard": self.heard,
             "replyText": self.reply_text,
             "lines": [{"speaker": s, "text": t} for s, t in self.lines],
             "notices": [
@@ -91,11 +102,20 @@ class Talk:
             on_notice=self.noticed,
             recorder=recorder,
         )
-        self.conv.on_said = lambda env: self.result.sent.append(env.to_wire())
+        self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
+        self._wire_token: Any = None
+
+    def wire(self, direction: str, agent_url: str, body: bytes) -> None:
+        """One body that went to (``sent``) or came from (``received``) an agent."""
+        try:
+            value: Any = json.loads(body)
+        except ValueError:  # not JSON: keep what was on the wire, as text
+            value = body.decode("utf-8", errors="replace")
+        (self.result.sent if direction == "sent" else self.result.received).append(value)
 
     def heard(self, env: Envelope) -> None:
         """Every envelope delivered to the person."""
-        self.result.received.append(env.to_wire())
+        self.result.heard.append(env.to_wire())
         for ev in env.events:
             de = ev.dialog_event
             if ev.event_type is EventType.UTTERANCE and de is not None:
@@ -115,6 +135,9 @@ class Talk:
 
     async def start(self, agents: list[str], title: str, timeout: float) -> None:
         """Invite the agents and wait for their greetings."""
+        # Every exchange with an agent from here on (in this task and the delivery tasks it
+        # starts) is reported to self.wire; finish() stops it.
+        self._wire_token = listen(self.wire)
         if self.recorder is not None:
             self.recorder.conversation_started(
                 self.result.conversation_id,
@@ -126,18 +149,32 @@ class Talk:
             self.directory.resolve(url)  # an unknown or refused address fails here, clearly
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
-        await asyncio.gather(
+        known = await asyncio.gather(
             *(self.conv.learn_manifest(url, timeout=MANIFEST_TIMEOUT) for url in agents)
         )
-        invites = [Event(event_type=EventType.INVITE, to={"serviceUrl": url}) for url in agents]
+        # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
+        invites = [
+            Event(
+                event_type=EventType.INVITE,
+                to={"serviceUrl": ident.service_url if ident else split_dialect(url)[0]},
+            )
+            for url, ident in zip(agents, known, strict=True)
+        ]
         if invites:
             await self.conv.say(invites)
             self.result.completed &= await self.conv.wait_idle(timeout)
         self.after_utterance = True
 
     async def finish(self) -> TalkResult:
-        """Close the conversation and return what happened."""
-        await self.conv.close()
+        """Say goodbye to the agents (bounded: see Limits.bye_timeout_s), close the conversation
+        and return what happened."""
+        try:
+            await self.conv.end()
+        finally:
+            await self.conv.close()
+            if self._wire_token is not None:
+                stop_listening(self._wire_token)
+                self._wire_token = None
         if self.recorder is not None:
             self.recorder.conversation_ended(
                 self.result.conversation_id,

@@ -10,12 +10,12 @@ import json
 from dataclasses import dataclass
 
 import aiohttp
-from yarl import URL
 
 from gateway import __version__
 from gateway.agents.errors import (
     AddressRefused,
     AgentBadReply,
+    AgentError,
     AgentHTTPError,
     AgentTimeout,
     AgentUnreachable,
@@ -23,6 +23,8 @@ from gateway.agents.errors import (
     RequestTooLarge,
 )
 from gateway.agents.policy import AddressPolicy, PolicyResolver, RefusedHost
+from gateway.agents.urls import same_service_url
+from gateway.agents.wire import tap
 from gateway.ofp import (
     Conversation,
     Envelope,
@@ -179,9 +181,26 @@ class HttpAgent:
     (:func:`gateway.ofp.to_ovon`), since a 0.9 agent cannot read 1.1 envelopes; events 0.9
     cannot express are left out, and an envelope with nothing left is not sent at all. An agent
     that answers in 1.1 again is switched back.
+
+    Some 0.9 agents never get to answer in 0.9: they read only the ``ovon`` key and fail on
+    anything else. So until an agent has answered in either dialect, a 1.1 envelope it rejects
+    (an HTTP error, or a reply that is not an envelope) is sent again, once, in 0.9; if that goes
+    through, the agent is spoken to in 0.9 from then on (if it fails too, the first error is
+    reported and no envelope to it is sent twice again). ``dialect="ovon"`` (an ``ovon+https://``
+    address) declares such an agent up front.
     """
 
-    def __init__(self, url: str, client: HttpClient, manifest: Manifest | None = None) -> None:
+    #: Every body sent and received is reported to :mod:`gateway.agents.wire` by the agent itself.
+    taps_wire = True
+
+    def __init__(
+        self,
+        url: str,
+        client: HttpClient,
+        manifest: Manifest | None = None,
+        *,
+        dialect: str | None = None,
+    ) -> None:
         self.url = url
         self._client = client
         host = client.policy.check_url(url).host or url
@@ -195,6 +214,19 @@ class HttpAgent:
             )
         )
         self.dialect = "openFloor"
+        #: The agent's dialect is known: it answered in it, or was declared to speak it.
+        self._settled = False
+        #: A 0.9 retry was made and failed too: the agent is broken, not 0.9-only; no more retries.
+        self._retry_failed = False
+        if dialect is not None:
+            self.declare_dialect(dialect)
+
+    def declare_dialect(self, dialect: str) -> None:
+        """Speak ``dialect`` ("ovon" or "openFloor") to this agent from now on."""
+        if dialect not in ("ovon", "openFloor"):
+            raise ValueError(f"unknown dialect {dialect!r}: use 'ovon' or 'openFloor'")
+        self.dialect = dialect
+        self._settled = True
 
     @property
     def manifest(self) -> Manifest:
@@ -203,16 +235,37 @@ class HttpAgent:
 
     async def handle(self, envelope: Envelope) -> Envelope | None:
         """POST ``envelope`` in the agent's dialect; return its parsed reply, or None."""
-        if self.dialect == "ovon":
+        if self._settled or self._retry_failed:
+            return (await self._exchange(envelope, self.dialect))[0]
+        # Not settled: 1.1 first, since a 1.1 agent that refused one envelope (a getManifests it
+        # does not implement, say) must not lose the events 0.9 cannot carry.
+        try:
+            return (await self._exchange(envelope, "openFloor"))[0]
+        except (AgentHTTPError, AgentBadReply) as rejected:
+            try:
+                reply, sent = await self._exchange(envelope, "ovon")
+            except AgentError:
+                self._retry_failed = True
+                raise rejected from None
+            if sent and reply is None:  # accepted in 0.9 without a word: 0.9 it is
+                self.declare_dialect("ovon")
+            return reply
+
+    async def _exchange(self, envelope: Envelope, dialect: str) -> tuple[Envelope | None, bool]:
+        """Send ``envelope`` in ``dialect``: the parsed reply (or None), and whether anything was
+        sent (an envelope with nothing 0.9 can express is not)."""
+        if dialect == "ovon":
             wire = to_ovon(envelope)
             if not wire["ovon"]["events"]:
-                return None
+                return None, False
             body = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
         else:
             body = envelope.to_json()
+        tap("sent", self.url, body)
         raw = await self._client.post_json(self.url, body)
         if raw is None:
-            return None
+            return None, True
+        tap("received", self.url, raw)
         try:
             reply = parse_envelope(
                 raw,
@@ -222,7 +275,8 @@ class HttpAgent:
         except EnvelopeError as err:
             raise AgentBadReply(self.url, err.problems) from None
         self.dialect = reply.dialect
-        return reply
+        self._settled = True
+        return reply, True
 
     async def fetch_manifest(self, conversation_id: str, sender: Sender) -> Manifest:
         """Ask the agent for its manifest (``getManifests``) and adopt the first servicing
@@ -242,17 +296,10 @@ class HttpAgent:
         for event in reply.events if reply else ():
             if event.event_type is EventType.PUBLISH_MANIFESTS:
                 for manifest in event.parameters.servicing_manifests or ():
-                    if _same_url(manifest.identification.service_url, self.url):
+                    if same_service_url(manifest.identification.service_url, self.url):
                         self._manifest = manifest
                         return manifest
         return self._manifest
 
     async def aclose(self) -> None:
         """Nothing to release: connections belong to the shared :class:`HttpClient`."""
-
-
-def _same_url(a: str, b: str) -> bool:
-    try:
-        return URL(a) == URL(b) or URL(a.rstrip("/")) == URL(b.rstrip("/"))
-    except ValueError:
-        return False

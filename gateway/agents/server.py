@@ -1,6 +1,7 @@
 """Serve the built-in agents over HTTP, so that any Open Floor host can invite them.
 
-Each agent answers ``POST /<name>`` (its serviceUrl is ``http://host:port/<name>``);
+Each agent answers ``POST /<name>`` (its serviceUrl is ``http://host:port/<name>``; ``/<name>/``
+works too);
 ``GET /<name>`` returns its manifest and ``GET /`` lists them all. Every answer is JSON: a
 1.1.0 envelope (or OVON 0.9 when the request was OVON 0.9), a manifest, or an error object
 ``{"error": ..., "problems": [{"path", "message", "hint"}]}`` with a 4xx/5xx status.
@@ -48,6 +49,9 @@ def agents_app(
     app.router.add_get("/", _list)
     app.router.add_get("/{name}", _manifest)
     app.router.add_post("/{name}", _deliver)
+    # The same agent with a trailing slash: hosts (and people) write service URLs both ways.
+    app.router.add_get("/{name}/", _manifest)
+    app.router.add_post("/{name}/", _deliver)
     app.on_cleanup.append(_close_agents)
     return app
 

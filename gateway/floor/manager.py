@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass
 from enum import Enum
 
+from gateway.agents.urls import normalize_service_url
 from gateway.ofp import (
     VERSION,
     Conversant,
@@ -128,7 +129,8 @@ class Floor:
         self._conversants: dict[str, Identification] = {}
         self._granted: dict[str, None] = {}  # ordered set
         self._convener: str | None = None
-        self._directory: dict[str, Identification] = {}  # by serviceUrl: identities known ahead
+        # Identities known ahead, by normalised serviceUrl (gateway.agents.urls).
+        self._directory: dict[str, Identification] = {}
         self._queue: deque[_Pending] = deque()
         self._current: _Pending | None = None
         self._awaiting: Identification | None = None
@@ -174,8 +176,9 @@ class Floor:
         if speaker_uri and speaker_uri in self._conversants:
             return self._conversants[speaker_uri]
         if service_url:
+            key = normalize_service_url(service_url)
             for ident in self._conversants.values():
-                if ident.service_url == service_url:
+                if ident.service_url and normalize_service_url(ident.service_url) == key:
                     return ident
         return None
 
@@ -196,7 +199,7 @@ class Floor:
     def know(self, identification: Identification) -> None:
         """Register an agent's identity (its manifest) so an invite by URL gets its real name."""
         if identification.service_url:
-            self._directory[identification.service_url] = identification
+            self._directory[normalize_service_url(identification.service_url)] = identification
 
     def join(self, identification: Identification, *, convener: bool = False) -> None:
         """Add a conversant directly (the person's proxy at the start, or a convener the manager
@@ -387,7 +390,7 @@ class Floor:
         if found is not None:
             return found
         if to.service_url:
-            return self._directory.get(to.service_url) or _provisional(
+            return self._directory.get(normalize_service_url(to.service_url)) or _provisional(
                 to.speaker_uri, to.service_url
             )
         return None
@@ -463,9 +466,10 @@ class Floor:
         new = sender.speaker_uri
         if not new or new in self._conversants:
             return
-        uri = next((u for u, i in self._conversants.items() if i.service_url == origin), None)
-        if uri is None:
+        found = self.find(service_url=origin)
+        if found is None:
             return
+        uri = found.speaker_uri
         renamed = self._conversants[uri].model_copy(update={"speaker_uri": new})
         # Rebuild the ordered mappings so the conversant keeps its place.
         self._conversants = {

@@ -337,8 +337,10 @@ class VoiceSession:
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
         manifest is known (asked for first, for at most :data:`MANIFEST_TIMEOUT_S`)."""
-        await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
-        await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": url})])
+        known = await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
+        # By the serviceUrl the agent calls itself (agents compare it as a plain string).
+        to = known.service_url if known is not None else url
+        await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
 
     async def uninvite(self, speaker_uri: str) -> None:
         """Remove an agent from the conversation."""

@@ -157,8 +157,8 @@ class Gateway:
                 task.cancel()
         for client in list(self.clients):
             await client.ws.close(1001, "gateway shutting down")
-        for room_id in list(self.rooms):
-            await self._end_room(room_id, "closed")
+        # Together: each room's agents get their bye (bounded by Limits.bye_timeout_s) at once.
+        await asyncio.gather(*(self._end_room(r, "closed") for r in list(self.rooms)))
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -166,15 +166,16 @@ class Gateway:
 
     async def _reap(self) -> None:
         while True:
-            await asyncio.sleep(5)
+            await asyncio.sleep(min(5.0, max(0.5, self.settings.rejoin_s / 2)))
             now = time.monotonic()
-            for room_id, room in list(self.rooms.items()):
-                if (
-                    room.client is None
-                    and room.detached_at
-                    and now - room.detached_at > self.settings.rejoin_s
-                ):
-                    await self._end_room(room_id, "completed")
+            expired = [
+                room_id
+                for room_id, room in self.rooms.items()
+                if room.client is None
+                and room.detached_at
+                and now - room.detached_at > self.settings.rejoin_s
+            ]
+            await asyncio.gather(*(self._end_room(r, "completed") for r in expired))
 
     def _observe_trim(self, released: int, seconds: float) -> None:
         self.metrics.memory_released.inc(released)
@@ -192,6 +193,10 @@ class Gateway:
         room = self.rooms.pop(room_id, None)
         if room is None:
             return
+        try:
+            await room.conversation.end()  # the agents are told: a bye from the person
+        except Exception:
+            log.exception("conversation %s: could not say bye", room_id)
         await room.conversation.close()
         self.metrics.conversations.set(len(self.rooms))
         if self.recorder is not None:

@@ -103,6 +103,14 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "library's malloc, trimmed every --trim-memory seconds",
     )
     p.add_argument(
+        "--rejoin",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="how long a conversation whose page went waits for it to come back before it ends "
+        "and its agents are told bye (600)",
+    )
+    p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
     )
     p.add_argument(
@@ -158,6 +166,7 @@ async def _serve(args: argparse.Namespace) -> int:
         audio_feature=args.audio_feature,
         wake=args.wake,
         trim_memory_s=args.trim_memory,
+        rejoin_s=GatewaySettings.rejoin_s if args.rejoin is None else args.rejoin,
         session=session,
     )
     directory = AgentDirectory(AddressPolicy.from_env_and_args(args.allow_address))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from gateway.agents.urls import same_service_url
 from gateway.ofp import (
     Capability,
     Conversation,
@@ -239,7 +240,7 @@ class BuiltinAgent:
     def _is_me(self, to: To) -> bool:
         ident = self._manifest.identification
         return (to.speaker_uri is not None and to.speaker_uri == ident.speaker_uri) or (
-            to.service_url is not None and to.service_url == ident.service_url
+            same_service_url(to.service_url, ident.service_url)
         )
 
     def _hear(self, envelope: Envelope, event: Event) -> None:

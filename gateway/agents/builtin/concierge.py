@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import same_service_url
 from gateway.ofp import Envelope, Event, EventType, Manifest, Parameters, To
 
 #: Lowest :func:`match_score` at which the concierge brings an agent in.
@@ -137,6 +138,6 @@ def _present(manifest: Manifest, envelope: Envelope) -> bool:
     ident = manifest.identification
     return any(
         c.identification.speaker_uri == ident.speaker_uri
-        or c.identification.service_url == ident.service_url
+        or same_service_url(c.identification.service_url, ident.service_url)
         for c in envelope.conversation.conversants or ()
     )

@@ -1,0 +1,95 @@
+"""A real `serve` process tells remote agents `bye` when a conversation ends: when its page went
+and did not come back within `--rejoin`, and when the server shuts down (bounded, even when an
+agent never answers the bye)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+from gateway.conversation import Limits
+from tests.conversation.loopback import WireAgent, openfloor_bot
+from tests.ofp_schemas import assert_valid_envelope
+from tests.server.conftest import start_gateway, stop_gateway
+
+
+async def _until(pred, timeout: float, what: object) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"not seen in {timeout} s: {what() if callable(what) else what}")
+
+
+def _byes(agent: WireAgent) -> list[dict]:
+    return [
+        b
+        for b in agent.bodies("received")
+        if [e["eventType"] for e in b["openFloor"]["events"]] == ["bye"]
+    ]
+
+
+def _invited(agent: WireAgent) -> int:
+    """Invites of this agent it received (it also sees the others' invites pass by)."""
+    return sum(
+        1
+        for b in agent.bodies("received")
+        for e in b["openFloor"]["events"]
+        if e["eventType"] == "invite" and e["to"]["serviceUrl"] == agent.base
+    )
+
+
+async def test_serve_says_bye_when_a_room_expires_and_when_it_shuts_down(tmp_path: Path) -> None:
+    async with WireAgent(openfloor_bot("")) as alive, WireAgent(openfloor_bot("")) as dead:
+        alive.respond = openfloor_bot(alive.base, "Alive")
+        dead.respond = openfloor_bot(dead.base, "Dead", hang_on_bye=60)
+        served = await asyncio.to_thread(
+            start_gateway,
+            tmp_path,
+            "--agent",
+            alive.base,
+            "--agent",
+            dead.base,
+            "--allow-address",
+            "127.0.0.0/8",
+            "--rejoin",
+            "1",
+        )
+        try:
+            # A page says hello, the agents are invited, the page goes and never comes back.
+            async with connect(served.ws) as ws:
+                await ws.send(json.dumps({"type": "hello", "transport": "none"}))
+                welcome = json.loads(await ws.recv())
+                assert welcome["type"] == "welcome"
+                await _until(lambda: _invited(alive) == 1 and _invited(dead) == 1, 20, "invites")
+                assert _byes(alive) == []  # nothing ends while the page is there
+            await _until(lambda: len(_byes(alive)) == 1, 20, "a bye after the rejoin window")
+            await _until(lambda: len(_byes(dead)) == 1, 5, "the bye sent to the dead agent")
+            bye = _byes(alive)[0]
+            assert_valid_envelope(bye)
+            assert bye["openFloor"]["conversation"]["id"] == welcome["conversationId"]
+            assert bye["openFloor"]["sender"]["speakerUri"].startswith(
+                "tag:ofp-gateway.local,2025:user:"
+            )
+            assert "parameters" not in bye["openFloor"]["events"][0]
+
+            # A second page is still there when the server is stopped: its agents are told too,
+            # and the dead one holds the shutdown up by the bye timeout at most.
+            async with connect(served.ws) as ws:
+                await ws.send(json.dumps({"type": "hello", "transport": "none"}))
+                assert json.loads(await ws.recv())["type"] == "welcome"
+                await _until(lambda: _invited(alive) == 2 and _invited(dead) == 2, 20, "invites")
+                start = time.monotonic()
+                served.proc.terminate()
+                await asyncio.to_thread(served.proc.wait, 30)
+                took = time.monotonic() - start
+        finally:
+            if served.proc.poll() is None:
+                stop_gateway(served)
+        assert len(_byes(alive)) == 2 and len(_byes(dead)) == 2
+        assert took < Limits().bye_timeout_s + 5.0, took
