@@ -105,6 +105,9 @@ RULES: dict[str, TurnRule] = {
     "default+p0.8-0.2": dataclasses.replace(
         SessionSettings().turn_rule, confident=0.8, doubtful=0.2
     ),
+    "default+pause300": dataclasses.replace(SessionSettings().turn_rule, pause_ms=300),
+    "default+pause400": dataclasses.replace(SessionSettings().turn_rule, pause_ms=400),
+    "default+pause500": dataclasses.replace(SessionSettings().turn_rule, pause_ms=500),
     "smart_turn": TurnRule(signals=("smart_turn",), doubt_ms=1500, max_wait_ms=2000),
     "prosody+smart_turn": TurnRule(
         signals=("prosody", "smart_turn"), doubt_ms=1500, max_wait_ms=2000
@@ -279,11 +282,15 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
         for ms in PAUSES_MS:
             paused = [c for c in clips if c.kind == "paused" and c.pause_ms == ms]
             row[f"cut{ms}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
+        for voice in VOICES:
+            paused = [c for c in clips if c.kind == "paused" and c.voice == voice]
+            row[f"cut{voice}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
         complete = [c for c in clips if c.kind != "paused"]
         row["cutComplete"] = sum(replay(c, rule)[0] for c in complete) / len(complete)
         waits = [replay(c, rule)[1] for c in complete if c.kind == "complete"]
         row["waitMedian"], row["waitP95"] = summarise(waits)
         words = [replay(c, rule)[1] for c in clips if c.kind == "word"]
+        words = [w for w in words if w == w] or [float("nan")]  # (nan: no pause was seen)
         row["wordWaitMedian"] = summarise(words)[0]
         rows.append(row)
     return rows
@@ -524,12 +531,13 @@ async def main() -> None:
             "\n== trade-off (replayed verdicts; wait = silence after the last word before the turn ends)"
         )
         print(
-            f"{'rule':<22} {'cut350':>7} {'cut500':>7} {'cut700':>7} {'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
+            f"{'rule':<22} {'cut350':>7} {'cut500':>7} {'cut700':>7} {'piper':>6} {'espeak':>7} "
+            f"{'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
         )
         for r in rows:
             print(
                 f"{r['rule']:<22} {r['cut350']:>7.0%} {r['cut500']:>7.0%} {r['cut700']:>7.0%} "
-                f"{r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f} "
+                f"{r['cutpiper']:>6.0%} {r['cutespeak']:>7.0%} {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f} "
                 f"{r['wordWaitMedian']:>7.0f}",
                 flush=True,
             )

@@ -8,12 +8,16 @@ Data path (each stage a unit of its own, composed here)::
                                                                                 → conversation.say
     conversation delivers to the person → UI events + render queue → TTS/SSML/audio → playout
 
+Turn-taking is decided by :class:`gateway.proxy.turns.TurnTaker` (sans I/O: it is handed the
+VAD's chunks and the time and returns actions); this class is its driver — it runs the decodes,
+the end-of-turn signals, playback and the UI events the turn-taker asks for.
+
 Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 100 ms
-of silence). If that transcript reads as a finished sentence (two words or more, ending in . ? or
-! and not on a word such as "and" or "the"), the utterance ends as soon as the pause reaches
-``pause_ms`` (200 ms) instead of waiting out ``end_silence_ms``; a sentence that trails off
-waits the full silence, so people are not cut off mid-sentence. Starting the decode before the
-pause is long enough to act on hides its time (~170 ms) behind the pause.
+of silence), and the end-of-turn signals (prosody) are read from the audio alongside. If the
+transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
+as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait
+(``SessionSettings.turn_rule``, at most 2 s), so people are not cut off mid-sentence. Starting
+the decode before the pause is long enough to act on hides its time (~170 ms) behind the pause.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
 (queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
