@@ -80,6 +80,16 @@ def _command(text: str) -> str:
     return " ".join(re.findall(r"[a-z']+", text.lower()))
 
 
+def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
+    """Whether ``text`` is only a stop command — said once or repeated ("Stop! Stop!": Whisper
+    also hears one "Stop." that way)."""
+    command = _command(text)
+    words = command.split()
+    return command in stop_words or (
+        len(words) > 1 and len(set(words)) == 1 and words[0] in stop_words
+    )
+
+
 @dataclass(frozen=True)
 class SessionSettings:
     """How one voice session behaves.
@@ -607,7 +617,7 @@ class VoiceSession:
         timing.decode_s = transcript.decode_s
         timing.queued_s = transcript.queued_s
         text = self._strip_wake_phrase(transcript.text.strip())
-        if not text or (self._wake is not None and _command(text) in self.settings.stop_words):
+        if not text or (self._wake is not None and _is_stop(text, self.settings.stop_words)):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
                 self.stop_speaking()
                 await self._emit({"type": "transcript", "text": text, "command": "stop"})

@@ -438,6 +438,13 @@ class TurnTaker:
 
     def _utterance(self, utt: Utterance, *, early: bool) -> list[Action]:
         pause, self._pause = self._pause, None
+        keep = (
+            utt.voiced_end - utt.start + SAMPLE_RATE * self.settings.endpoint.end_silence_ms // 1000
+        )
+        if len(utt.audio) > keep:
+            # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
+            # it than the plain end silence, as before (agents get the speech, not the wait).
+            utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
         decode = pause.id if pause is not None and pause.voiced_end == utt.voiced_end else None
         return [EndTurn(utt, decode, early, self._offset)]
 

@@ -369,3 +369,16 @@ def test_the_default_rule_is_patient_and_bounded():
     d.run(3000, 0.0)
     [end] = d.of(EndTurn)
     assert not end.early and d.turns.silence_ms == 0, "no verdict at all: ended at the bound"
+    # The clip keeps the plain end silence (700 ms) of the 2 s waited, not all of it.
+    u = end.utterance
+    assert len(u.audio) == u.end - u.start == u.voiced_end - u.start + 700 * 16
+
+
+def test_a_stop_command_said_once_or_repeated():
+    from gateway.proxy.session import _is_stop
+
+    stops = SessionSettings().stop_words
+    assert _is_stop("Stop.", stops) and _is_stop("Stop! Stop! Stop!", stops)
+    assert _is_stop("Never mind.", stops)
+    assert not _is_stop("Stop the music and play jazz.", stops)
+    assert not _is_stop("Stop, cancel.", stops) and not _is_stop("Don't stop.", stops)
