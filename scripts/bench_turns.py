@@ -416,6 +416,7 @@ def report_paced(name: str, rows: list[dict]) -> dict:
         out[f"cut{ms}"] = f"{sum(r['utterances'] > 1 for r in sel)}/{len(sel)}"
     complete = [r for r in rows if r["kind"] != "paused"]
     out["cutComplete"] = f"{sum(r['utterances'] > 1 for r in complete)}/{len(complete)}"
+    out["missed"] = [r["text"] for r in rows if r["utterances"] == 0]
     totals = [r["total"] for r in complete if r["kind"] == "complete" and r["total"] is not None]
     med, p95 = summarise(totals)
     out["totalMedian"], out["totalP95"] = med, p95
@@ -430,6 +431,7 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     if waited:
         out["pausedWaitMedian"], out["pausedWaitP95"] = summarise(waited)
     print(f"complete requests cut: {out['cutComplete']}")
+    print(f"requests never heard (no utterance): {len(out['missed'])} {out['missed']}")
     print(
         f"complete sentences: end of speech → first reply audio median {med:.0f} ms, p95 {p95:.0f} ms"
     )
