@@ -12,9 +12,12 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 
 def _add_allow(p: argparse.ArgumentParser) -> None:
@@ -31,8 +34,9 @@ def _add_allow(p: argparse.ArgumentParser) -> None:
 def _add_data(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data",
-        metavar="DIR",
-        help="records folder (default: $OFP_GATEWAY_DATA or a per-user folder)",
+        metavar="DIR|URL",
+        help="records folder or postgresql:// database (default: $OFP_GATEWAY_DATABASE_URL, "
+        "else $OFP_GATEWAY_DATA, else a per-user folder)",
     )
 
 
@@ -44,17 +48,18 @@ def _directory_factory(args: argparse.Namespace) -> Any:
     return lambda: AgentDirectory(policy)
 
 
-def _recorder(args: argparse.Namespace) -> Any:
+def _recorder(args: argparse.Namespace) -> Recorder | None:
     if getattr(args, "no_record", False):
         return None
-    from gateway.records.paths import resolve_data_dir
-    from gateway.records.store import Recorder
+    from gateway.records.base import open_recorder
 
-    return Recorder(resolve_data_dir(args.data))
+    return open_recorder(args.data)
 
 
 # ---------------------------------------------------------------------------------------- validate
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Check each file; exit 1 when any has a problem (strict unless ``--lenient``)."""
+    from gateway.ofp.jsonio import dumps
     from gateway.ofp.lint import check
 
     results = []
@@ -66,6 +71,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except OSError as exc:
             report_dict: dict[str, Any] = {
                 "valid": False,
+                "acceptedLeniently": False,
                 "problems": [
                     {
                         "path": "$",
@@ -78,31 +84,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
             results.append({"file": name, **report_dict})
             all_ok = False
             continue
-        report = check(data)
+        report = check(data, strict=not args.lenient)
         all_ok &= report.valid
         results.append({"file": name, **report.as_dict()})
     if args.json:
-        print(json.dumps({"valid": all_ok, "files": results}, indent=2))
-    else:
-        for r in results:
-            status = "OK" if r["valid"] else "INVALID"
-            extra = (
-                f" ({r.get('dialect')} {r.get('version')}, {r.get('events', 0)} events)"
-                if r["valid"]
-                else ""
-            )
-            print(f"{r['file']}: {status}{extra}")
-            for p in r["problems"]:
-                print(
-                    f"  error   {p['path']}: {p['message']}"
-                    + (f"\n          hint: {p['hint']}" if p["hint"] else "")
-                )
-            for w in r["warnings"]:
-                print(
-                    f"  warning {w['path']}: {w['message']}"
-                    + (f"\n          hint: {w['hint']}" if w["hint"] else "")
-                )
+        print(dumps({"valid": all_ok, "files": results}, indent=2, ensure_ascii=True))
+        return 0 if all_ok else 1
+    for r in results:
+        status = "OK" if r["valid"] else "INVALID"
+        extra = (
+            f" ({r.get('dialect')} {r.get('version') or ''}".rstrip()
+            + f", {r.get('events', 0)} events)"
+            if r["valid"] and r.get("dialect") != "manifest"
+            else ""
+        )
+        print(f"{r['file']}: {status}{extra}")
+        for p in r["problems"]:
+            print(f"  error   {_printable(p['path'])}: {_printable(p['message'])}")
+            if p["hint"]:
+                print(f"          hint: {p['hint']}")
+        if r["problems"]:
+            # Strict errors do not always mean the gateway refuses the envelope: say which.
+            accepted = "yes" if r["acceptedLeniently"] else "no"
+            print(f"  accepted leniently: {accepted}")
+        for w in r["warnings"]:
+            print(f"  warning {_printable(w['path'])}: {_printable(w['message'])}")
+            if w["hint"]:
+                print(f"          hint: {w['hint']}")
     return 0 if all_ok else 1
+
+
+def _printable(text: str) -> str:
+    """Paths and messages quote the input, which may hold anything: control characters are
+    escaped so that a finding prints on one line of any terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 # -------------------------------------------------------------------------------------------- talk
@@ -148,7 +163,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
         if recorder is not None:
             recorder.close()
     if args.json:
-        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False, allow_nan=False))
     elif not result.completed:
         print(f"(gave up waiting after {args.timeout:g} s)", file=sys.stderr)
     return 0 if result.completed else 1
@@ -169,9 +184,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("validate", help="check Open Floor envelopes (1.1.0 or OVON 0.9)")
+    p = sub.add_parser(
+        "validate",
+        help="check Open Floor envelopes strictly against the official 1.1.0 schemas "
+        "(also manifests; OVON 0.9 with --lenient)",
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' reads standard input)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--lenient",
+        action="store_true",
+        help="report only what this gateway refuses (deviations become warnings); by default "
+        "whatever the official schemas or the specification rule out is an error",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("talk", help="hold a conversation with agents from the terminal")

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
@@ -85,6 +85,14 @@ class Recorder(Protocol):
     ) -> None: ...
 
 
+class FloorState(NamedTuple):
+    """A floor as last recorded, to take a conversation up on another node."""
+
+    conversants: list[Identification]
+    floor_granted: list[str]
+    convener: str | None
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds of one conversation. Each trades safety against patience; defaults suit voice."""
@@ -100,6 +108,8 @@ class Limits:
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
     #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
     bye_timeout_s: float = 2.0
+    #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
+    manifest_timeout_s: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,8 @@ class Conversation:
     ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``on_user`` receives
     every envelope the floor delivers to the person; ``on_notice`` what the gateway itself must
     tell them. ``recorder`` (optional) keeps every envelope in and out and every floor change.
+    ``restore`` takes the conversation up in a recorded floor state (the person among its
+    conversants) instead of starting it with the person alone.
     """
 
     def __init__(
@@ -142,12 +154,16 @@ class Conversation:
         recorder: Recorder | None = None,
         manager: Identification | None = None,
         limits: Limits | None = None,
+        restore: FloorState | None = None,
     ) -> None:
         self.id = conversation_id
         self.user = user
         self.limits = limits or Limits()
         self.floor = Floor(conversation_id, manager=manager or manager_identity())
-        self.floor.join(user)
+        if restore is None:
+            self.floor.join(user)
+        else:
+            self.floor.restore(*restore)
         self._resolve = resolve
         #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
         #: the conversation (a page reloaded) rebinds these.
@@ -167,7 +183,12 @@ class Conversation:
         # Normalised service URLs whose manifest was asked for.
         self._named: set[str] = {normalize_service_url(user.service_url)}
         self._naming: set[asyncio.Task[None]] = set()
-        self._record_floor()
+        if restore is None:
+            self._record_floor()
+        else:
+            # Taken up from the records: that state is recorded already, and its agents named.
+            self._floor_state = self._state()
+            self._named.update(i.service_url for i in self.floor.conversants)
 
     # ------------------------------------------------------------------ the person's side
     async def say(self, events: list[Event]) -> Envelope:
@@ -190,9 +211,12 @@ class Conversation:
         """Tell the floor an agent's real identity before it is invited by URL."""
         self.floor.know(identification)
 
-    async def learn_manifest(self, url: str, *, timeout: float) -> Identification | None:
+    async def learn_manifest(
+        self, url: str, *, timeout: float | None = None
+    ) -> Identification | None:
         """Ask the agent at ``url`` for its manifest (``getManifests``) so it joins under its own
-        name; a remote agent that does not answer in ``timeout`` s is invited by URL anyway.
+        name; a remote agent that does not answer in ``timeout`` s (default
+        :attr:`Limits.manifest_timeout_s`) is invited by URL anyway.
 
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
@@ -208,9 +232,17 @@ class Conversation:
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             )
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(fetch(self.id, sender), timeout)
+                await asyncio.wait_for(
+                    fetch(self.id, sender),
+                    self.limits.manifest_timeout_s if timeout is None else timeout,
+                )
         self.floor.know(agent.manifest.identification)
         return agent.manifest.identification
+
+    @property
+    def floor_idle(self) -> bool:
+        """No delivery queued or in flight right now."""
+        return self._idle.is_set()
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until no delivery is queued or in flight; False if ``timeout`` s passed first."""
@@ -441,9 +473,13 @@ class Conversation:
         except Exception:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
+    def _state(self) -> tuple[Any, ...]:
+        f = self.floor
+        return (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
+
     def _record_floor(self, *, force: bool = False) -> None:
         f = self.floor
-        state = (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
+        state = self._state()
         if state == self._floor_state and not force:
             return
         self._floor_state = state

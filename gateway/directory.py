@@ -12,9 +12,7 @@ from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
-from gateway.agents.urls import normalize_service_url, split_dialect
-
-BUILTIN_SCHEME = "builtin:"
+from gateway.agents.urls import BUILTIN_SCHEME, normalize_service_url, split_dialect
 
 
 class UnknownAgent(ValueError):

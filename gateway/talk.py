@@ -8,20 +8,21 @@ as the browser gateway.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
 from gateway.conversation import Conversation, Notice, user_identity
 from gateway.directory import AgentDirectory
-from gateway.ofp import Envelope, Event, EventType, text_event
+from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
+from gateway.ofp.jsonio import loads_external
+from gateway.ofp.timestamps import rfc3339
 
-#: Seconds to wait for a remote agent's manifest before inviting it anyway.
-MANIFEST_TIMEOUT = 3.0
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 
 @dataclass
@@ -85,7 +86,7 @@ class Talk:
     """A conversation held from the terminal: the person's side collects what happens."""
 
     def __init__(
-        self, directory: AgentDirectory, recorder: Any = None, on_line: Any = None
+        self, directory: AgentDirectory, recorder: Recorder | None = None, on_line: Any = None
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -107,9 +108,9 @@ class Talk:
 
     def wire(self, direction: str, agent_url: str, body: bytes) -> None:
         """One body that went to (``sent``) or came from (``received``) an agent."""
-        try:
-            value: Any = json.loads(body)
-        except ValueError:  # not JSON: keep what was on the wire, as text
+        try:  # the boundary's reading (surrogates made U+FFFD; notes: logged by the parse)
+            value: Any = loads_external(body, notes=[])
+        except EnvelopeError:  # not JSON this gateway reads: keep what was on the wire, as text
             value = body.decode("utf-8", errors="replace")
         (self.result.sent if direction == "sent" else self.result.received).append(value)
 
@@ -150,7 +151,7 @@ class Talk:
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
         known = await asyncio.gather(
-            *(self.conv.learn_manifest(url, timeout=MANIFEST_TIMEOUT) for url in agents)
+            *(self.conv.learn_manifest(url) for url in agents)
         )
         # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
         invites = [
@@ -190,7 +191,7 @@ async def talk_text(
     agents: list[str],
     *,
     directory: AgentDirectory,
-    recorder: Any = None,
+    recorder: Recorder | None = None,
     timeout: float = 30.0,
     on_line: Any = None,
 ) -> TalkResult:
@@ -202,7 +203,7 @@ async def talk_text(
             event_type=EventType.UTTERANCE,
             parameters={
                 "dialog_event": text_event(
-                    talk.user.speaker_uri, text, start_time=datetime.now(UTC).isoformat()
+                    talk.user.speaker_uri, text, start_time=rfc3339()
                 )
             },
         )
@@ -219,7 +220,7 @@ def run_talk(
     agents: list[str],
     *,
     directory_factory: Any,
-    recorder: Any,
+    recorder: Recorder | None,
     timeout: float,
     on_line: Any = None,
 ) -> TalkResult:

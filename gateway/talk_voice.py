@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import decode_audio
 from gateway.talk import Talk, TalkResult
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 #: Reply audio rate: Piper's own, so nothing is resampled twice.
 OUT_RATE = 22_050
@@ -52,7 +55,7 @@ async def talk_wav(
     *,
     directory: AgentDirectory,
     models: VoiceModels,
-    recorder: Any = None,
+    recorder: Recorder | None = None,
     paced: bool = True,
     timeout: float = 30.0,
     on_line: Any = None,
@@ -107,7 +110,9 @@ async def talk_wav(
     return result, audio
 
 
-def run_talk_wav(args: Any, *, directory_factory: Any, recorder: Any, on_line: Any) -> TalkResult:
+def run_talk_wav(
+    args: Any, *, directory_factory: Any, recorder: Recorder | None, on_line: Any
+) -> TalkResult:
     """``talk --wav`` from the command line."""
     path = Path(args.wav)
     try:

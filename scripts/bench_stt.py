@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.audio import pcm16_to_float
+from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.voice.endpoint import Endpointer, Utterance
 from gateway.voice.stt import SttSettings, Transcriber
 from gateway.voice.vad import VadStream
@@ -46,7 +46,7 @@ def endpointed(speech: np.ndarray) -> tuple[np.ndarray, float]:
     found = [e for c, p in zip(chunks, probs, strict=True) for e in endpointer.process(c, float(p))]
     utterances = [e for e in [*found, *endpointer.flush()] if isinstance(e, Utterance)]
     first, last = utterances[0], utterances[-1]
-    return pcm16_to_float(framed[first.start : last.end]), (last.voiced_end - first.start) / 16000
+    return pcm16_to_float(framed[first.start : last.end]), (last.voiced_end - first.start) / SAMPLE_RATE
 
 
 def corpus() -> list[tuple[str, str, np.ndarray, float]]:
@@ -84,7 +84,7 @@ async def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     clips = corpus()
-    lengths = [len(clip) / 16000 for _, _, clip, _ in clips]
+    lengths = [len(clip) / SAMPLE_RATE for _, _, clip, _ in clips]
     print(
         f"{len(clips)} clips, {min(lengths):.1f}–{max(lengths):.1f} s, model {args.model}, "
         f"{args.threads} threads"

@@ -53,7 +53,8 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, resample  # noqa: E402
+from gateway.audio import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, resample  # noqa: E402
+from gateway.server.webrtc import WEBRTC_RATE  # noqa: E402
 from tests.speech import piper_16k  # noqa: E402
 
 #: What the clients say (short requests, 1.5–3 s each, as people talk to an assistant).
@@ -67,11 +68,11 @@ SENTENCES = (
     "Open the garage door.",
     "Turn the volume down a little.",
 )
-FRAME_S = 0.02
+FRAME_S = FRAME_MS / 1000
 #: The gateway's per-stage latency histograms read from ``/metrics``.
 STAGES = ("endpoint", "stt", "stt_queue", "stt_decode", "agent", "tts_first_audio", "total")
-RTC_RATE = 48_000
-RTC_FRAME = RTC_RATE // 50
+RTC_RATE = WEBRTC_RATE
+RTC_FRAME = RTC_RATE * FRAME_MS // 1000
 #: A turn with no reply audio this long after the end of speech counts as missed.
 TURN_TIMEOUT_S = 15.0
 #: Time beyond a clip's length for its frames to go out before the client counts as cut off.

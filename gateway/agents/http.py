@@ -258,7 +258,7 @@ class HttpAgent:
             wire = to_ovon(envelope)
             if not wire["ovon"]["events"]:
                 return None, False
-            body = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+            body = json.dumps(wire, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         else:
             body = envelope.to_json()
         tap("sent", self.url, body)
@@ -270,6 +270,7 @@ class HttpAgent:
             reply = parse_envelope(
                 raw,
                 sender=Sender(speaker_uri=self.url, service_url=self.url),
+                source=self.url,
                 conversation_id=envelope.conversation.id,
             )
         except EnvelopeError as err:

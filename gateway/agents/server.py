@@ -29,6 +29,7 @@ from gateway.ofp import (
     parse_envelope,
     to_ovon,
 )
+from gateway.ofp.jsonio import dumps
 
 #: Largest request body accepted (inline audio makes envelopes large).
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
@@ -106,7 +107,7 @@ def _error(status: int, message: str, problems: Iterable[Problem] = ()) -> web.R
     listed = [{"path": p.path, "message": p.message, "hint": p.hint} for p in problems]
     if listed:
         body["problems"] = listed
-    return web.json_response(body, status=status)
+    return web.json_response(body, status=status, dumps=dumps)
 
 
 @web.middleware
@@ -143,13 +144,14 @@ async def _list(request: web.Request) -> web.Response:
                 }
                 for name, agent in agents.items()
             ]
-        }
+        },
+        dumps=dumps,
     )
 
 
 async def _manifest(request: web.Request) -> web.Response:
     _, agent = _agent(request)
-    return web.json_response(agent.manifest.to_wire())
+    return web.json_response(agent.manifest.to_wire(), dumps=dumps)
 
 
 async def _deliver(request: web.Request) -> web.Response:
@@ -167,7 +169,7 @@ async def _deliver(request: web.Request) -> web.Response:
             sender=Sender(speaker_uri=ident.speaker_uri, service_url=ident.service_url),
         )
     wire = to_ovon(reply) if envelope.dialect == "ovon" else reply.to_wire()
-    return web.json_response(wire)
+    return web.json_response(wire, dumps=dumps)
 
 
 async def _close_agents(app: web.Application) -> None:

@@ -19,6 +19,8 @@ from yarl import URL
 
 #: Scheme prefix declaring an agent that speaks only OVON 0.9 (``ovon+http://``, ``ovon+https://``).
 OVON_PREFIX = "ovon+"
+#: The service URL prefix of an agent running inside the gateway: ``builtin:parrot``.
+BUILTIN_SCHEME = "builtin:"
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 

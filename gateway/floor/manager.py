@@ -208,6 +208,18 @@ class Floor:
         if convener:
             self.assign_convener(identification.speaker_uri)
 
+    def restore(
+        self, conversants: list[Identification], floor_granted: list[str], convener: str | None
+    ) -> None:
+        """Take up a conversation another floor held (its node died or was drained) in the state
+        it last recorded. Only an idle floor can: nothing may be queued or awaited."""
+        if self._current is not None or self._awaiting is not None or self._queue:
+            raise RuntimeError("restore() on a floor that is processing envelopes")
+        self._conversants = {i.speaker_uri: i for i in conversants}
+        self._granted = {u: None for u in floor_granted if u in self._conversants}
+        self._convener = convener if convener in self._conversants else None
+        self._changed()
+
     def update_identity(self, identification: Identification) -> bool:
         """Take a conversant's names from its manifest (found by service URL), keeping the
         speaker URI it is known by on this floor. Returns whether anything changed."""

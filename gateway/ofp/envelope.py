@@ -8,7 +8,6 @@ official 1.1.0 envelope schema, and each embedded dialog event against dialog-ev
 
 from __future__ import annotations
 
-import json
 import re
 from enum import StrEnum
 from typing import Any
@@ -18,6 +17,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from gateway.ofp._base import WireModel
 from gateway.ofp.dialog import DialogEvent
 from gateway.ofp.errors import EnvelopeError, Problem
+from gateway.ofp.jsonio import MAX_DEPTH, dumps, loads_external
 from gateway.ofp.manifest import Identification, Manifest
 
 #: The envelope version this gateway emits.
@@ -26,8 +26,6 @@ SCHEMA_URL = (
     "https://github.com/open-voice-interoperability/docs/tree/main/schemas/"
     "conversation-envelope/1.1.0/conversation-envelope-schema.json"
 )
-#: Largest nesting depth accepted; deeper JSON is refused before it can exhaust the stack.
-MAX_DEPTH = 64
 
 _REASON_TOKEN = re.compile(r"@[a-zA-Z0-9_]+")
 
@@ -257,7 +255,7 @@ class Envelope(WireModel):
 
     def to_json(self) -> str:
         """:meth:`to_wire` as compact JSON text."""
-        return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        return dumps(self.to_wire(), compact=True)
 
 
 def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:
@@ -300,22 +298,21 @@ def problems_from(err: ValidationError, prefix: str) -> list[Problem]:
     return out
 
 
-def load_json(data: bytes | str | dict[str, Any]) -> dict[str, Any]:
-    """Decode JSON text into a dict, refusing non-objects and absurd nesting."""
-    if isinstance(data, bytes | bytearray):
-        try:
-            data = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EnvelopeError(f"not UTF-8 text: {exc}") from None
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except RecursionError:
-            raise EnvelopeError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-        except ValueError as exc:
-            raise EnvelopeError(
-                Problem("$", f"not JSON: {exc}", "send a UTF-8 JSON object")
-            ) from None
+def load_json(
+    data: bytes | str | dict[str, Any],
+    *,
+    notes: list[Problem] | None = None,
+    source: str = "",
+) -> dict[str, Any]:
+    """Decode JSON text into a dict, refusing non-objects and absurd nesting.
+
+    Text goes through :func:`~gateway.ofp.jsonio.loads_external` (unpaired surrogates become
+    U+FFFD, non-finite numbers are refused, duplicate keys are reported in ``notes`` and logged
+    with ``source``); a dict is taken to come from inside the gateway and only has its depth
+    checked.
+    """
+    if isinstance(data, bytes | bytearray | str):
+        data = loads_external(data, notes=notes, source=source)
     if not isinstance(data, dict):
         raise EnvelopeError(Problem("$", "not a JSON object", 'wrap it as {"openFloor": {...}}'))
     if not _depth_ok(data):
@@ -328,13 +325,16 @@ def parse_envelope(
     *,
     sender: Sender | None = None,
     conversation_id: str | None = None,
+    source: str = "",
 ) -> Envelope:
     """Read an envelope leniently (1.x under ``openFloor``, or OVON 0.9 under ``ovon``).
 
     ``sender`` and ``conversation_id`` fill in what the transport already knows when the
-    envelope leaves them out. Raises :class:`EnvelopeError` (and nothing else) on bad input.
+    envelope leaves them out; ``source`` (e.g. the agent's URL) names the sender in the warnings
+    logged about the JSON text (see :mod:`gateway.ofp.jsonio`). Raises :class:`EnvelopeError`
+    (and nothing else) on bad input.
     """
-    doc = load_json(data)
+    doc = load_json(data, source=source)
     if "openFloor" in doc:
         body, dialect, prefix = doc["openFloor"], "openFloor", "$.openFloor"
     elif "ovon" in doc:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 import uuid
 from collections import deque
@@ -44,6 +43,7 @@ from gateway.audio.playout import Playout
 from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
+from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
@@ -57,6 +57,7 @@ from gateway.proxy.turns import (
     TurnRule,
     TurnTaker,
     Verdict,
+    looks_final,  # noqa: F401 (lived here; importers still use it)
 )
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.render.decode import Fetch
@@ -68,25 +69,25 @@ from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcr
 from gateway.voice.turn_signals import TurnSignal, default_signals
 from gateway.voice.vad import SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
+from gateway.voice.words import words
 
 log = logging.getLogger(__name__)
 
 UIEvent = dict[str, Any]
-#: How long an invite waits for the agent's manifest before inviting it by URL alone.
-MANIFEST_TIMEOUT_S = 3.0
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
+
 def _command(text: str) -> str:
-    return " ".join(re.findall(r"[a-z']+", text.lower()))
+    return " ".join(words(text))
 
 
 def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
     """Whether ``text`` is only a stop command — said once or repeated ("Stop! Stop!": Whisper
     also hears one "Stop." that way)."""
     command = _command(text)
-    words = command.split()
+    said = command.split()
     return command in stop_words or (
-        len(words) > 1 and len(set(words)) == 1 and words[0] in stop_words
+        len(said) > 1 and len(set(said)) == 1 and said[0] in stop_words
     )
 
 
@@ -154,9 +155,7 @@ class SessionSettings:
     stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")
 
 
-def _score(
-    signals: dict[str, TurnSignal], audio: np.ndarray, voiced_end: int
-) -> dict[str, float]:
+def _score(signals: dict[str, TurnSignal], audio: np.ndarray, voiced_end: int) -> dict[str, float]:
     """Each signal's P(finished); a signal that cannot judge (too little voice) is left out."""
     scores = {}
     for name, signal in signals.items():
@@ -287,7 +286,7 @@ class VoiceSession:
         self.dropped_input = 0
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
-            max(1, s.max_input_ms // 20)
+            max(1, s.max_input_ms // FRAME_MS)
         )
         self._vad = models.vad.stream()
         #: The rules of turn-taking; this session carries out what it decides.
@@ -343,15 +342,15 @@ class VoiceSession:
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
-            start_time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            start_time=rfc3339(),
         )
         await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
         await self._send(de)
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
-        manifest is known (asked for first, for at most :data:`MANIFEST_TIMEOUT_S`)."""
-        known = await self.conversation.learn_manifest(url, timeout=MANIFEST_TIMEOUT_S)
+        manifest is known (asked for first, for at most ``Limits.manifest_timeout_s``)."""
+        known = await self.conversation.learn_manifest(url)
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
@@ -764,14 +763,11 @@ class VoiceSession:
         """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
         if self._wake is None:
             return text
-        phrase = [
-            w.lower()
-            for w in re.findall(r"[A-Za-z']+", self._wake.name.split(":")[-1].replace("_", " "))
-        ]
-        words = text.split()
-        head = [re.sub(r"[^a-z']", "", w.lower()) for w in words[: len(phrase)]]
+        phrase = words(self._wake.name.split(":")[-1].replace("_", " "))
+        said = text.split()
+        head = ["".join(words(w)) for w in said[: len(phrase)]]
         if phrase and head == phrase:
-            return " ".join(words[len(phrase) :]).lstrip(",.;: ").strip()
+            return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
         return text
 
     def _on_playing(self, speaking: bool) -> None:

@@ -38,9 +38,8 @@ from gateway.voice.endpoint import (
     SpeechStarted,
     Utterance,
 )
-
-#: Milliseconds of audio in one VAD chunk.
-CHUNK_MS = 32
+from gateway.voice.vad import CHUNK_MS
+from gateway.voice.words import words
 
 State = Literal["idle", "listening", "hearing", "thinking", "speaking"]
 
@@ -98,8 +97,8 @@ def looks_final(text: str, *, min_words: int = 1) -> bool:
     text = text.strip()
     if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
         return False
-    words = re.findall(r"[A-Za-z0-9']+", text.lower())
-    return len(words) >= max(1, min_words) and words[-1] not in CONTINUATIONS
+    said = words(text)
+    return len(said) >= max(1, min_words) and said[-1] not in CONTINUATIONS
 
 
 # ---------------------------------------------------------------------------------- verdicts

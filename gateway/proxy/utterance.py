@@ -20,13 +20,14 @@ from __future__ import annotations
 import base64
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE, wav_bytes
 from gateway.ofp import DialogEvent, Feature, Span, Token
+from gateway.ofp.timestamps import rfc3339
 from gateway.voice.stt import Transcript
 
 AudioMode = Literal["inline", "url", "off"]
@@ -46,11 +47,6 @@ class UtteranceParts:
 def duration(seconds: float) -> str:
     """An ISO 8601 duration such as ``PT1.25S``."""
     return f"PT{max(0.0, seconds):.3f}S".replace(".000S", "S")
-
-
-def rfc3339(at: datetime) -> str:
-    """UTC time with milliseconds and a ``Z``."""
-    return at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _word_offsets(text: str, words: list[str]) -> list[tuple[int, int] | None]:

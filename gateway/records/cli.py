@@ -14,12 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.records.base import DATABASE_ENV, Recorder, open_recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export_durable import to_durable_agent_state
 from gateway.records.export_mplp import to_mplp_dialog
-from gateway.records.paths import DATA_ENV, resolve_data_dir
+from gateway.records.model import ConversationInfo, Record
+from gateway.records.paths import DATA_ENV
 from gateway.records.reading import read_envelope, rfc3339
-from gateway.records.store import ConversationInfo, Record, Recorder
 
 FORMATS = ("durable-agent-state", "mplp-dialog")
 #: Widest the listing lets a column of names or words grow before cutting it with "…".
@@ -59,15 +60,16 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def _with_data(parser: argparse.ArgumentParser, run: Callable[[Recorder, Any], int]) -> None:
     parser.add_argument(
         "--data",
-        metavar="DIR",
-        help=f"the data folder (default: ${DATA_ENV}, else ~/.local/share/ofp-gateway)",
+        metavar="DIR|URL",
+        help=f"the data folder, or a postgresql:// database (default: ${DATABASE_ENV}, else "
+        f"${DATA_ENV}, else ~/.local/share/ofp-gateway)",
     )
     parser.set_defaults(func=lambda args: _run(run, args))
 
 
 def _run(run: Callable[[Recorder, Any], int], args: argparse.Namespace) -> int:
     try:
-        recorder = Recorder(resolve_data_dir(args.data))
+        recorder = open_recorder(args.data)
     except RecordsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -107,10 +109,10 @@ def _info_json(info: ConversationInfo) -> dict[str, Any]:
 def _list(recorder: Recorder, args: argparse.Namespace) -> int:
     infos = recorder.list_conversations()
     if args.json:
-        print(json.dumps([_info_json(i) for i in infos], indent=2, ensure_ascii=False))
+        print(json.dumps([_info_json(i) for i in infos], indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     if not infos:
-        print(f"no conversations recorded in {recorder.data_dir}")
+        print(f"no conversations recorded in {recorder.location}")
         return 0
     rows = [
         (
@@ -189,7 +191,7 @@ def _show(recorder: Recorder, args: argparse.Namespace) -> int:
             for r in conversation.records
         ]
         doc = {"conversation": _info_json(info), "records": records}
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     ended = f", ended {_local(info.ended_at)} ({info.status})" if info.ended_at else " (active)"
     print(f"{info.id}  {info.title or info.first_words or ''}".rstrip())
@@ -203,7 +205,7 @@ def _show(recorder: Recorder, args: argparse.Namespace) -> int:
 def _delete(recorder: Recorder, args: argparse.Namespace) -> int:
     if not recorder.delete_conversation(args.id):
         raise RecordsError(
-            f"no conversation {args.id!r} in {recorder.data_dir}; "
+            f"no conversation {args.id!r} in {recorder.location}; "
             "`python -m gateway history list` shows the ones there are"
         )
     print(f"deleted {args.id}")
@@ -228,7 +230,7 @@ def _export(recorder: Recorder, args: argparse.Namespace) -> int:
         doc = to_mplp_dialog(conversation)
     else:
         doc = to_durable_agent_state(conversation, _choose_agent(conversation.info, args.agent))
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

@@ -117,7 +117,9 @@ class _Builder:
             return False
         # The floor's own envelope goes to every recipient alike: keep the first copy.
         key = json.dumps(
-            [envelope.sender.speaker_uri, [e.to_wire() for e in envelope.events]], sort_keys=True
+            [envelope.sender.speaker_uri, [e.to_wire() for e in envelope.events]],
+            sort_keys=True,
+            allow_nan=False,
         )
         if key in self.seen_own:
             return False

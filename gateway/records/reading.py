@@ -7,18 +7,13 @@ import binascii
 import hashlib
 import json
 import uuid
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from gateway.ofp import DialogEvent, Envelope, EnvelopeError, parse_envelope
+from gateway.ofp.timestamps import rfc3339 as rfc3339  # the exports' time format is OFP's
 from gateway.records.store import ConversationInfo, Record
 
 SpeakerKind = Literal["user", "agent", "system"]
-
-
-def rfc3339(at: datetime) -> str:
-    """``at`` as RFC 3339 in UTC with milliseconds, e.g. ``2025-01-28T15:30:00.123Z``."""
-    return at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def derived_uuid(conversation_id: str, name: str) -> str:
@@ -85,5 +80,5 @@ def data_uri(media_type: str, value: Any) -> str:
             pass
         else:
             return f"data:{media_type};base64,{compact}"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
     return data_uri(media_type, text.encode("utf-8"))

@@ -1,4 +1,7 @@
-"""The durable store of conversation records: one SQLite file, audio clips as files beside it.
+"""The embedded store of conversation records: one SQLite file, audio clips as files beside it.
+
+One machine's store; several gateway nodes share :mod:`gateway.records.postgres` instead. Both
+implement :class:`gateway.records.base.Recorder`.
 
 Layout of a data folder::
 
@@ -19,20 +22,38 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from gateway.ofp import EnvelopeError, EventType, parse_envelope
+from gateway.records.base import check_retention, utterance_index
 from gateway.records.errors import RecordsError
+from gateway.records.model import (
+    SNIPPET_CHARS,
+    ConversationInfo,
+    Direction,
+    Holder,
+    Record,
+    RecordKind,
+    StoredConversation,
+)
 from gateway.records.paths import safe_name
+
+__all__ = [
+    "AUDIO_DIR",
+    "DB_NAME",
+    "SNIPPET_CHARS",
+    "ConversationInfo",
+    "Direction",
+    "Record",
+    "RecordKind",
+    "SQLiteRecorder",
+    "StoredConversation",
+]
 
 DB_NAME = "records.sqlite3"
 AUDIO_DIR = "audio"
-#: How many characters of an utterance the listing keeps as "first words".
-SNIPPET_CHARS = 80
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -71,8 +92,12 @@ CREATE TABLE IF NOT EXISTS conversants (
 );
 """
 
-RecordKind = Literal["envelope", "floor", "audio"]
-Direction = Literal["in", "out"]
+#: Migrations from each format to the next, applied in order on open (``PRAGMA user_version``).
+_MIGRATIONS: dict[int, str] = {
+    # 1 → 2: who holds a conversation and the digest of its rejoin token (resume after restart).
+    1: "ALTER TABLE conversations ADD COLUMN token_digest TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE conversations ADD COLUMN node TEXT NOT NULL DEFAULT '';",
+}
 
 
 def _stamp(at: datetime) -> str:
@@ -85,64 +110,8 @@ def _time(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One stored event of a conversation, in the order it happened.
-
-    ``data`` is, by ``kind``: ``envelope`` — the wire dict as sent or received; ``floor`` —
-    ``{"conversants": [identification…], "floorGranted": [uri…], "convener": uri | None}``;
-    ``audio`` — ``{"dialogEventId", "file" (relative to the data folder), "bytes"}``.
-    ``audio`` holds the clip itself when the conversation was read ``with_audio``.
-    """
-
-    seq: int
-    at: datetime
-    kind: RecordKind
-    direction: Direction | None
-    peer: str | None
-    data: dict[str, Any]
-    audio: bytes | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationInfo:
-    """What the listing shows of a conversation.
-
-    ``conversants`` maps every speaker URI the floor exchanged envelopes with (the person included)
-    to its conversational name ("" when never told), in the order they appeared.
-    """
-
-    id: str
-    started_at: datetime
-    updated_at: datetime
-    ended_at: datetime | None
-    status: str
-    title: str
-    user_speaker_uri: str
-    first_words: str
-    message_count: int
-    conversants: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def agents(self) -> list[str]:
-        """The speaker URIs of the conversants other than the person."""
-        return [uri for uri in self.conversants if uri != self.user_speaker_uri]
-
-    def name_of(self, speaker_uri: str) -> str:
-        """A name to show for a speaker: its conversational name, else its URI."""
-        return self.conversants.get(speaker_uri) or speaker_uri
-
-
-@dataclass(frozen=True, slots=True)
-class StoredConversation:
-    """A conversation and all its records in order: what the exports are computed from."""
-
-    info: ConversationInfo
-    records: list[Record]
-
-
-class Recorder:
-    """Writes conversation records as they happen and reads them back.
+class SQLiteRecorder:
+    """Writes conversation records to SQLite as they happen and reads them back.
 
     Use one instance from one thread (the event loop). Several processes may open the same data
     folder: SQLite's write-ahead log lets the CLI read while the gateway writes.
@@ -150,12 +119,11 @@ class Recorder:
     :meth:`purge_expired`.
     """
 
+    #: One machine's folder: no other node takes its conversations up.
+    shared = False
+
     def __init__(self, data_dir: Path, *, retention_days: float | None = None) -> None:
-        if retention_days is not None and retention_days <= 0:
-            raise RecordsError(
-                f"retention must be a positive number of days, not {retention_days}; "
-                "leave it unset to keep records forever"
-            )
+        check_retention(retention_days)
         self.data_dir = Path(data_dir)
         self.retention_days = retention_days
         self._audio_root = self.data_dir / AUDIO_DIR
@@ -188,8 +156,17 @@ class Recorder:
                     f"{path} was written by a newer ofp-gateway (format {version}); upgrade, or "
                     "pass another --data DIR"
                 )
-            db.executescript(_SCHEMA)
+            db.execute("BEGIN IMMEDIATE")
+            version = db.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
+            # executescript() would commit first; one statement at a time stays in the transaction.
+            steps = [_SCHEMA] if version == 0 else []  # a new store starts at format 1
+            steps += [_MIGRATIONS[v] for v in range(max(version, 1), _SCHEMA_VERSION)]
+            for step in steps:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            db.execute("COMMIT")
         except sqlite3.Error as exc:
             db.close()
             raise RecordsError(f"cannot open the record store {path}: {exc}; {advice}") from None
@@ -197,6 +174,11 @@ class Recorder:
             db.close()
             raise
         return db
+
+    @property
+    def location(self) -> str:
+        """The data folder, for messages."""
+        return str(self.data_dir)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -319,6 +301,27 @@ class Recorder:
                 (_stamp(at), status, conversation_id),
             )
 
+    def hold(self, conversation_id: str, *, node: str, token_digest: str | None = None) -> None:
+        """Note the node holding the conversation (and the digest of its rejoin token)."""
+        with self._transaction() as db:
+            self._ensure(db, conversation_id, datetime.now(UTC))
+            db.execute(
+                "UPDATE conversations SET node = ?, token_digest = coalesce(?, token_digest) "
+                "WHERE id = ?",
+                (node, token_digest, conversation_id),
+            )
+
+    def holder(self, conversation_id: str) -> Holder | None:
+        """Who holds the conversation, its token digest and whether it ended; None if unknown."""
+        row = self._db.execute(
+            "SELECT token_digest, node, updated_at, ended_at FROM conversations WHERE id = ?",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        digest, node, updated, ended = row
+        return Holder(digest, node, _time(updated), _time(ended) if ended else None)
+
     def close(self) -> None:
         """Close the database; the records stay on disk."""
         self._db.close()
@@ -413,7 +416,7 @@ class Recorder:
         cur = db.execute(
             "INSERT INTO records (conversation_id, at, kind, direction, peer, body) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body)),
+            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body, allow_nan=False)),
         )
         return int(cur.lastrowid or 0)
 
@@ -431,19 +434,11 @@ class Recorder:
     def _index_utterances(
         db: sqlite3.Connection, conversation_id: str, seq: int, envelope: dict[str, Any]
     ) -> None:
-        # The same utterance is recorded once in and once per recipient out; the index keeps it
-        # once, by dialog event id, so the listing counts messages, not deliveries.
-        try:
-            parsed = parse_envelope(envelope)
-        except EnvelopeError:
-            return  # kept verbatim in records; there is nothing to index
-        for event in parsed.events:
-            de = event.dialog_event
-            if event.event_type is EventType.UTTERANCE and de is not None:
-                db.execute(
-                    "INSERT OR IGNORE INTO utterances VALUES (?, ?, ?, ?, ?)",
-                    (conversation_id, de.id, seq, de.speaker_uri, de.text()[:SNIPPET_CHARS]),
-                )
+        for event_id, speaker, snippet in utterance_index(envelope):
+            db.execute(
+                "INSERT OR IGNORE INTO utterances VALUES (?, ?, ?, ?, ?)",
+                (conversation_id, event_id, seq, speaker, snippet),
+            )
 
     def _info(self, conversation_id: str) -> ConversationInfo:
         started, updated, ended, status, title, user = self._db.execute(

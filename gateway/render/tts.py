@@ -16,16 +16,13 @@ import asyncio
 import contextlib
 import copy
 import functools
-import heapq
-import itertools
 import json
 import logging
 import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +31,8 @@ import numpy as np
 import onnxruntime
 from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
-from gateway.audio import Resampler
+from gateway.audio import SAMPLE_RATE, Resampler
+from gateway.workers import PoolClosed, PoolFull, PriorityPool
 
 log = logging.getLogger(__name__)
 
@@ -211,67 +209,6 @@ def _yield_to_speech_recognition() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SYNTHESIS_NICE)
 
 
-@dataclass(order=True)
-class _Job:
-    deadline: float
-    seq: int
-    fn: Callable[..., Any] = field(compare=False)
-    args: tuple[Any, ...] = field(compare=False)
-    future: Future[Any] = field(compare=False)
-
-
-class _DeadlinePool:
-    """Worker threads that always run the queued job with the earliest deadline.
-
-    Deadlines are ``time.monotonic()`` instants: when the listener would otherwise hear
-    silence. A cancelled future is skipped when its turn comes.
-    """
-
-    def __init__(self, workers: int, max_pending: int) -> None:
-        self.max_pending = max_pending
-        self.pending = 0  # admitted and not finished; changed on the event loop only
-        self.late = 0  # sentences finished after their listener ran out of audio
-        self._queue: list[_Job] = []
-        self._cond = threading.Condition()
-        self._seq = itertools.count()
-        self._closed = False
-        for i in range(workers):
-            threading.Thread(target=self._work, name=f"piper-{i}", daemon=True).start()
-
-    def submit(self, deadline: float, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        with self._cond:
-            if self._closed:
-                raise SynthesisError("the synthesizer is closed")
-            heapq.heappush(self._queue, _Job(deadline, next(self._seq), fn, args, future))
-            self._cond.notify()
-        return future
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            for job in self._queue:
-                job.future.cancel()
-            self._queue.clear()
-            self._cond.notify_all()
-
-    def _work(self) -> None:
-        _yield_to_speech_recognition()
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
-                job = heapq.heappop(self._queue)
-            if not job.future.set_running_or_notify_cancel():
-                continue  # the listener stopped waiting (barge-in, hang-up)
-            try:
-                job.future.set_result(job.fn(*job.args))
-            except BaseException as exc:
-                job.future.set_exception(exc)
-
-
 class Synthesizer:
     """Streams speech from text, one sentence at a time, for any number of sessions.
 
@@ -301,7 +238,13 @@ class Synthesizer:
         max_pending: int = 32,
         max_chars: int = 5000,
     ) -> None:
-        self._pool = _DeadlinePool(workers, max_pending)
+        # Earliest deadline first: a job's key is when its listener would otherwise hear silence.
+        self._pool = PriorityPool(
+            workers, max_pending, name="piper", thread_setup=_yield_to_speech_recognition
+        )
+        # Sentences finished after their listener ran out of audio; a list so that the views
+        # made by paced_by (shallow copies) count into the same figure.
+        self._late = [0]
         self._threads = threads
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
@@ -324,7 +267,7 @@ class Synthesizer:
     def late_sentences(self) -> int:
         """Sentences after a reply's first that were not ready when the one before them had
         played (a pause in the middle of a reply), since the synthesizer was made."""
-        return self._pool.late
+        return self._late[0]
 
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""
@@ -338,7 +281,7 @@ class Synthesizer:
 
     async def warm_up(self, settings: VoiceSettings | None = None) -> None:
         """Load the voice and synthesize a short phrase, so the first real reply is not slow."""
-        async for _ in self.stream("Ready.", settings or VoiceSettings(), rate=16_000):
+        async for _ in self.stream("Ready.", settings or VoiceSettings(), rate=SAMPLE_RATE):
             pass
 
     async def stream(
@@ -381,7 +324,7 @@ class Synthesizer:
         result = await self._run(due, fn, *args)
         late = time.monotonic() - due
         if ahead > 0 and late > 0:
-            self._pool.late += 1  # the listener heard silence inside a reply
+            self._late[0] += 1  # the listener heard silence inside a reply
             log.debug(
                 "sentence %.0f ms late (%.0f ms of audio was queued)", late * 1e3, ahead * 1e3
             )
@@ -389,17 +332,17 @@ class Synthesizer:
 
     async def _run(self, deadline: float, fn: Callable[..., Any], *args: Any) -> Any:
         pool = self._pool
-        if pool.pending >= pool.max_pending:
+        try:
+            future = pool.submit(deadline, fn, *args)
+        except PoolFull:
             raise SynthesizerBusy(
                 f"{pool.pending} sentences are already queued for synthesis "
                 f"(max_pending={pool.max_pending})"
-            )
-        pool.pending += 1
-        try:
-            # Cancelling the awaiting task cancels the future: a queued sentence is skipped.
-            return await asyncio.wrap_future(pool.submit(deadline, fn, *args))
-        finally:
-            pool.pending -= 1
+            ) from None
+        except PoolClosed:
+            raise SynthesisError("the synthesizer is closed") from None
+        # Cancelling the awaiting task cancels the future: a queued sentence leaves the queue.
+        return await asyncio.wrap_future(future)
 
     def close(self) -> None:
         """Stop the worker threads (a running sentence finishes first; queued ones are dropped)."""

@@ -15,6 +15,7 @@ import json
 import logging
 import mimetypes
 import secrets
+import socket
 import threading
 import time
 import uuid
@@ -32,13 +33,18 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
 from gateway.directory import AgentDirectory
+from gateway.ofp.jsonio import loads_external
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
+from gateway.records.base import Recorder
+from gateway.server import rooms
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
+from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON, readiness
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
 log = logging.getLogger(__name__)
@@ -73,6 +79,10 @@ class GatewaySettings:
     max_frame_bytes: int = 256 * 1024
     hello_timeout_s: float = 10.0
     rejoin_s: float = 600.0
+    #: Longest a drain (SIGTERM, SIGUSR1) waits for the turns in progress before handing over.
+    drain_s: float = 30.0
+    #: This node's name in the records (who holds a conversation); "" makes one up at start.
+    node: str = ""
     #: Seconds between handing freed memory back to the system (server/memory.py); 0: never.
     trim_memory_s: float = TRIM_INTERVAL_S
     audio_feature: str = "inline"
@@ -109,7 +119,7 @@ class Gateway:
         *,
         models: VoiceModels,
         directory: AgentDirectory,
-        recorder: Any = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.settings = settings
         self.models = models
@@ -120,6 +130,9 @@ class Gateway:
         self.rooms: dict[str, Room] = {}
         self.clients: set[Client] = set()
         self.ready = False
+        #: Refusing new sessions before leaving (server/readiness.py).
+        self.draining = False
+        self.node = settings.node or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
@@ -127,9 +140,11 @@ class Gateway:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Server:
-        """Load models, then listen. Returns the websockets server."""
-        await self.models.warm_up()
-        self.ready = True
+        """Listen, then load models. Returns the websockets server once the models are loaded.
+
+        Listening first lets ``/readyz`` and ``/healthz`` say "loading models" meanwhile (a
+        balancer then waits for this node); sessions are refused until then.
+        """
         s = self.settings
         self._server = await serve(
             self._client,
@@ -142,6 +157,8 @@ class Gateway:
             ping_interval=20,
             ping_timeout=20,
         )
+        await self.models.warm_up()
+        self.ready = True
         loop = asyncio.get_running_loop()
         self._reaper = loop.create_task(self._reap())
         self._lag_probe = loop.create_task(self._probe_loop_lag())
@@ -150,13 +167,20 @@ class Gateway:
             self._trimmer = loop.create_task(trimmer.run())
         return self._server
 
-    async def close(self) -> None:
-        """Close every client and conversation, then the server."""
+    async def close(self, *, handover: bool = False) -> None:
+        """Close every client and conversation, then the server. With ``handover`` (after a
+        drain) the conversations are left open in the records for another node to take up."""
         for task in (self._reaper, self._lag_probe, self._trimmer):
             if task is not None:
                 task.cancel()
         for client in list(self.clients):
-            await client.ws.close(1001, "gateway shutting down")
+            if handover:
+                await client.ws.close(HANDOVER_CODE, HANDOVER_REASON)
+            else:
+                await client.ws.close(1001, "gateway shutting down")
+        if handover:  # left open in the records for another node: no bye, no end
+            for room_id in list(self.rooms):
+                await self.drop_room(room_id)
         # Together: each room's agents get their bye (bounded by Limits.bye_timeout_s) at once.
         await asyncio.gather(*(self._end_room(r, "closed") for r in list(self.rooms)))
         if self._server is not None:
@@ -190,6 +214,10 @@ class Gateway:
             self.metrics.loop_lag.observe(max(0.0, loop.time() - start - LAG_PROBE_S))
 
     async def _end_room(self, room_id: str, status: str) -> None:
+        if rooms.held_elsewhere(self, room_id):
+            # Another node took it up: the conversation goes on there, so no bye and no end.
+            await self.drop_room(room_id)
+            return
         room = self.rooms.pop(room_id, None)
         if room is None:
             return
@@ -202,6 +230,16 @@ class Gateway:
         if self.recorder is not None:
             with contextlib.suppress(Exception):
                 self.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
+
+    async def drop_room(self, room_id: str) -> None:
+        """Let a conversation go without ending it (another node holds or will hold it)."""
+        room = self.rooms.pop(room_id, None)
+        if room is None:
+            return
+        if room.client is not None:
+            await room.client.detach()
+        await room.conversation.close()
+        self.metrics.conversations.set(len(self.rooms))
 
     # ------------------------------------------------------------------ rooms
     async def open_room(self) -> tuple[str, Room]:
@@ -222,9 +260,13 @@ class Gateway:
         self.rooms[conv_id] = room
         self.metrics.conversations.set(len(self.rooms))
         if self.recorder is not None:
-            self.recorder.conversation_started(
-                conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
-            )
+            try:
+                self.recorder.conversation_started(
+                    conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+                )
+            except Exception:  # records must never take the conversation down (nor stop it)
+                log.exception("conversation %s: could not record its start", conv_id)
+        rooms.hold(self, conv_id, room.token)  # so any node can take it up
         for url in self.settings.agents:
             with contextlib.suppress(Exception):
                 conv.know(self.directory.resolve(url).manifest.identification)
@@ -253,6 +295,9 @@ class Gateway:
                 b"ok\n" if ok else b"loading models\n",
                 "text/plain; charset=utf-8",
             )
+        if path == "/readyz":
+            status, body = readiness(self)
+            return _response(status, body, "application/json")
         if path == "/metrics":
             self.metrics.sessions.set(len(self.clients))
             self.metrics.tasks.set(len(asyncio.all_tasks()))
@@ -309,8 +354,7 @@ class Gateway:
         split = urlsplit(raw_path)
         conv_id = unquote(split.path[len("/export/") :])
         query = {k: v[0] for k, v in parse_qs(split.query).items()}
-        room = self.rooms.get(conv_id)
-        token_ok = room is not None and secrets.compare_digest(room.token, query.get("token", ""))
+        token_ok = rooms.token_ok(self, conv_id, query.get("token"))
         if not token_ok or self.recorder is None:
             return _response(
                 HTTPStatus.FORBIDDEN,
@@ -334,7 +378,7 @@ class Gateway:
         name = f"{conv_id.replace(':', '-')}.{fmt}.json"
         return _response(
             HTTPStatus.OK,
-            json.dumps(doc, indent=2).encode(),
+            json.dumps(doc, indent=2, allow_nan=False).encode(),
             "application/json",
             extra={"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -364,6 +408,10 @@ class Gateway:
     def _refusal(self) -> str | None:
         """Why a new session cannot be served well now, or None to admit it."""
         s = self.settings
+        if not self.ready:
+            return "the gateway is loading its speech models; try again in a moment"
+        if self.draining:
+            return "this gateway node is leaving; try again in a moment"
         if len(self.clients) >= s.max_sessions:
             return f"the gateway is full ({s.max_sessions} sessions); try again in a minute"
         if self.models.transcriber.queue_wait_s > s.max_stt_wait_s:
@@ -450,7 +498,7 @@ class Client:
     async def _attach(self, hello: dict[str, Any]) -> None:
         gw = self.gateway
         s = gw.settings
-        room = gw.find_room(hello.get("conversationId"), hello.get("token"))
+        room = await rooms.find_or_resume(gw, hello.get("conversationId"), hello.get("token"))
         rejoined = room is not None
         if room is None:
             self.room_id, room = await gw.open_room()
@@ -504,7 +552,7 @@ class Client:
                 "token": room.token,
                 "rejoined": rejoined,
                 "user": {"speakerUri": room.conversation.user.speaker_uri, "name": "You"},
-                "audio": {"inRate": 16000, "outRate": out_rate},
+                "audio": {"inRate": SAMPLE_RATE, "outRate": out_rate},
                 "history": list(room.history),
                 "builtins": sorted(gw.directory.builtins),
                 "wake": self.session.wake_name,
@@ -513,6 +561,8 @@ class Client:
         )
         if room.floor is not None:
             await self.send(room.floor)
+        elif rejoined and room.conversation.on_floor is not None:
+            room.conversation.on_floor(room.conversation.floor)  # taken up from the records
         if self.transport == "ws":
             self._pump = asyncio.get_running_loop().create_task(self._pump_audio())
         if not rejoined:
@@ -606,12 +656,12 @@ class Client:
         """Send one JSON message; a closed connection is not an error here."""
         with contextlib.suppress(ConnectionClosed):
             async with self._send_lock:
-                await self.ws.send(json.dumps(message, ensure_ascii=False))
+                await self.ws.send(json.dumps(message, ensure_ascii=False, allow_nan=False))
 
 
 def _json(message: str | bytes) -> dict[str, Any] | None:
     try:
-        data = json.loads(message)
+        data = loads_external(message, source="the page")
     except (ValueError, TypeError):
         return None
     return data if isinstance(data, dict) else None

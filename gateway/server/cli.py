@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import Any
 
 from gateway.server.memory import TRIM_INTERVAL_S, restart_under_jemalloc
 from gateway.voice.endpoint import EndpointSettings
@@ -46,7 +45,10 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="another web origin allowed to open the WebSocket (repeatable)",
     )
     p.add_argument(
-        "--data", metavar="DIR", help="records folder (default: $OFP_GATEWAY_DATA or per-user)"
+        "--data",
+        metavar="DIR|URL",
+        help="records folder, or a postgresql:// database shared by several nodes (default: "
+        "$OFP_GATEWAY_DATABASE_URL, else $OFP_GATEWAY_DATA, else per-user)",
     )
     p.add_argument("--no-record", action="store_true", help="keep no records")
     p.add_argument(
@@ -114,6 +116,20 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
     )
     p.add_argument(
+        "--drain-seconds",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in progress finish for at "
+        "most this long, then hand the pages over to other nodes and exit (30)",
+    )
+    p.add_argument(
+        "--node",
+        default="",
+        metavar="NAME",
+        help="this node's name in shared records (default: host name and a random suffix)",
+    )
+    p.add_argument(
         "--wake",
         default="off",
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off (default)",
@@ -139,16 +155,15 @@ async def _serve(args: argparse.Namespace) -> int:
     from gateway.agents.policy import AddressPolicy
     from gateway.directory import AgentDirectory
     from gateway.proxy.session import SessionSettings, VoiceModels
+    from gateway.records.base import Recorder, open_recorder
     from gateway.render.voices import VoiceBook
     from gateway.server.app import Gateway, GatewaySettings
+    from gateway.server.readiness import drain
     from gateway.voice.stt import SttSettings
 
-    recorder: Any = None
+    recorder: Recorder | None = None
     if not args.no_record:
-        from gateway.records.paths import resolve_data_dir
-        from gateway.records.store import Recorder
-
-        recorder = Recorder(resolve_data_dir(args.data), retention_days=args.retention_days)
+        recorder = open_recorder(args.data, retention_days=args.retention_days)
     print("loading speech models…", file=sys.stderr, flush=True)
     voices = VoiceBook.from_file(args.voices) if args.voices else None
     models = VoiceModels(SttSettings(model=args.stt_model), voices=voices)
@@ -166,6 +181,8 @@ async def _serve(args: argparse.Namespace) -> int:
         audio_feature=args.audio_feature,
         wake=args.wake,
         trim_memory_s=args.trim_memory,
+        drain_s=GatewaySettings.drain_s if args.drain_seconds is None else args.drain_seconds,
+        node=args.node,
         rejoin_s=GatewaySettings.rejoin_s if args.rejoin is None else args.rejoin,
         session=session,
     )
@@ -174,13 +191,35 @@ async def _serve(args: argparse.Namespace) -> int:
     await gateway.start()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
+    draining = False
+
+    def start_drain() -> None:
+        nonlocal draining
+        draining = True
+        stop.set()
+
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError):
+        # Ctrl-C: stop now, ending the conversations (their agents get a bye). SIGUSR1: drain,
+        # leaving the conversations open for another node (or this one, restarted) to take up.
+        # SIGTERM (what systemd, Docker and Kubernetes send) drains when the records are shared
+        # with other nodes, and otherwise stops as Ctrl-C does: nobody else could take them up.
+        shared = recorder is not None and recorder.shared
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        loop.add_signal_handler(signal.SIGTERM, start_drain if shared else stop.set)
+        loop.add_signal_handler(signal.SIGUSR1, start_drain)
     await stop.wait()
+    if draining:
+        print(
+            f"draining: refusing new sessions, finishing turns (at most {settings.drain_s:g} s)…",
+            file=sys.stderr,
+            flush=True,
+        )
+        unfinished = await drain(gateway, settings.drain_s)
+        if unfinished:
+            print(f"{unfinished} turns still under way; handing over", file=sys.stderr)
     print("shutting down…", file=sys.stderr, flush=True)
-    await gateway.close()
+    await gateway.close(handover=draining)
     if recorder is not None:
         recorder.close()
     return 0

@@ -38,14 +38,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import heapq
-import itertools
-import re
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -58,6 +55,8 @@ from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
+from gateway.voice.words import words
+from gateway.workers import PoolFull, PriorityPool, Started
 
 _HOP = 160  # samples per mel frame
 _FULL_FRAMES = 3000  # Whisper's 30 s window
@@ -181,24 +180,12 @@ class Priority(IntEnum):
     PARTIAL = 1  # live captions: skipped under load
 
 
-@dataclass(order=True)
-class _Job:
-    priority: int
-    seq: int
-    fn: Callable[..., Any] = field(compare=False)
-    args: tuple[Any, ...] = field(compare=False)
-    future: Future[tuple[Any, float]] = field(compare=False)
-    queued_at: float = field(compare=False)
-    #: Other final transcriptions were admitted before this one: it queues behind other people.
-    behind_finals: bool = field(default=False, compare=False)
-
-
 class _Scheduler:
-    """Worker threads fed from one priority queue (see the module docstring).
+    """The model's :class:`~gateway.workers.PriorityPool`, keyed by :class:`Priority`, with the
+    queue-wait figures the transcriber adapts to (see the module docstring).
 
-    A job's future resolves to ``(result, seconds it waited)``. Cancelling a queued job's future
-    takes it out of the queue and frees its slot at once; a running job keeps its slot until
-    the decode ends, because it still occupies a worker.
+    A job's future resolves to ``(result, seconds it waited)``. Final transcriptions are bounded
+    by ``max_pending``; partial ones are submitted ``idle_only``, so they never queue.
     """
 
     #: How quickly the queue-wait average follows new finals (weight of the newest).
@@ -207,50 +194,43 @@ class _Scheduler:
     _STALE_S = 10.0
 
     def __init__(self, workers: int, max_pending: int) -> None:
-        self._workers = workers
-        self._max_pending = max_pending
-        self._queue: list[_Job] = []
-        self._cond = threading.Condition()
-        self._seq = itertools.count()
-        self._running = 0
-        self.finals = 0  # admitted, not finished
-        self.partials = 0
-        self.partials_skipped = 0
+        self._lock = threading.Lock()
         self._final_wait_s = 0.0  # moving average of finals' queue waits
         self._final_at = 0.0  # when the last final started (monotonic)
-        self._local = threading.local()  # per worker: how late its current final started
-        for i in range(workers):
-            threading.Thread(target=self._work, name=f"stt-{i}", daemon=True).start()
+        self._pool = PriorityPool(workers, max_pending, name="stt", on_start=self._started)
 
     def submit(self, priority: Priority, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Queue ``fn(*args)``; raises :class:`TranscriberBusy` when it may not wait."""
-        future: Future[tuple[Any, float]] = Future()
-        behind = False
-        with self._cond:
-            if priority is Priority.PARTIAL:
-                if self._queue or self._running >= self._workers:
-                    self.partials_skipped += 1
-                    raise TranscriberBusy("the model is busy; partial transcript skipped")
-                self.partials += 1
-            else:
-                if self.finals >= self._max_pending:
-                    raise TranscriberBusy(
-                        "speech-to-text is saturated: too many transcriptions pending "
-                        "(raise SttSettings.max_pending or add cores)"
-                    )
-                behind = self.finals > 0
-                self.finals += 1
-            job = _Job(priority, next(self._seq), fn, args, future, time.monotonic())
-            job.behind_finals = behind
-            heapq.heappush(self._queue, job)
-            self._cond.notify()
-        future.add_done_callback(lambda f: self._finished(job, f.cancelled()))
-        return future
+        partial = priority is Priority.PARTIAL
+        try:
+            return self._pool.submit(priority, self._timed, fn, *args, idle_only=partial)
+        except PoolFull:
+            if partial:
+                raise TranscriberBusy("the model is busy; partial transcript skipped") from None
+            raise TranscriberBusy(
+                "speech-to-text is saturated: too many transcriptions pending "
+                "(raise SttSettings.max_pending or add cores)"
+            ) from None
+
+    def _timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        started = self._pool.current
+        return fn(*args), started.waited_s if started else 0.0
+
+    def _started(self, job: Started) -> None:
+        if job.key == Priority.FINAL:
+            with self._lock:
+                self._final_wait_s += self._SMOOTHING * (job.waited_s - self._final_wait_s)
+                self._final_at = time.monotonic()
 
     @property
     def pending(self) -> int:
         """Decodes admitted and not finished (finals and partials)."""
-        return self.finals + self.partials
+        return self._pool.pending
+
+    @property
+    def partials_skipped(self) -> int:
+        """Partial transcripts refused because the model was busy."""
+        return self._pool.skipped
 
     @property
     def final_wait_s(self) -> float:
@@ -264,52 +244,13 @@ class _Scheduler:
     def late_start_s(self) -> float:
         """How long the final running on the calling worker thread waited behind other finals
         (0 when it found none ahead: a wait for one person's own partial is not load)."""
-        return float(getattr(self._local, "late", 0.0))
+        job = self._pool.current
+        return job.waited_s if job is not None and job.behind else 0.0
 
     @property
     def waiting(self) -> int:
         """Decodes queued and not yet started."""
-        return len(self._queue)
-
-    def _finished(self, job: _Job, cancelled: bool) -> None:
-        with self._cond:
-            if job.priority == Priority.PARTIAL:
-                self.partials -= 1
-            else:
-                self.finals -= 1
-            if cancelled and job in self._queue:
-                self._queue.remove(job)
-                heapq.heapify(self._queue)
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue:
-                    self._cond.wait()
-                job = heapq.heappop(self._queue)
-                self._running += 1
-            if not job.future.set_running_or_notify_cancel():
-                with self._cond:
-                    self._running -= 1
-                continue  # cancelled while queued
-            waited = time.monotonic() - job.queued_at
-            self._local.late = waited if job.behind_finals else 0.0
-            if job.priority == Priority.FINAL:
-                with self._cond:
-                    self._final_wait_s += self._SMOOTHING * (waited - self._final_wait_s)
-                    self._final_at = time.monotonic()
-            try:
-                result, error = (job.fn(*job.args), waited), None
-            except BaseException as exc:
-                result, error = None, exc
-            # The worker is free before its caller hears back, so whatever the caller asks
-            # next (a partial transcript) finds it free.
-            with self._cond:
-                self._running -= 1
-            if error is not None:
-                job.future.set_exception(error)
-            else:
-                job.future.set_result(result)
+        return self._pool.waiting
 
 
 @dataclass(frozen=True)
@@ -372,7 +313,7 @@ def fitted_frames(samples: int, padding_s: float) -> int:
 
 
 def _words_key(text: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"[\w']+", text.lower()))
+    return tuple(words(text))
 
 
 def repeats_itself(text: str, n: int = 3) -> bool:

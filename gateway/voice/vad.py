@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 
-from gateway.audio import pcm16_to_float
+from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import silero_vad_path
 
 #: Samples the model scores at a time (32 ms at 16 kHz); the only size v6 accepts at this rate.
 CHUNK_SAMPLES = 512
+#: Milliseconds of audio in one chunk.
+CHUNK_MS = CHUNK_SAMPLES * 1000 // SAMPLE_RATE
 #: Samples of the previous chunk prepended to each chunk.
 CONTEXT_SAMPLES = 64
 _STATE_SHAPE = (1, 1, 128)

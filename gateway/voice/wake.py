@@ -35,7 +35,6 @@ To start the utterance at :attr:`WakeDetection.end`, the session itself keeps th
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -48,6 +47,7 @@ from gateway.catalogue import ModelNotAvailable, wake_words
 from gateway.voice.endpoint import Endpointer, EndpointSettings, Utterance
 from gateway.voice.stt import Transcriber, TranscriberBusy, Word
 from gateway.voice.vad import SileroVad, VadStream
+from gateway.voice.words import words
 
 _log = logging.getLogger(__name__)
 
@@ -235,8 +235,7 @@ class WakeWordDetector:
 
 def phrase_words(text: str) -> list[str]:
     """Lower-case words with punctuation dropped ("Hey, Floor!" → ["hey", "floor"])."""
-    text = text.lower().replace("'", "").replace("’", "")
-    return re.sub(r"[^\w]+", " ", text).split()
+    return words(text.replace("'", "").replace("’", ""))
 
 
 def edit_distance(a: Sequence[object], b: Sequence[object]) -> int:

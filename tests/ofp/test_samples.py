@@ -82,7 +82,13 @@ def test_validate_command_reports_paths_and_hints(
     assert code == 1 and out["valid"] is False
     bad_report = out["files"][1]
     assert bad_report["problems"][0]["path"] == "$.openFloor.events[0]"
-    paths = {w["path"] for w in bad_report["warnings"]}
+    # Strict (the default): the unknown event type is an error of the 1.1.0 schema...
+    assert "$.openFloor.events[1].eventType" in {p["path"] for p in bad_report["problems"]}
+    assert {w["path"] for w in bad_report["warnings"]} == {"$.openFloor.schema.version"}
+    # ...and --lenient reports it the old way: a warning (the gateway ignores the event).
+    main(["validate", "--json", "--lenient", str(bad)])
+    lenient = json.loads(capsys.readouterr().out)["files"][0]
+    paths = {w["path"] for w in lenient["warnings"]}
     assert "$.openFloor.schema.version" in paths and "$.openFloor.events[1].eventType" in paths
     # Human output names the same path.
     main(["validate", str(bad)])

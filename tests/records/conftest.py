@@ -40,7 +40,7 @@ from gateway.ofp import (
     text_event,
     to_ovon,
 )
-from gateway.records import Recorder
+from gateway.records import Recorder, SQLiteRecorder, open_recorder
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "schemas"
 AGENT_FRAMEWORK_SCHEMAS = sorted((SHARED / "agent-framework").glob("*.json"))
@@ -262,9 +262,40 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
+@dataclass
+class Store:
+    """Where a test's records are: ``kind`` is ``sqlite`` (``target`` a folder) or
+    ``postgresql`` (``target`` a database URL); :meth:`open` opens (or reopens) it."""
+
+    kind: str
+    target: str
+
+    def open(self, **options: Any) -> Recorder:
+        return open_recorder(self.target, **options)
+
+
+#: Every test taking ``store`` or ``recorder`` runs against both stores.
+STORE_KINDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request: pytest.FixtureRequest, data_dir: Path) -> Store:
+    if request.param == "postgresql":
+        return Store("postgresql", request.getfixturevalue("postgres_url"))
+    return Store("sqlite", str(data_dir))
+
+
 @pytest.fixture
-def recorder(data_dir: Path):
-    rec = Recorder(data_dir)
+def recorder(store: Store):
+    rec = store.open()
+    yield rec
+    rec.close()
+
+
+@pytest.fixture
+def sqlite_recorder(data_dir: Path):
+    """The SQLite store alone, for what only it has (files on disk)."""
+    rec = SQLiteRecorder(data_dir)
     yield rec
     rec.close()
 

@@ -1,20 +1,19 @@
-"""Run as a script by test_crash.py: records envelopes forever, printing each one's number once
+"""Run as a script by test_crash.py (with a data folder or a database URL): records envelopes forever, printing each one's number once
 ``Recorder.envelope`` has returned, until it is killed."""
 
 from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 from gateway.ofp import Conversation, Envelope, Event, EventType, Parameters, Sender, text_event
-from gateway.records import Recorder
+from gateway.records import open_recorder
 
 AGENT = "tag:crash.test,2025:agent"
 
 
-def main(data_dir: str) -> None:
-    recorder = Recorder(Path(data_dir))
+def main(target: str) -> None:
+    recorder = open_recorder(target)  # a data folder or a postgresql:// URL
     recorder.conversation_started("crash", at=datetime.now(UTC), title="crash test")
     n = 0
     while True:

@@ -8,23 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from gateway.records import Recorder, to_mplp_dialog
+from gateway.records import DATABASE_ENV, to_mplp_dialog
 from gateway.records.cli import add_commands
 from gateway.records.paths import DATA_ENV
-from tests.records.conftest import ALICE, USER, record_conversation, schema_errors
+from tests.records.conftest import ALICE, USER, Store, record_conversation, schema_errors
 
 
 @pytest.fixture
-def recorded(tmp_path: Path) -> Path:
-    """A data folder holding the conversation of conftest and a second, short one."""
-    data_dir = tmp_path / "data"
-    rec = Recorder(data_dir)
+def recorded(store: Store) -> str:
+    """A store (a data folder, or a PostgreSQL database: each test runs on both) holding the
+    conversation of conftest and a second, short one; its ``--data`` value."""
+    rec = store.open()
     try:
         record_conversation(rec, "conv-lisbon-1")
         record_conversation(rec, "../../etc/passwd", end_status=None)
     finally:
         rec.close()
-    return data_dir
+    return store.target
 
 
 def run(*argv: str) -> int:
@@ -34,7 +34,7 @@ def run(*argv: str) -> int:
     return args.func(args)
 
 
-def test_history_list_is_readable(recorded: Path, capsys):
+def test_history_list_is_readable(recorded: str, capsys):
     assert run("history", "list", "--data", str(recorded)) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["ID", "STARTED", "MSGS", "AGENTS", "TITLE", "/", "FIRST", "WORDS"]
@@ -46,8 +46,10 @@ def test_history_list_is_readable(recorded: Path, capsys):
     assert len(lines) == 3
 
 
-def test_history_list_json_and_the_environment_variable(recorded: Path, capsys, monkeypatch):
-    monkeypatch.setenv(DATA_ENV, str(recorded))
+def test_history_list_json_and_the_environment_variable(
+    recorded: str, store: Store, capsys, monkeypatch
+):
+    monkeypatch.setenv(DATABASE_ENV if store.kind == "postgresql" else DATA_ENV, recorded)
     assert run("history", "list", "--json") == 0
     listed = {c["id"]: c for c in json.loads(capsys.readouterr().out)}
     assert set(listed) == {"conv-lisbon-1", "../../etc/passwd"}
@@ -63,7 +65,7 @@ def test_history_list_on_an_empty_folder_says_so(tmp_path: Path, capsys):
     assert "no conversations recorded" in capsys.readouterr().out
 
 
-def test_history_show_tells_the_story(recorded: Path, capsys):
+def test_history_show_tells_the_story(recorded: str, capsys):
     assert run("history", "show", "conv-lisbon-1", "--data", str(recorded)) == 0
     out = capsys.readouterr().out
     assert "Trip to Lisbon" in out
@@ -75,10 +77,10 @@ def test_history_show_tells_the_story(recorded: Path, capsys):
     assert "(unreadable envelope)" in out
 
 
-def test_history_show_json_has_every_record(recorded: Path, capsys):
+def test_history_show_json_has_every_record(recorded: str, store: Store, capsys):
     assert run("history", "show", "conv-lisbon-1", "--json", "--data", str(recorded)) == 0
     doc = json.loads(capsys.readouterr().out)
-    rec = Recorder(recorded)
+    rec = store.open()
     try:
         stored = rec.get_conversation("conv-lisbon-1")
     finally:
@@ -87,21 +89,21 @@ def test_history_show_json_has_every_record(recorded: Path, capsys):
     assert [r["data"] for r in doc["records"]] == [r.data for r in stored.records]
 
 
-def test_export_mplp_to_a_file(recorded: Path, tmp_path: Path, mplp_validator, capsys):
+def test_export_mplp_to_a_file(recorded: str, store: Store, tmp_path: Path, mplp_validator, capsys):
     out = tmp_path / "dialog.json"
     args = ("export", "conv-lisbon-1", "--format", "mplp-dialog", "-o", str(out))
     assert run(*args, "--data", str(recorded)) == 0
     assert capsys.readouterr().out == ""
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert schema_errors(mplp_validator, doc) == []
-    rec = Recorder(recorded)
+    rec = store.open()
     try:
         assert doc == to_mplp_dialog(rec.get_conversation("conv-lisbon-1", with_audio=True))
     finally:
         rec.close()
 
 
-def test_export_durable_state_needs_an_agent_when_there_are_several(recorded: Path, capsys):
+def test_export_durable_state_needs_an_agent_when_there_are_several(recorded: str, capsys):
     args = ("export", "conv-lisbon-1", "--format", "durable-agent-state", "--data", str(recorded))
     assert run(*args) == 1
     err = capsys.readouterr().err
@@ -109,7 +111,7 @@ def test_export_durable_state_needs_an_agent_when_there_are_several(recorded: Pa
 
 
 @pytest.mark.parametrize("agent", [ALICE.speaker_uri, USER.speaker_uri])
-def test_export_durable_state_to_stdout(recorded: Path, capsys, agent_framework_validators, agent):
+def test_export_durable_state_to_stdout(recorded: str, capsys, agent_framework_validators, agent):
     args = ("export", "conv-lisbon-1", "--format", "durable-agent-state", "--agent", agent)
     assert run(*args, "--data", str(recorded)) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -117,18 +119,22 @@ def test_export_durable_state_to_stdout(recorded: Path, capsys, agent_framework_
         assert schema_errors(validator, doc) == []
 
 
-def test_hostile_ids_are_just_ids(recorded: Path, tmp_path: Path, capsys):
+def test_hostile_ids_are_just_ids(recorded: str, store: Store, tmp_path: Path, capsys):
     assert run("history", "show", "../../etc/passwd", "--data", str(recorded)) == 0
     assert "Trip to Lisbon" in capsys.readouterr().out
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert run("history", "delete", "../../etc/passwd", "--data", str(recorded)) == 0
     after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     gone = set(before) - set(after)
-    assert gone and all(p.parts[:2] == ("data", "audio") for p in gone)
+    if store.kind == "sqlite":  # its clips are files; PostgreSQL's are rows, gone with the rest
+        assert gone and all(p.parts[:2] == ("data", "audio") for p in gone)
+    else:
+        assert not gone
+    assert run("history", "show", "../../etc/passwd", "--data", str(recorded)) == 1
     assert Path("/etc/passwd").exists()
 
 
-def test_delete_then_show_and_unknown_ids_fail_helpfully(recorded: Path, capsys):
+def test_delete_then_show_and_unknown_ids_fail_helpfully(recorded: str, capsys):
     assert run("history", "delete", "conv-lisbon-1", "--data", str(recorded)) == 0
     assert "deleted conv-lisbon-1" in capsys.readouterr().out
     for argv in (
@@ -146,3 +152,13 @@ def test_an_unwritable_data_folder_is_reported_not_raised(tmp_path: Path, capsys
     blocker.write_text("")
     assert run("history", "list", "--data", str(blocker / "data")) == 1
     assert "OFP_GATEWAY_DATA" in capsys.readouterr().err
+
+
+def test_an_unreachable_database_is_reported_not_raised(capsys):
+    from gateway.cluster.postgres import free_port
+
+    url = f"postgresql://nobody:secret@127.0.0.1:{free_port()}/none"
+    assert run("history", "list", "--data", url) == 1
+    err = capsys.readouterr().err
+    assert "cannot open the record store" in err and "server is running" in err
+    assert "secret" not in err  # the password is never printed

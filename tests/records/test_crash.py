@@ -9,18 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.records import Recorder
 from gateway.records.store import DB_NAME
+from tests.records.conftest import Store
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 #: How many envelopes the writer must report before it is killed.
 REPORTED_BEFORE_KILL = 300
 
 
-def test_sigkill_mid_stream_loses_nothing_that_was_reported(tmp_path: Path):
-    data_dir = tmp_path / "data"
+def test_sigkill_mid_stream_loses_nothing_that_was_reported(store: Store):
     child = subprocess.Popen(
-        [sys.executable, str(WRITER), str(data_dir)],
+        [sys.executable, str(WRITER), store.target],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -45,12 +44,13 @@ def test_sigkill_mid_stream_loses_nothing_that_was_reported(tmp_path: Path):
                 stream.close()
     assert child.returncode == -signal.SIGKILL
 
-    db = sqlite3.connect(data_dir / DB_NAME)
-    try:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    finally:
-        db.close()
-    recorder = Recorder(data_dir)
+    if store.kind == "sqlite":
+        db = sqlite3.connect(Path(store.target) / DB_NAME)
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        finally:
+            db.close()
+    recorder = store.open()
     try:
         stored = recorder.get_conversation("crash")
         texts = [

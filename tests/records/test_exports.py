@@ -222,10 +222,10 @@ def test_mplp_dialog_control_events_are_dotted_and_not_repeated_per_delivery(sto
     ]
 
 
-def test_mplp_ids_are_uuid4_deterministic_and_distinct(recorder, script, data_dir):
+def test_mplp_ids_are_uuid4_deterministic_and_distinct(recorder, script, store):
     first = to_mplp_dialog(recorder.get_conversation(script.conversation_id))
     recorder.close()
-    reopened = Recorder(data_dir)
+    reopened = store.open()
     try:
         again = to_mplp_dialog(reopened.get_conversation(script.conversation_id))
         other = to_mplp_dialog(

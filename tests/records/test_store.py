@@ -11,17 +11,41 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.ofp import Conversation, Envelope, Sender, text_event
-from gateway.records import Recorder, RecordsError, resolve_data_dir
+from gateway.records import RecordsError, SQLiteRecorder, resolve_data_dir
 from gateway.records.paths import DATA_ENV, safe_name
 from gateway.records.store import DB_NAME
-from tests.records.conftest import ALICE, BOB, START, USER, Script, record_conversation, tone_wav
+from tests.records.conftest import (
+    ALICE,
+    BOB,
+    START,
+    USER,
+    Script,
+    Store,
+    record_conversation,
+    tone_wav,
+)
 
 TABLES = ("conversations", "records", "utterances", "conversants")
 
 
-def _rows(data_dir: Path, conversation_id: str) -> dict[str, int]:
-    """Rows per table that belong to the conversation, read with a separate connection."""
-    db = sqlite3.connect(data_dir / DB_NAME)
+def _rows(store: Store, conversation_id: str) -> dict[str, int]:
+    """Rows per table that belong to the conversation, read with a separate connection
+    (PostgreSQL's clips are rows too; SQLite's are files, see :func:`_audio_files`)."""
+    if store.kind == "postgresql":
+        import psycopg
+
+        with psycopg.connect(store.target) as db:
+            counts = {
+                "conversations": db.execute(
+                    "SELECT count(*) FROM conversations WHERE id = %s", (conversation_id,)
+                ).fetchone()[0]
+            }
+            for table in (*TABLES[1:], "clips"):
+                counts[table] = db.execute(
+                    f"SELECT count(*) FROM {table} WHERE conversation_id = %s", (conversation_id,)
+                ).fetchone()[0]
+            return counts
+    db = sqlite3.connect(Path(store.target) / DB_NAME)
     try:
         counts = {
             "conversations": db.execute(
@@ -65,10 +89,10 @@ def test_summary_counts_each_utterance_once_and_names_the_agents(recorder, scrip
     assert info.ended_at is not None and info.ended_at > info.started_at
 
 
-def test_records_survive_close_and_reopen(recorder, script: Script, data_dir: Path):
+def test_records_survive_close_and_reopen(recorder, script: Script, store: Store):
     before = recorder.get_conversation(script.conversation_id, with_audio=True)
     recorder.close()
-    reopened = Recorder(data_dir)
+    reopened = store.open()
     try:
         assert reopened.get_conversation(script.conversation_id, with_audio=True) == before
         # and it keeps recording where it left off
@@ -110,24 +134,28 @@ def test_bad_direction_is_refused_and_nothing_is_written(recorder):
 
 
 def test_delete_removes_rows_and_audio_files_of_that_conversation_only(
-    recorder, script: Script, data_dir: Path
+    recorder, script: Script, store: Store, data_dir: Path
 ):
     other = record_conversation(recorder, "conv-kept")
-    assert len(_audio_files(data_dir)) == 4
+    if store.kind == "sqlite":
+        assert len(_audio_files(data_dir)) == 4
     assert recorder.delete_conversation(script.conversation_id) is True
-    assert set(_rows(data_dir, script.conversation_id).values()) == {0}
-    assert all(_rows(data_dir, other.conversation_id).values())
-    remaining = _audio_files(data_dir)
-    assert len(remaining) == 2
-    assert all(p.parent.name == safe_name(other.conversation_id) for p in remaining)
+    assert set(_rows(store, script.conversation_id).values()) == {0}
+    assert all(_rows(store, other.conversation_id).values())
+    if store.kind == "sqlite":
+        remaining = _audio_files(data_dir)
+        assert len(remaining) == 2
+        assert all(p.parent.name == safe_name(other.conversation_id) for p in remaining)
+    assert recorder.clip(other.conversation_id, other.utterances[0].id) == other.user_wav
+    assert recorder.clip(script.conversation_id, script.utterances[0].id) is None
     with pytest.raises(RecordsError, match="history list"):
         recorder.get_conversation(script.conversation_id)
     assert recorder.delete_conversation(script.conversation_id) is False
 
 
-def test_retention_purges_idle_conversations_with_their_audio(data_dir: Path):
+def test_retention_purges_idle_conversations_with_their_audio(store: Store, data_dir: Path):
     now = datetime.now(UTC)
-    with_retention = Recorder(data_dir, retention_days=30)
+    with_retention = store.open(retention_days=30)
     try:
         with_retention.conversation_started("old", at=now - timedelta(days=31))
         with_retention.audio("old", "de:1", tone_wav(), at=now - timedelta(days=31))
@@ -139,26 +167,28 @@ def test_retention_purges_idle_conversations_with_their_audio(data_dir: Path):
         )
         assert with_retention.purge_expired(now) == ["old"]
         assert {i.id for i in with_retention.list_conversations()} == {"recent", "long"}
-        assert _audio_files(data_dir) == []
+        assert set(_rows(store, "old").values()) == {0}
+        if store.kind == "sqlite":
+            assert _audio_files(data_dir) == []
         assert with_retention.purge_expired(now + timedelta(days=2)) == ["recent"]
     finally:
         with_retention.close()
 
 
-def test_retention_applies_when_the_store_opens(data_dir: Path):
-    keep_all = Recorder(data_dir)
+def test_retention_applies_when_the_store_opens(store: Store):
+    keep_all = store.open()
     keep_all.conversation_started("ancient", at=datetime.now(UTC) - timedelta(days=400))
     keep_all.close()
-    reopened = Recorder(data_dir, retention_days=365)
+    reopened = store.open(retention_days=365)
     try:
         assert reopened.list_conversations() == []
     finally:
         reopened.close()
 
 
-def test_retention_must_be_positive(data_dir: Path):
+def test_retention_must_be_positive(store: Store):
     with pytest.raises(RecordsError, match="positive"):
-        Recorder(data_dir, retention_days=0)
+        store.open(retention_days=0)
 
 
 HOSTILE_IDS = ["../../escape", "/etc/passwd", "..", "a/../../b", "C:\\Windows\\x", "\x00nul", "é/ü"]
@@ -167,7 +197,7 @@ HOSTILE_IDS = ["../../escape", "/etc/passwd", "..", "a/../../b", "C:\\Windows\\x
 @pytest.mark.parametrize("hostile", HOSTILE_IDS)
 def test_ids_from_the_network_cannot_leave_the_audio_folder(tmp_path: Path, hostile: str):
     data_dir = tmp_path / "deep" / "data"
-    rec = Recorder(data_dir)
+    rec = SQLiteRecorder(data_dir)
     try:
         path = rec.audio(hostile, hostile, b"RIFF", at=START)
         audio_root = (data_dir / "audio").resolve()
@@ -245,13 +275,13 @@ def test_an_unusable_data_folder_is_a_clear_error(tmp_path: Path):
 def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path: Path):
     (tmp_path / DB_NAME).write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(RecordsError, match="another --data DIR"):
-        Recorder(tmp_path)
+        SQLiteRecorder(tmp_path)
 
 
 def test_a_store_from_a_newer_gateway_is_left_alone(tmp_path: Path):
-    Recorder(tmp_path).close()
+    SQLiteRecorder(tmp_path).close()
     db = sqlite3.connect(tmp_path / DB_NAME)
     db.execute("PRAGMA user_version=99")
     db.close()
     with pytest.raises(RecordsError, match="newer ofp-gateway"):
-        Recorder(tmp_path)
+        SQLiteRecorder(tmp_path)

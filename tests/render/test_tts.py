@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import numpy as np
@@ -15,7 +14,6 @@ from gateway.render.tts import (
     Synthesizer,
     SynthesizerBusy,
     VoiceSettings,
-    _DeadlinePool,
     load_voice,
 )
 from tests.render.conftest import RATE, STEADY, speak
@@ -110,23 +108,6 @@ async def test_warm_up_and_sentence_gaps_are_natural(synth):
     await synth.warm_up()
     pcm = await speak(synth, "One sentence. Another sentence.")
     assert 100 <= longest_silence_ms(pcm, RATE) < 500  # Piper's own lead-out and lead-in
-
-
-def test_deadline_pool_runs_the_earliest_deadline_first():
-    pool = _DeadlinePool(workers=1, max_pending=8)
-    gate, order = threading.Event(), []
-    try:
-        busy = pool.submit(0.0, gate.wait)  # occupies the only worker
-        late = pool.submit(20.0, order.append, "late")
-        skipped = pool.submit(5.0, order.append, "cancelled")
-        soon = pool.submit(10.0, order.append, "soon")
-        assert skipped.cancel()
-        gate.set()
-        for future in (busy, late, soon):
-            future.result(timeout=5)
-    finally:
-        pool.close()
-    assert order == ["soon", "late"]
 
 
 async def test_waiting_listener_goes_before_a_listener_with_audio_queued():

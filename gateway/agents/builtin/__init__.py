@@ -13,13 +13,14 @@ from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
 from gateway.agents.builtin.parrot import Parrot
+from gateway.agents.urls import BUILTIN_SCHEME
 
 #: The built-in agents, by the name they are served under.
 BUILTIN_NAMES = ("parrot", "clock", "concierge")
 
 
 def builtin_agents(
-    service_base: str = "builtin:",
+    service_base: str = BUILTIN_SCHEME,
     names: Iterable[str] | None = None,
     *,
     now: Callable[[], datetime] = local_now,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from gateway.agents.urls import same_service_url
 from gateway.ofp import (
@@ -35,6 +35,7 @@ from gateway.ofp import (
     To,
     text_event,
 )
+from gateway.ofp.timestamps import rfc3339
 
 #: Replies to other agents allowed in one conversation before a person speaks again.
 MAX_AGENT_TURNS = 3
@@ -267,7 +268,7 @@ class BuiltinAgent:
         return [self._utterance(answer.text, answer.ssml, private_to), *answer.extra]
 
     def _utterance(self, text: str, ssml: str | None = None, to: To | None = None) -> Event:
-        start = self._now().astimezone(UTC).isoformat(timespec="milliseconds")
+        start = rfc3339(self._now())
         de = text_event(self.speaker_uri, text, ssml=ssml, start_time=start)
         return Event(event_type=EventType.UTTERANCE, to=to, parameters=Parameters(dialog_event=de))
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import BUILTIN_SCHEME
 
 _TIME_WORDS = frozenset({"time", "clock", "hour", "hours"})
 _DATE_WORDS = frozenset({"date", "day", "today", "weekday"})
@@ -22,7 +23,7 @@ class Clock(BuiltinAgent):
     greeting = "Hello, I'm Clock. Ask me the time or the date."
 
     def __init__(
-        self, service_url: str = "builtin:clock", *, now: Callable[[], datetime] = local_now
+        self, service_url: str = f"{BUILTIN_SCHEME}clock", *, now: Callable[[], datetime] = local_now
     ) -> None:
         super().__init__(
             builtin_manifest(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
-from gateway.agents.urls import same_service_url
+from gateway.agents.urls import BUILTIN_SCHEME, same_service_url
 from gateway.ofp import Envelope, Event, EventType, Manifest, Parameters, To
 
 #: Lowest :func:`match_score` at which the concierge brings an agent in.
@@ -69,7 +69,7 @@ class Concierge(BuiltinAgent):
     def __init__(
         self,
         directory: Sequence[Manifest],
-        service_url: str = "builtin:concierge",
+        service_url: str = f"{BUILTIN_SCHEME}concierge",
         *,
         now: Callable[[], datetime] = local_now,
     ) -> None:

@@ -7,6 +7,7 @@ from datetime import datetime
 from xml.sax.saxutils import escape
 
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
+from gateway.agents.urls import BUILTIN_SCHEME
 
 
 class Parrot(BuiltinAgent):
@@ -15,7 +16,7 @@ class Parrot(BuiltinAgent):
     greeting = "Hi, I'm Parrot. Say anything and I'll say it back."
 
     def __init__(
-        self, service_url: str = "builtin:parrot", *, now: Callable[[], datetime] = local_now
+        self, service_url: str = f"{BUILTIN_SCHEME}parrot", *, now: Callable[[], datetime] = local_now
     ) -> None:
         super().__init__(
             builtin_manifest(

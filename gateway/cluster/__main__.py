@@ -1,0 +1,55 @@
+"""``python -m gateway.cluster``: start the reference deployment locally (see docs/deployment.md)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+
+from gateway.cluster.local import LocalCluster
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start PostgreSQL, HAProxy and gateway nodes on loopback; stop them on Ctrl-C."""
+    p = argparse.ArgumentParser(
+        prog="python -m gateway.cluster",
+        description="HAProxy in front of gateway nodes sharing PostgreSQL records, on loopback.",
+    )
+    p.add_argument("--port", type=int, default=8080, help="HAProxy's port, people's URL (8080)")
+    p.add_argument("--nodes", type=int, default=2, help="gateway nodes (2)")
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="an existing postgresql:// database (default: a temporary server)",
+    )
+    p.add_argument("serve_args", nargs="*", help="passed to every `serve` (after --)")
+    args = p.parse_args(argv)
+    cluster = LocalCluster(args.nodes, args.port, args.database, tuple(args.serve_args))
+    print("starting PostgreSQL, the gateway nodes and HAProxy…", file=sys.stderr, flush=True)
+    try:
+        cluster.start()
+    except Exception as exc:
+        cluster.stop()
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"ofp-gateway cluster is ready: open {cluster.url}/ in a browser", flush=True)
+    for node in cluster.nodes:
+        print(
+            f"  {node.name}: {node.url} (pid {node.proc.pid if node.proc else '-'}), log {node.log}"
+        )
+    print(f"  records: {cluster.database_url}")
+    print("  drain a node: kill -TERM PID; stop everything: Ctrl-C", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            time.sleep(3600)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The reference deployment on one machine: PostgreSQL, HAProxy and gateway nodes on loopback.
+
+``python -m gateway.cluster`` (or ``scripts/cluster``) starts it and prints the URL; the cluster
+tests and ``scripts/bench_cluster.py`` drive the same :class:`LocalCluster`. A real deployment runs
+the same three parts on their own machines: see ``docs/deployment.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.cluster.haproxy import Backend, HAProxy
+from gateway.cluster.postgres import TempPostgres, free_port
+
+
+@dataclass
+class Node:
+    """One ``serve`` process of the cluster."""
+
+    name: str
+    port: int
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The node's own address (behind HAProxy; people use the cluster's URL)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def readiness(self) -> tuple[int, dict[str, object]]:
+        """``/readyz`` of this node: HTTP status and its JSON."""
+        try:
+            with urllib.request.urlopen(self.url + "/readyz", timeout=5) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process is running."""
+        return self.proc is not None and self.proc.poll() is None
+
+
+@dataclass
+class LocalCluster:
+    """PostgreSQL (temporary, unless ``database`` names one), ``nodes`` gateway nodes, HAProxy.
+
+    ``serve_args`` go to every node. ``check_ms`` is HAProxy's health-check interval: a dead node
+    is out of rotation after two failed checks.
+    """
+
+    nodes_count: int = 2
+    port: int = 0
+    database: str | None = None
+    serve_args: tuple[str, ...] = ()
+    check_ms: int = 500
+    workdir: Path | None = None
+    postgres: TempPostgres | None = None
+    haproxy: HAProxy | None = None
+    nodes: list[Node] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        """Where people reach the gateway: HAProxy."""
+        assert self.haproxy is not None
+        return self.haproxy.url
+
+    @property
+    def database_url(self) -> str:
+        """The records database every node shares."""
+        if self.database:
+            return self.database
+        assert self.postgres is not None
+        return self.postgres.url
+
+    def start(self, timeout: float = 240.0) -> LocalCluster:
+        """Start everything and wait until HAProxy reaches a ready node."""
+        self.workdir = self.workdir or Path(tempfile.mkdtemp(prefix="ofp-cluster-"))
+        self.port = self.port or free_port()
+        if self.database is None:
+            self.postgres = TempPostgres().start()
+        self.nodes = [
+            Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log")
+            for i in range(self.nodes_count)
+        ]
+        for node in self.nodes:
+            self.start_node(node)
+        self.haproxy = HAProxy(
+            self.port,
+            [Backend(n.name, "127.0.0.1", n.port) for n in self.nodes],
+            check_ms=self.check_ms,
+        ).start()
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            self.wait_ready(node, max(1.0, deadline - time.monotonic()))
+        self.haproxy.wait_serving()
+        return self
+
+    def start_node(self, node: Node) -> None:
+        """Start (or restart) one node's ``serve`` process."""
+        env = {**os.environ}
+        env.pop("OFP_GATEWAY_DATA", None)
+        log = open(node.log, "ab")  # noqa: SIM115 (lives with the process)
+        node.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gateway",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(node.port),
+                "--data",
+                self.database_url,
+                "--public-url",
+                f"http://127.0.0.1:{self.port}",
+                "--node",
+                node.name,
+                *self.serve_args,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+
+    def wait_ready(self, node: Node, timeout: float) -> None:
+        """Wait until the node's ``/readyz`` says ready."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not node.alive:
+                raise RuntimeError(f"{node.name} exited:\n{node.log.read_text(errors='replace')}")
+            with contextlib.suppress(OSError, ValueError):
+                if node.readiness()[0] == 200:
+                    return
+            time.sleep(0.3)
+        raise RuntimeError(f"{node.name} was not ready in {timeout:.0f} s")
+
+    def kill(self, node: Node) -> None:
+        """SIGKILL: the node dies at once, as in a crash."""
+        assert node.proc is not None
+        node.proc.send_signal(signal.SIGKILL)
+        node.proc.wait(10)
+
+    def drain(self, node: Node, timeout: float = 60.0) -> int:
+        """SIGTERM: the node drains and exits; returns its exit code."""
+        assert node.proc is not None
+        node.proc.send_signal(signal.SIGTERM)
+        return node.proc.wait(timeout)
+
+    def stop(self) -> None:
+        """Stop HAProxy, the nodes and PostgreSQL."""
+        if self.haproxy is not None:
+            self.haproxy.stop()
+        for node in self.nodes:
+            if node.alive:
+                assert node.proc is not None
+                node.proc.send_signal(signal.SIGINT)
+        for node in self.nodes:
+            if node.proc is not None:
+                try:
+                    node.proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    node.proc.kill()
+                    node.proc.wait()
+        if self.postgres is not None:
+            self.postgres.stop()
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
