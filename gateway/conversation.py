@@ -346,6 +346,16 @@ class Conversation:
             if in_process and reply is not None and listening():
                 tap("received", recipient.service_url or key, reply.to_json())
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
+        except (UnicodeError, RecursionError) as err:
+            # The envelope could not be put on the wire: its content (from whoever said it) is at
+            # fault, not this recipient, so nothing is booked against the recipient.
+            log.warning(
+                "conversation %s: could not encode the envelope for %s (%s); not delivered",
+                self.id,
+                key,
+                err,
+            )
+            reply = None
         except AgentError as err:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             reply = None

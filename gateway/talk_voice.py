@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 #: Reply audio rate: Piper's own, so nothing is resampled twice.
 OUT_RATE = 22_050
-#: Silence fed after the recording so the last utterance ends as it would live.
-TAIL_S = 1.5
+#: Silence fed after the recording so the last utterance ends as it would live: longer than the
+#: longest wait for the end of a turn (``TurnRule.max_wait_ms``, 2 s).
+TAIL_S = 2.5
 
 
 class TalkInputError(Exception):

@@ -509,6 +509,11 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--rejoin": ["30"],
     "--drain-seconds": ["5"],
     "--node": ["node-b"],
+    "--allow-host": ["gateway.test"],
+    "--audio-url-ttl": ["77"],
+    "--ice-server": ["stun:stun.test:3478"],
+    "--keep-audio": [],
+    "--max-sessions-per-address": ["2"],
 }
 
 

@@ -146,6 +146,9 @@ function onWelcome(w) {
     `export/${encodeURIComponent(w.conversationId)}?format=mplp-dialog&token=` +
     encodeURIComponent(w.token);
   download.removeAttribute("aria-disabled");
+  $("voice-kept").textContent = w.keepAudio
+    ? "Your voice is stored with the conversation's record on this gateway."
+    : "Your voice is not stored: the record keeps what was said as text.";
 
   app.generation++;
   if (app.voice) attachMedia(w, app.generation);
@@ -223,6 +226,13 @@ function addUtterance(m) {
     body.textContent = m.text;
   }
   li.appendChild(body);
+  if (m.htmlOmitted) {
+    // The gateway left the html out (too large or too deep to show safely): say so.
+    const note = document.createElement("p");
+    note.className = "hint html-omitted";
+    note.textContent = `Formatting not shown: ${m.htmlOmitted}.`;
+    li.appendChild(note);
+  }
   appendTurn(li);
 }
 

@@ -1,10 +1,13 @@
 """The person's proxy: their speech becomes utterances; agents' replies become sound and UI events."""
 
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession, looks_final
+from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.turns import TurnRule, TurnTaker, looks_final
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 
 __all__ = [
     "SessionSettings",
+    "TurnRule",
+    "TurnTaker",
     "UtteranceParts",
     "VoiceModels",
     "VoiceSession",

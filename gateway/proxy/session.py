@@ -8,12 +8,16 @@ Data path (each stage a unit of its own, composed here)::
                                                                                 → conversation.say
     conversation delivers to the person → UI events + render queue → TTS/SSML/audio → playout
 
+Turn-taking is decided by :class:`gateway.proxy.turns.TurnTaker` (sans I/O: it is handed the
+VAD's chunks and the time and returns actions); this class is its driver — it runs the decodes,
+the end-of-turn signals, playback and the UI events the turn-taker asks for.
+
 Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 100 ms
-of silence). If that transcript reads as a finished sentence (two words or more, ending in . ? or
-! and not on a word such as "and" or "the"), the utterance ends as soon as the pause reaches
-``pause_ms`` (200 ms) instead of waiting out ``end_silence_ms``; a sentence that trails off
-waits the full silence, so people are not cut off mid-sentence. Starting the decode before the
-pause is long enough to act on hides its time (~170 ms) behind the pause.
+of silence), and the end-of-turn signals (prosody) are read from the audio alongside. If the
+transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
+as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait
+(``SessionSettings.turn_rule``, at most 2 s), so people are not cut off mid-sentence. Starting
+the decode before the pause is long enough to act on hides its time (~170 ms) behind the pause.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
 (queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
@@ -24,8 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
-import re
 import time
 import uuid
 from collections import deque
@@ -42,22 +44,30 @@ from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.ofp.timestamps import rfc3339
+from gateway.proxy.turns import (
+    Action,
+    CancelDecode,
+    EndTurn,
+    ShowPartial,
+    Sleep,
+    StartDecode,
+    StartPartial,
+    StateChanged,
+    StopPlayback,
+    TurnRule,
+    TurnTaker,
+    Verdict,
+    looks_final,  # noqa: F401 (lived here; importers still use it)
+)
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
 from gateway.render.tts import Synthesizer
 from gateway.render.voices import VoiceBook
-from gateway.voice.endpoint import (
-    Endpointer,
-    EndpointEvent,
-    EndpointSettings,
-    SpeechPaused,
-    SpeechResumed,
-    SpeechStarted,
-    Utterance,
-)
+from gateway.voice.endpoint import EndpointSettings, Utterance
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
-from gateway.voice.vad import CHUNK_MS, SileroVad, shared_vad
+from gateway.voice.turn_signals import TurnSignal, default_signals
+from gateway.voice.vad import SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 from gateway.voice.words import words
 
@@ -66,66 +76,19 @@ log = logging.getLogger(__name__)
 UIEvent = dict[str, Any]
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
-#: Words a finished sentence does not end on: a transcript ending here is waited out.
-_CONTINUATIONS = frozenset(
-    [
-        "and",
-        "or",
-        "but",
-        "so",
-        "because",
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "with",
-        "for",
-        "in",
-        "on",
-        "at",
-        "my",
-        "your",
-        "his",
-        "her",
-        "their",
-        "our",
-        "um",
-        "uh",
-        "er",
-        "like",
-        "that",
-        "which",
-        "who",
-        "if",
-        "when",
-        "then",
-        "than",
-        "is",
-        "are",
-        "was",
-        "were",
-    ]
-)
-_FINAL = re.compile(r"[.?!][\"')\]]*$")
-
 
 def _command(text: str) -> str:
     return " ".join(words(text))
 
 
-def looks_final(text: str, *, min_words: int = 1) -> bool:
-    """Whether a transcript reads as a finished sentence of at least ``min_words`` words.
-
-    Whisper punctuates fragments too ("Stop, stop." paused at the comma comes back as
-    "Stop."), so one-word fragments are the least trustworthy: the session asks for two words
-    before ending a turn early, and lets one-word answers wait out the normal silence.
-    """
-    text = text.strip()
-    if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
-        return False
-    said = words(text)
-    return len(said) >= max(1, min_words) and said[-1] not in _CONTINUATIONS
+def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
+    """Whether ``text`` is only a stop command — said once or repeated ("Stop! Stop!": Whisper
+    also hears one "Stop." that way)."""
+    command = _command(text)
+    said = command.split()
+    return command in stop_words or (
+        len(said) > 1 and len(set(said)) == 1 and said[0] in stop_words
+    )
 
 
 @dataclass(frozen=True)
@@ -151,6 +114,24 @@ class SessionSettings:
     playout_lead_ms: int = 0
     #: End an utterance at a pause when the speculative transcript looks finished.
     early_endpoint: bool = True
+    #: How the end-of-turn signals at a pause become the silence waited before the turn ends.
+    #: Chosen from ``scripts/bench_turns.py``'s trade-off (README): a finished-looking
+    #: transcript ends the turn at 200 ms when the prosody says "finished" (P >= 0.6) and waits
+    #: 1.5 s when it says "not finished" (P <= 0.5; between, in proportion); words that do not
+    #: read as finished wait 900 ms; a one-word answer with finished prosody 500 ms. No turn
+    #: waits more than ``max_wait_ms`` (2 s). ``TurnRule()`` is the transcript-only rule
+    #: (200 ms / 700 ms) of before, which cut off 34 of 42 paused requests.
+    turn_rule: TurnRule = field(
+        default_factory=lambda: TurnRule(
+            signals=("prosody",),
+            confident=0.6,
+            doubtful=0.5,
+            doubt_ms=1500,
+            unfinished_ms=900,
+            one_word_ms=500,
+            max_wait_ms=2000,
+        )
+    )
     #: Voiced audio that interrupts an agent being played (0 disables barge-in).
     barge_in_ms: int = 96
     #: Partial transcripts while speaking, at most this often (0 disables them).
@@ -174,6 +155,20 @@ class SessionSettings:
     stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")
 
 
+def _score(signals: dict[str, TurnSignal], audio: np.ndarray, voiced_end: int) -> dict[str, float]:
+    """Each signal's P(finished); a signal that cannot judge (too little voice) is left out."""
+    scores = {}
+    for name, signal in signals.items():
+        try:
+            p = signal.score(audio, voiced_end)
+        except Exception:
+            log.exception("end-of-turn signal %s failed", name)
+            continue
+        if p is not None:
+            scores[name] = p
+    return scores
+
+
 class VoiceModels:
     """One loaded copy of each model per process, shared by every session."""
 
@@ -188,6 +183,8 @@ class VoiceModels:
         self.synthesizer = synthesizer or Synthesizer()
         self.voices = voices or VoiceBook.default()
         self.vad: SileroVad = shared_vad()
+        #: End-of-turn signals read from the audio, by name (see ``gateway.voice.turn_signals``).
+        self.turn_signals: dict[str, TurnSignal] = default_signals()
 
     async def warm_up(self) -> None:
         """Load everything and run each model once, so the first person is not kept waiting."""
@@ -227,12 +224,6 @@ class Timing:
             "speculative": self.speculative,
             "earlyEnd": self.early_end,
         }
-
-
-@dataclass
-class _Speculation:
-    voiced_end: int
-    task: asyncio.Task[Transcript]
 
 
 def _floor_view(floor: Floor) -> UIEvent:
@@ -285,13 +276,10 @@ class VoiceSession:
             lead_ms=s.playout_lead_ms,
             on_state=self._on_playing,
         )
-        self.mode: Literal["handsfree", "ptt"] = "handsfree"
-        self._ptt_down = False
         #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
         self.speak_replies = True
         #: Called with each utterance's :class:`Timing` once its reply starts to play.
         self.on_timing: Callable[[Timing], None] | None = None
-        self.state = "listening"
         self.timings: deque[Timing] = deque(maxlen=256)
         #: What the person said, newest last (bounded: a session may last for hours).
         self.transcripts: deque[str] = deque(maxlen=256)
@@ -301,18 +289,15 @@ class VoiceSession:
             max(1, s.max_input_ms // FRAME_MS)
         )
         self._vad = models.vad.stream()
-        self._endpointer = Endpointer(s.endpoint)
-        self._position = 0
+        #: The rules of turn-taking; this session carries out what it decides.
+        self.turns = TurnTaker(s)
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
-        self._voiced_run = 0
-        self._speculation: _Speculation | None = None
-        #: A speculation that read as finished, waiting for the pause to reach ``pause_ms``.
-        self._finished: _Speculation | None = None
+        #: Speculative decodes by the turn-taker's id (a new one starts at each pause).
+        self._decodes: dict[int, asyncio.Task[Transcript]] = {}
         self._partial: asyncio.Task[None] | None = None
-        self._last_partial = 0.0
-        self._utterances: asyncio.Queue[tuple[Utterance, _Speculation | None, Timing]] = (
-            asyncio.Queue(4)
-        )
+        self._utterances: asyncio.Queue[
+            tuple[Utterance, asyncio.Task[Transcript] | None, Timing]
+        ] = asyncio.Queue(4)
         self._replies: asyncio.Queue[DialogEvent] = asyncio.Queue(s.max_replies)
         self._speaking: asyncio.Task[None] | None = None
         self._awaiting: Timing | None = None
@@ -323,7 +308,6 @@ class VoiceSession:
         self._wake_pos = 0  # samples the wake detector has heard
         self._lookback: deque[np.ndarray] = deque()
         self._lookback_samples = 0
-        self._open_until = math.inf  # awake until then (monotonic); inf: engaged or no wake word
         self.set_wake(s.wake)
 
         conversation.on_user = self._heard
@@ -383,14 +367,23 @@ class VoiceSession:
             ]
         )
 
+    @property
+    def state(self) -> str:
+        """``idle`` (asleep), ``listening``, ``hearing``, ``thinking`` or ``speaking``."""
+        return self.turns.state
+
+    @property
+    def mode(self) -> Literal["handsfree", "ptt"]:
+        """Hands-free, or push-to-talk."""
+        return self.turns.mode
+
+    @mode.setter
+    def mode(self, mode: Literal["handsfree", "ptt"]) -> None:
+        self.turns.set_mode(mode)
+
     def set_ptt(self, down: bool) -> None:
         """Push-to-talk: speech counts only while held; letting go ends the utterance."""
-        self._ptt_down = down
-        if down:
-            self.stop_speaking()
-        else:
-            for ev in self._endpointer.flush():
-                self._emit_soon_endpoint(ev)
+        self._apply(self.turns.set_ptt(down, time.monotonic()))
 
     def stop_speaking(self) -> None:
         """Barge-in: stop the agent being played and drop what is queued, here and in the
@@ -416,7 +409,7 @@ class VoiceSession:
                 and self._busy == 0
                 and self._replies.empty()
                 and self._speaking is None
-                and not self._endpointer.active
+                and not self.turns.active
                 and not self.playout.speaking
                 and await self.conversation.wait_idle(max(0.0, deadline - time.monotonic()))
             ):
@@ -441,7 +434,8 @@ class VoiceSession:
     async def _listen(self) -> None:
         while True:
             pcm, arrived = await self._input.get()
-            if self.mode == "ptt" and not self._ptt_down:
+            now = time.monotonic()
+            if self.mode == "ptt" and not self.turns.ptt_down:
                 continue
             if self._wake is not None:
                 detections = await self._wake.listen(pcm)
@@ -450,20 +444,87 @@ class VoiceSession:
                 if detections:
                     await self._woke(detections[-1], arrived)
                     continue
-                if not self._awake():
+                busy = self._busy > 0
+                self._apply(self.turns.check_awake(now, busy=busy))
+                if not self.turns.awake(now, busy=busy):
                     continue  # asleep: this audio goes nowhere but the detector
             await self._hear(pcm, arrived)
 
     async def _hear(self, pcm: np.ndarray, arrived: float) -> None:
         chunks, probs = self._vad.process(pcm)
         for chunk, p in zip(chunks, probs, strict=True):
-            self._position += len(chunk)
-            self._arrivals.append((self._position, arrived))
-            self._watch_barge_in(float(p))
-            for ev in self._endpointer.process(chunk, float(p)):
-                await self._on_endpoint(ev)
-            await self._end_early_if_due()
-        self._maybe_partial()
+            self._arrivals.append((self.turns.position + len(chunk), arrived))
+            audible = self.playout.speaking or self._speaking is not None
+            self._apply(self.turns.hear(chunk, float(p), time.monotonic(), agent_audible=audible))
+
+    def _apply(self, actions: list[Action]) -> None:
+        """Carry out what the turn-taker decided."""
+        for a in actions:
+            if isinstance(a, StartDecode):
+                self._start_decode(a)
+            elif isinstance(a, CancelDecode):
+                task = self._decodes.pop(a.id, None)
+                if task is not None:
+                    # Its audio is outdated: a decode still queued leaves the queue for others.
+                    task.cancel()
+            elif isinstance(a, EndTurn):
+                self._end_turn(a)
+            elif isinstance(a, StopPlayback):
+                self.stop_speaking()
+            elif isinstance(a, StateChanged):
+                self._emit_soon({"type": "state", "state": a.state})
+            elif isinstance(a, Sleep):
+                self._vad.reset()
+            elif isinstance(a, StartPartial):
+                self._partial = asyncio.get_running_loop().create_task(self._run_partial(a.audio))
+            elif isinstance(a, ShowPartial):
+                self._emit_soon({"type": "partial", "text": a.text})
+
+    def _start_decode(self, a: StartDecode) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self.models.transcriber.transcribe(a.audio, speech_end_s=a.speech_end_s)
+        )
+        self._decodes[a.id] = task
+        while len(self._decodes) > 4:  # bounded: only the newest pause's decode matters
+            self._decodes.pop(next(iter(self._decodes))).cancel()
+        self._emit_task(self._judge(a, task))
+
+    async def _judge(self, a: StartDecode, task: asyncio.Task[Transcript]) -> None:
+        """The audio signals (off the event loop) while the decode runs; then the verdict."""
+        rule = self.settings.turn_rule
+        signals = {n: self.models.turn_signals[n] for n in rule.signals}
+        scores: dict[str, float] = {}
+        if signals:
+            scores = await asyncio.to_thread(_score, signals, a.audio, a.voiced_end)
+        await asyncio.wait([task])
+        text = None
+        if not task.cancelled() and task.exception() is None:
+            text = task.result().text
+        verdict = None if text is None else Verdict(text, scores)
+        self._apply(self.turns.judged(a.id, verdict, time.monotonic()))
+
+    def _end_turn(self, a: EndTurn) -> None:
+        task = self._decodes.pop(a.decode, None) if a.decode is not None else None
+        for other in self._decodes.values():
+            other.cancel()
+        self._decodes.clear()
+        timing = Timing(
+            last_voiced=self._arrival(a.offset + a.utterance.voiced_end - 1),
+            endpoint=time.monotonic(),
+            early_end=a.early,
+        )
+        self._busy += 1
+        try:
+            self._utterances.put_nowait((a.utterance, task, timing))
+        except asyncio.QueueFull:
+            self._busy -= 1
+            self._emit_soon(
+                {
+                    "type": "notice",
+                    "reason": "@error",
+                    "text": "Too many utterances at once; that one was dropped.",
+                }
+            )
 
     # ------------------------------------------------------------------ wake word
     def set_wake(self, name: str) -> None:
@@ -475,28 +536,7 @@ class VoiceSession:
         self.wake_name = name
         self._lookback.clear()
         self._lookback_samples = 0
-        if self._wake is None:
-            self._open_until = math.inf
-            self._set_state("listening")
-        else:
-            self._sleep()
-
-    def _awake(self) -> bool:
-        if time.monotonic() < self._open_until or self._endpointer.active:
-            return True
-        if self.state in ("thinking", "speaking") or self._busy:
-            return True
-        if self.state != "idle":
-            self._sleep()
-        return False
-
-    def _sleep(self) -> None:
-        """Back to waiting for the wake word: whatever was half-heard is forgotten."""
-        self._open_until = 0.0
-        self._vad.reset()
-        self._endpointer = Endpointer(self.settings.endpoint)
-        self._speculation = None
-        self._set_state("idle")
+        self._apply(self.turns.set_wake(self._wake is not None, time.monotonic()))
 
     def _remember(self, pcm: np.ndarray) -> None:
         """Keep just enough recent audio to start an utterance right after the wake phrase."""
@@ -510,12 +550,8 @@ class VoiceSession:
             self._lookback_samples -= len(self._lookback.popleft())
 
     async def _woke(self, detection: WakeDetection, arrived: float) -> None:
-        self.stop_speaking()  # the wake word is a barge-in
         self._vad.reset()
-        self._endpointer = Endpointer(self.settings.endpoint)
-        self._speculation = None
-        self._open_until = time.monotonic() + self.settings.wake_listen_ms / 1000
-        self._set_state("listening")
+        self._apply(self.turns.woke(time.monotonic()))  # the wake word is a barge-in
         self._emit_soon({"type": "wake", "model": detection.model})
         # The utterance starts where the phrase ended: feed what came after it, drop the rest.
         buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
@@ -524,16 +560,6 @@ class VoiceSession:
         after = self._wake_pos - detection.end
         if 0 < after <= len(buffered):
             await self._hear(buffered[-after:], arrived)
-
-    def _watch_barge_in(self, p: float) -> None:
-        s = self.settings
-        self._voiced_run = self._voiced_run + CHUNK_MS if p >= s.endpoint.activation else 0
-        if (
-            s.barge_in_ms
-            and self._voiced_run >= s.barge_in_ms
-            and (self.playout.speaking or self._speaking is not None)
-        ):
-            self.stop_speaking()
 
     def _arrival(self, sample: int) -> float:
         """When the chunk holding ``sample`` arrived (monotonic); the oldest known if older."""
@@ -544,93 +570,14 @@ class VoiceSession:
             arrived = t
         return arrived
 
-    async def _on_endpoint(self, ev: EndpointEvent, *, early: bool = False) -> None:
-        if isinstance(ev, SpeechStarted):
-            if self.settings.barge_in_ms:
-                self.stop_speaking()
-            self._open_until = math.inf
-            self._set_state("hearing")
-        elif isinstance(ev, SpeechPaused):
-            audio = self._endpointer.current_audio()
-            if audio is not None and (self.settings.early_endpoint):
-                speech_end = (ev.voiced_end - (self._position - len(audio))) / SAMPLE_RATE
-                task = asyncio.get_running_loop().create_task(
-                    self.models.transcriber.transcribe(audio, speech_end_s=speech_end)
-                )
-                spec = _Speculation(ev.voiced_end, task)
-                self._speculation = spec
-                task.add_done_callback(lambda _t: self._emit_task(self._maybe_end_early(spec)))
-        elif isinstance(ev, SpeechResumed):
-            if self._speculation is not None:
-                # Its audio is outdated: a decode still queued leaves the queue for others.
-                self._speculation.task.cancel()
-            self._speculation = None
-        elif isinstance(ev, Utterance):
-            spec, self._speculation = self._speculation, None
-            if spec is not None and spec.voiced_end != ev.voiced_end:
-                spec = None
-            timing = Timing(
-                last_voiced=self._arrival(ev.voiced_end - 1),
-                endpoint=time.monotonic(),
-                early_end=early,
-            )
-            self._busy += 1
-            try:
-                self._utterances.put_nowait((ev, spec, timing))
-            except asyncio.QueueFull:
-                self._busy -= 1
-                await self._emit(
-                    {
-                        "type": "notice",
-                        "reason": "@error",
-                        "text": "Too many utterances at once; that one was dropped.",
-                    }
-                )
-
-    async def _maybe_end_early(self, spec: _Speculation) -> None:
-        """The speculative decode is done: if it reads as a finished sentence, end the turn as
-        soon as the pause is ``pause_ms`` long (now, if it already is)."""
-        if self._speculation is not spec or not self._endpointer.active:
-            return
-        if spec.task.cancelled() or spec.task.exception() is not None:
-            return
-        if looks_final(spec.task.result().text, min_words=2):
-            self._finished = spec
-            await self._end_early_if_due()
-
-    async def _end_early_if_due(self) -> None:
-        spec = self._finished
-        if spec is None:
-            return
-        if spec is not self._speculation or not self._endpointer.active:
-            self._finished = None  # speech resumed, or the turn already ended
-        elif self._endpointer.silence_ms >= self.settings.endpoint.pause_ms:
-            self._finished = None
-            for ev in self._endpointer.flush():
-                await self._on_endpoint(ev, early=True)
-
-    def _maybe_partial(self) -> None:
-        s = self.settings
-        if not s.partial_interval_ms or not self._endpointer.active:
-            return
-        if self._partial is not None and not self._partial.done():
-            return
-        now = time.monotonic()
-        if now - self._last_partial < s.partial_interval_ms / 1000:
-            return
-        audio = self._endpointer.current_audio()
-        if audio is None or len(audio) < SAMPLE_RATE // 2:
-            return
-        self._last_partial = now
-        self._partial = asyncio.get_running_loop().create_task(self._run_partial(audio))
-
     async def _run_partial(self, audio: np.ndarray) -> None:
+        text: str | None = None
         try:
             text = await self.models.transcriber.transcribe_partial(audio)
         except TranscriberBusy:
-            return  # partials are a nicety; the final transcript has priority
-        if text.strip() and self._endpointer.active:
-            await self._emit({"type": "partial", "text": text.strip()})
+            pass  # partials are a nicety; the final transcript has priority
+        finally:
+            self._apply(self.turns.partial_done(text))
 
     # ------------------------------------------------------------------ utterances out
     async def _utter(self) -> None:
@@ -643,12 +590,12 @@ class VoiceSession:
                 self._done_one()
 
     async def _one_utterance(
-        self, utt: Utterance, spec: _Speculation | None, timing: Timing
+        self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
     ) -> None:
         transcript: Transcript | None = None
         if spec is not None:
             with contextlib.suppress(Exception):
-                transcript = await spec.task
+                transcript = await spec
                 timing.speculative = True
         if transcript is None:
             try:
@@ -669,12 +616,11 @@ class VoiceSession:
         timing.decode_s = transcript.decode_s
         timing.queued_s = transcript.queued_s
         text = self._strip_wake_phrase(transcript.text.strip())
-        if not text or (self._wake is not None and _command(text) in self.settings.stop_words):
+        if not text or (self._wake is not None and _is_stop(text, self.settings.stop_words)):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
                 self.stop_speaking()
                 await self._emit({"type": "transcript", "text": text, "command": "stop"})
-            self._follow_up()
-            self._set_state("listening")
+            self._apply(self.turns.dismissed(time.monotonic()))
             await self._emit({"type": "partial", "text": ""})
             self._done_one()
             return
@@ -717,9 +663,9 @@ class VoiceSession:
         self.timings.append(timing)
         self._awaiting = timing
         timing.sent = time.monotonic()
-        self._set_state("thinking")
+        self._apply(self.turns.sent(time.monotonic()))
         await self._send(de)
-        self._follow_up()
+        self._apply(self.turns.replied(time.monotonic()))
         self._done_one()
 
     def _done_one(self) -> None:
@@ -813,11 +759,6 @@ class VoiceSession:
             await asyncio.sleep(FRAME_MS / 1000)
 
     # ------------------------------------------------------------------ UI
-    def _follow_up(self) -> None:
-        """Open the follow-up window: answer without the wake word for ``follow_up_ms``."""
-        if self._wake is not None:
-            self._open_until = time.monotonic() + self.settings.follow_up_ms / 1000
-
     def _strip_wake_phrase(self, text: str) -> str:
         """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
         if self._wake is None:
@@ -830,16 +771,7 @@ class VoiceSession:
         return text
 
     def _on_playing(self, speaking: bool) -> None:
-        if speaking:
-            self._open_until = math.inf
-        else:
-            self._follow_up()
-        self._set_state("speaking" if speaking else "listening")
-
-    def _set_state(self, state: str) -> None:
-        if state != self.state:
-            self.state = state
-            self._emit_soon({"type": "state", "state": state})
+        self._apply(self.turns.playing(speaking, time.monotonic()))
 
     async def _emit(self, event: UIEvent) -> None:
         try:
@@ -851,9 +783,6 @@ class VoiceSession:
 
     def _emit_soon(self, event: UIEvent) -> None:
         self._emit_task(self._emit(event))
-
-    def _emit_soon_endpoint(self, ev: EndpointEvent) -> None:
-        self._emit_task(self._on_endpoint(ev))
 
     def _emit_task(self, coro: Awaitable[None]) -> None:
         # Kept referenced until done: the loop holds only weak references to tasks.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -32,6 +32,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.conversation import Conversation, Limits, user_identity
@@ -41,7 +42,9 @@ from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSes
 from gateway.proxy.utterance import UtteranceParts
 from gateway.records.base import Recorder
 from gateway.resources import web_root
-from gateway.server import rooms
+from gateway.server import access, rooms
+from gateway.server.clips import ClipShelf, VoiceRecords
+from gateway.server.guard import bound_html, clip_text
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON, readiness
@@ -87,6 +90,19 @@ class GatewaySettings:
     #: Seconds between handing freed memory back to the system (server/memory.py); 0: never.
     trim_memory_s: float = TRIM_INTERVAL_S
     audio_feature: str = "inline"
+    #: Other host names the gateway answers for (``--allow-host``); see access.HostPolicy.
+    allow_hosts: tuple[str, ...] = ()
+    #: Keep the person's voice in the records (``--keep-audio``). Off: a voice is personal
+    #: data a public service should not hoard; transcripts, words and timings are kept.
+    keep_audio: bool = False
+    #: How long an agent may fetch a clip by its capability URL (``url`` audio mode).
+    audio_url_ttl_s: float = access.AUDIO_URL_TTL_S
+    #: STUN/TURN servers the WebRTC side may use (``--ice-server``). None by default: a gateway
+    #: on this machine reaches its pages over host candidates and contacts nobody else.
+    ice_servers: tuple[str, ...] = ()
+    #: Sessions at once from one visitor address (0: no limit); the machine's own clients
+    #: are not limited (see access.client_address).
+    max_sessions_per_address: int = access.MAX_SESSIONS_PER_ADDRESS
     wake: str = "off"
     #: Seconds between purges of records older than the recorder's retention, while serving (a
     #: retention shorter than ten of these is checked ten times per retention instead).
@@ -129,6 +145,20 @@ class Gateway:
         self.models = models
         self.directory = directory
         self.recorder = recorder
+        self.hosts = access.HostPolicy.build(
+            host=settings.host,
+            public_url=settings.public_url,
+            allow_hosts=settings.allow_hosts,
+            allow_origins=settings.allow_origins,
+        )
+        self.signer = access.ClipSigner(secrets.token_bytes(32), settings.audio_url_ttl_s)
+        shelf = ClipShelf(settings.audio_url_ttl_s) if settings.audio_feature == "url" else None
+        #: What sessions and conversations record through: the person's voice only if kept.
+        self.voice_records: VoiceRecords | None = (
+            VoiceRecords(recorder, keep_audio=settings.keep_audio, shelf=shelf)
+            if recorder is not None or shelf is not None
+            else None
+        )
         self.metrics = Metrics()
         self.metrics.memory.info({"allocator": ALLOCATOR})
         self.rooms: dict[str, Room] = {}
@@ -274,7 +304,7 @@ class Gateway:
             user=user,
             resolve=self.directory.resolve,
             on_user=lambda e: None,
-            recorder=self.recorder,
+            recorder=self.voice_records if self.recorder is not None else None,
             limits=Limits(),
         )
         room = Room(conv, secrets.token_urlsafe(18))
@@ -296,16 +326,45 @@ class Gateway:
     def find_room(self, conv_id: Any, token: Any) -> Room | None:
         """The room for a rejoin, if the id and token match."""
         room = self.rooms.get(conv_id) if isinstance(conv_id, str) else None
-        if (
-            room is None
-            or not isinstance(token, str)
-            or not secrets.compare_digest(room.token, token)
-        ):
+        if room is None or not isinstance(token, str) or not access.same_secret(token, room.token):
             return None
         return room
 
     # ------------------------------------------------------------------ HTTP
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        try:
+            refusal = self._screen(request)
+            return refusal if refusal is not None else self._route(request)
+        except Exception as exc:  # a bug must cost one request, not print a page of traceback
+            log.error(
+                "HTTP %s failed: %s: %s", clip_text(request.path, 120), type(exc).__name__, exc
+            )
+            return _text(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n")
+
+    def _screen(self, request: Request) -> Response | None:
+        """Refusals before routing: ambiguous headers, odd paths, hosts we do not answer for."""
+        problem = None
+        status = HTTPStatus.BAD_REQUEST
+        twice = access.duplicate_header(request.headers)
+        if twice is not None:
+            problem = f"the {twice} header appears more than once"
+        elif (why := access.path_problem(request.path)) is not None:
+            problem = why
+            if len(request.path) > access.MAX_PATH:
+                status = HTTPStatus.REQUEST_URI_TOO_LONG
+        elif not self.hosts.host_allowed(request.headers.get("Host")):
+            host = clip_text(request.headers.get("Host") or "", 100)
+            status = HTTPStatus.MISDIRECTED_REQUEST
+            problem = (
+                f"this gateway does not answer for the host {host!r}; "
+                "start serve with --allow-host NAME to add it"
+            )
+        if problem is None:
+            return None
+        log.info("refused a request (%d): %s", status.value, problem)
+        return _text(status, problem + "\n")
+
+    def _route(self, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         if path == "/ws":
             return self._check_origin(request)
@@ -330,7 +389,7 @@ class Gateway:
             self.metrics.tts_late.set(self.models.synthesizer.late_sentences)
             return _response(HTTPStatus.OK, self.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
-            return self._audio(path)
+            return self._audio(request.path)
         if path.startswith("/export/"):
             return self._export(request.path)
         return self._static(path)
@@ -339,33 +398,54 @@ class Gateway:
         origin = request.headers.get("Origin")
         if origin is None:
             return None  # not a browser: no cross-site risk to guard against
-        host = request.headers.get("Host", "")
-        if urlsplit(origin).netloc == host or origin in self.settings.allow_origins:
+        if self.hosts.origin_allowed(origin, request.headers.get("Host", "")):
             return None
-        return _response(
+        origin = clip_text(origin, 200)
+        log.info("refused a WebSocket from the origin %s", origin)
+        return _text(
             HTTPStatus.FORBIDDEN,
-            f"origin {origin} is not allowed; start serve with --allow-origin {origin}\n".encode(),
-            "text/plain; charset=utf-8",
+            f"origin {origin} is not allowed; start serve with --allow-origin {origin}\n",
         )
 
     def _static(self, path: str) -> Response:
         if path in ("", "/"):
             path = "/index.html"
-        target = (WEB_ROOT / unquote(path).lstrip("/")).resolve()
-        if not target.is_relative_to(WEB_ROOT) or not target.is_file():
-            return _response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+        try:
+            target = (WEB_ROOT / unquote(path).lstrip("/")).resolve()
+            found = target.is_relative_to(WEB_ROOT) and target.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, and the like
+            found = False
+        if not found:
+            return _text(HTTPStatus.NOT_FOUND, "not found\n")
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind in ("application/javascript", "text/javascript"):
             kind += "; charset=utf-8"
         return _response(HTTPStatus.OK, target.read_bytes(), kind, cache="no-cache")
 
-    def _audio(self, path: str) -> Response:
-        parts = path.split("/")
-        if len(parts) != 4 or not parts[3].endswith(".wav") or self.recorder is None:
-            return _response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
-        clip = self.recorder.clip(unquote(parts[2]), unquote(parts[3][: -len(".wav")]))
+    def _audio(self, raw_path: str) -> Response:
+        """A voice clip, to the conversation's own page (``?token=``) or to an agent holding its
+        capability URL (``?exp=&sig=``); with the audio feature off, to nobody."""
+        split = urlsplit(raw_path)
+        parts = split.path.split("/")
+        records = self.voice_records
+        if (
+            len(parts) != 4
+            or not parts[3].endswith(".wav")
+            or records is None
+            or self.settings.audio_feature == "off"
+        ):
+            return _text(HTTPStatus.NOT_FOUND, "not found\n")
+        conv_id, event_id = unquote(parts[2]), unquote(parts[3][: -len(".wav")])
+        query = _query(split.query)
+        allowed = rooms.token_ok(self, conv_id, query.get("token")) or (
+            self.settings.audio_feature == "url"
+            and self.signer.valid(conv_id, event_id, query.get("exp", ""), query.get("sig", ""))
+        )
+        if not allowed:
+            return _text(HTTPStatus.FORBIDDEN, "this clip needs its conversation's token\n")
+        clip = records.clip(conv_id, event_id)
         if clip is None:
-            return _response(HTTPStatus.NOT_FOUND, b"no such clip\n", "text/plain; charset=utf-8")
+            return _text(HTTPStatus.NOT_FOUND, "no such clip\n")
         return _response(HTTPStatus.OK, clip, "audio/wav")
 
     def _export(self, raw_path: str) -> Response:
@@ -374,7 +454,7 @@ class Gateway:
 
         split = urlsplit(raw_path)
         conv_id = unquote(split.path[len("/export/") :])
-        query = {k: v[0] for k, v in parse_qs(split.query).items()}
+        query = _query(split.query)
         token_ok = rooms.token_ok(self, conv_id, query.get("token"))
         if not token_ok or self.recorder is None:
             return _response(
@@ -403,12 +483,13 @@ class Gateway:
         if urlsplit(ws.request.path).path != "/ws":
             await ws.close(1008, "the WebSocket is at /ws")
             return
-        refusal = self._refusal()
+        refusal = self._refusal() or self._address_refusal(ws)
         if refusal is not None:
             self.metrics.refused.inc()
             await ws.close(1013, refusal)
             return
         client = Client(self, ws)
+        client.address = access.client_address(ws.remote_address, ws.request.headers)
         self.clients.add(client)
         self.metrics.sessions.set(len(self.clients))
         self.metrics.sessions_total.inc()
@@ -436,6 +517,18 @@ class Gateway:
             )
         return None
 
+    def _address_refusal(self, ws: ServerConnection) -> str | None:
+        """Why one more session from this visitor's address is refused, or None: one visitor
+        must not be able to take every session of the gateway."""
+        limit = self.settings.max_sessions_per_address
+        address = access.client_address(ws.remote_address, ws.request.headers)
+        if limit <= 0 or address is None:
+            return None
+        if sum(1 for c in self.clients if c.address == address) < limit:
+            return None
+        log.info("refused a session: %s already has %d", address, limit)
+        return f"too many sessions from your address ({limit}); close one and try again"
+
     async def _trim_detached(self) -> None:
         detached = sorted(
             (room.detached_at, room_id)
@@ -444,6 +537,15 @@ class Gateway:
         )
         for _, room_id in detached[: max(0, len(detached) - self.settings.max_detached)]:
             await self._end_room(room_id, "completed")
+
+
+def _query(query: str) -> dict[str, str]:
+    """The first value of each query parameter (bounded: a query is at most MAX_PATH long)."""
+    return {k: v[0] for k, v in parse_qs(query, max_num_fields=32).items()}
+
+
+def _text(status: HTTPStatus, text: str) -> Response:
+    return _response(status, text.encode("utf-8", "replace"), "text/plain; charset=utf-8")
 
 
 def _response(
@@ -478,6 +580,8 @@ class Client:
         self.session: VoiceSession | None = None
         self.link: WebRTCLink | None = None
         self.transport = "none"
+        #: The visitor's address for the per-address limit (None: this machine's own client).
+        self.address: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
 
@@ -500,13 +604,18 @@ class Client:
                     continue
                 data = _json(message)
                 if data is None:
-                    await self.send({"type": "error", "message": "messages are JSON objects"})
+                    await self.send(
+                        {"type": "error", "message": "messages are JSON objects (not too deep)"}
+                    )
                     continue
                 try:
                     await self._handle(data)
+                except (ValueError, LookupError, AgentError) as exc:  # the request was wrong
+                    log.info("refused a client request: %s", clip_text(str(exc), 300))
+                    await self.send({"type": "error", "message": clip_text(str(exc), 1000)})
                 except Exception as exc:  # one bad request must not end the session
-                    log.exception("client request failed: %s", data.get("type"))
-                    await self.send({"type": "error", "message": str(exc)})
+                    log.exception("client request failed: %s", clip_text(str(data.get("type")), 40))
+                    await self.send({"type": "error", "message": clip_text(str(exc), 1000)})
         except ConnectionClosed:
             pass
 
@@ -552,10 +661,8 @@ class Client:
             on_event=self._event,
             fetch=gw.directory.client.fetch,
             settings=settings,
-            recorder=gw.recorder,
-            audio_url=lambda event_id: (
-                f"{s.base_url}/audio/{quote(self.room_id, safe='')}/{quote(event_id, safe='')}.wav"
-            ),
+            recorder=gw.voice_records,
+            audio_url=lambda event_id: gw.signer.url(s.base_url, self.room_id, event_id),
         )
         self.session.on_timing = self._timing
         if hello.get("mode") in ("ptt", "handsfree"):
@@ -572,6 +679,8 @@ class Client:
                 "builtins": sorted(gw.directory.builtins),
                 "wake": self.session.wake_name,
                 "wakeWords": wake_words(),
+                # Stated on the page: whether the person's voice is stored (serve --keep-audio).
+                "keepAudio": s.keep_audio and gw.recorder is not None,
             }
         )
         if room.floor is not None:
@@ -609,7 +718,12 @@ class Client:
             await session.say_text(text)
         elif kind == "invite":
             url = str(msg.get("url", "")).strip()
-            self.gateway.directory.resolve(url)  # refuses unknown schemes and policy at once
+            if len(url) > access.MAX_PATH:
+                raise ValueError(f"the agent URL {clip_text(url)} is too long to invite")
+            try:
+                self.gateway.directory.resolve(url)  # refuses unknown schemes and policy at once
+            except (ValueError, AgentError) as exc:  # quoted short: the URL may be huge
+                raise ValueError(str(exc).replace(url, clip_text(url))) from None
             await session.invite(url)
         elif kind == "uninvite":
             await session.uninvite(str(msg.get("speakerUri", "")))
@@ -630,7 +744,9 @@ class Client:
         elif kind == "offer" and self.transport == "webrtc" and isinstance(msg.get("sdp"), str):
             if self.link is not None:
                 await self.link.close()
-            self.link = WebRTCLink(session.playout, session.feed)
+            self.link = WebRTCLink(
+                session.playout, session.feed, ice_servers=self.gateway.settings.ice_servers
+            )
             await self.send({"type": "answer", "sdp": await self.link.answer(msg["sdp"])})
         elif kind == "ping":
             await self.send({"type": "pong"})
@@ -654,6 +770,7 @@ class Client:
         self.gateway.metrics.observe_timing(timing.as_ms())
 
     async def _event(self, event: dict[str, Any]) -> None:
+        event = _bounded_html(event)
         room = self.room
         kind = event.get("type")
         if room is not None:
@@ -668,15 +785,44 @@ class Client:
         await self.send(event)
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one JSON message; a closed connection is not an error here."""
+        """Send one JSON message; a closed connection is not an error here, and a message that
+        cannot be encoded costs that message (logged), never the connection."""
+        try:
+            text = json.dumps(message, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+        except (ValueError, TypeError, RecursionError) as exc:
+            # ASCII escapes carry what UTF-8 cannot (a lone surrogate): JSON.parse takes them.
+            log.warning("a %s message for the page needed escaping: %s", message.get("type"), exc)
+            try:
+                text = json.dumps(message, ensure_ascii=True, allow_nan=False, default=str)
+            except (ValueError, TypeError, RecursionError):
+                return
         with contextlib.suppress(ConnectionClosed):
             async with self._send_lock:
-                await self.ws.send(json.dumps(message, ensure_ascii=False, allow_nan=False))
+                await self.ws.send(text)
+
+
+def _bounded_html(event: dict[str, Any]) -> dict[str, Any]:
+    """An ``utterance`` UI event with its html left out when over the bounds (guard.py)."""
+    html = event.get("html")
+    if event.get("type") != "utterance" or not html:
+        return event
+    kept, why = bound_html(list(html))
+    if why is None:
+        return event
+    log.info("html of %s not shown: %s", clip_text(str(event.get("speakerUri")), 100), why)
+    return {**event, "html": kept, "htmlOmitted": why}
 
 
 def _json(message: str | bytes) -> dict[str, Any] | None:
+    """A client's JSON object, or None (not JSON, not an object, or nested too deep).
+
+    Read through the parse boundary (:mod:`gateway.ofp.jsonio`): a lone surrogate
+    (``"\\ud800"``, valid JSON but not valid Unicode) becomes U+FFFD, so nothing downstream (the
+    records, agents, the page) fails to encode the person's text.
+    """
     try:
         data = loads_external(message, source="the page")
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # EnvelopeError is a ValueError
         return None
     return data if isinstance(data, dict) else None

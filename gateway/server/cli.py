@@ -8,6 +8,7 @@ import contextlib
 import signal
 import sys
 
+from gateway.server.access import AUDIO_URL_TTL_S, MAX_SESSIONS_PER_ADDRESS
 from gateway.server.memory import TRIM_INTERVAL_S, restart_under_jemalloc
 from gateway.voice.endpoint import EndpointSettings
 
@@ -45,6 +46,15 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="another web origin allowed to open the WebSocket (repeatable)",
     )
     p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name people reach the gateway by (repeatable). Requests for other "
+        "names are refused (421), which stops DNS rebinding; localhost, IP addresses, --host "
+        "and --public-url's host are always answered",
+    )
+    p.add_argument(
         "--data",
         metavar="DIR|URL",
         help="records folder, or a postgresql:// database shared by several nodes (default: "
@@ -68,6 +78,15 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="clients at once; more are refused (12: what 2 cores serve well, see README)",
     )
     p.add_argument(
+        "--max-sessions-per-address",
+        type=_count,
+        default=MAX_SESSIONS_PER_ADDRESS,
+        metavar="N",
+        help=f"sessions at once from one visitor address ({MAX_SESSIONS_PER_ADDRESS}; 0: no "
+        "limit). Behind a reverse proxy on this machine, its X-Forwarded-For names the "
+        "visitor; clients of this machine itself are not limited",
+    )
+    p.add_argument(
         "--max-frame-bytes",
         type=int,
         default=256 * 1024,
@@ -77,7 +96,30 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "--audio-feature",
         choices=["inline", "url", "off"],
         default="inline",
-        help="how utterances carry the person's audio (inline base64, a URL, or not)",
+        help="how utterances carry the person's audio (inline base64, a URL, or not). A URL "
+        "is a capability: signed, for this clip only, valid --audio-url-ttl seconds",
+    )
+    p.add_argument(
+        "--audio-url-ttl",
+        type=_positive_seconds,
+        default=AUDIO_URL_TTL_S,
+        metavar="SECONDS",
+        help=f"how long agents may fetch a clip by its URL ({AUDIO_URL_TTL_S:g})",
+    )
+    p.add_argument(
+        "--keep-audio",
+        action="store_true",
+        help="keep the person's voice (the clip of each utterance) in the records. Off by "
+        "default: transcripts are kept, the voice is not",
+    )
+    p.add_argument(
+        "--ice-server",
+        action="append",
+        default=[],
+        type=_ice_server,
+        metavar="URL",
+        help="a STUN/TURN server for WebRTC (repeatable): stun:HOST:PORT or "
+        "turn:USER:PASSWORD@HOST:PORT. None by default: the media path contacts only the page",
     )
     p.add_argument(
         "--stt-model", default="tiny.en", help="speech model: tiny.en, base, or a folder name"
@@ -137,6 +179,30 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_serve)
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 (no limit) or more")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a positive number of seconds")
+    return value
+
+
+def _ice_server(text: str) -> str:
+    from gateway.server.webrtc import ice_server
+
+    try:
+        ice_server(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if value < 0:
@@ -176,7 +242,12 @@ async def _serve(args: argparse.Namespace) -> int:
         agents=tuple(args.agent) or GatewaySettings.agents,
         public_url=args.public_url,
         allow_origins=tuple(args.allow_origin),
+        allow_hosts=tuple(args.allow_host),
         max_sessions=args.max_sessions,
+        max_sessions_per_address=args.max_sessions_per_address,
+        keep_audio=args.keep_audio,
+        audio_url_ttl_s=args.audio_url_ttl,
+        ice_servers=tuple(args.ice_server),
         max_frame_bytes=args.max_frame_bytes,
         audio_feature=args.audio_feature,
         wake=args.wake,

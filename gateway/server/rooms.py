@@ -32,6 +32,7 @@ from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.model import StoredConversation
 from gateway.records.reading import read_envelope
+from gateway.server import access
 
 if TYPE_CHECKING:
     from gateway.server.app import Gateway, Room
@@ -75,7 +76,7 @@ def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
         return False
     room = gateway.rooms.get(conversation_id)
     if room is not None:
-        return secrets.compare_digest(room.token, token)
+        return access.same_secret(token, room.token)  # any text: non-ASCII is refused, not a 500
     if gateway.recorder is None:
         return False
     try:
@@ -139,7 +140,8 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         user=user,
         resolve=gateway.directory.resolve,
         on_user=lambda e: None,
-        recorder=recorder,
+        # Through the same wrapper as a new room: the person's voice is kept only if told.
+        recorder=gateway.voice_records,
         limits=Limits(),
         restore=state,
     )

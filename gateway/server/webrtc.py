@@ -14,7 +14,13 @@ from collections.abc import Callable
 
 import av
 import numpy as np
-from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
+from aiortc import (
+    MediaStreamTrack,
+    RTCConfiguration,
+    RTCIceServer,
+    RTCPeerConnection,
+    RTCSessionDescription,
+)
 from aiortc.mediastreams import MediaStreamError
 
 from gateway.audio import Resampler
@@ -54,11 +60,40 @@ class PlayoutTrack(MediaStreamTrack):
         return frame
 
 
+def rtc_configuration(ice_servers: tuple[str, ...] = ()) -> RTCConfiguration:
+    """The peer connections' configuration: exactly the ICE servers given (``serve
+    --ice-server``). With none, aiortc would fall back to a public STUN server of its own
+    choosing (``RTCPeerConnection()`` with no configuration does): an empty list keeps the media
+    path to the page's own candidates, so the gateway contacts no third party."""
+    return RTCConfiguration(iceServers=[ice_server(url) for url in ice_servers])
+
+
+def ice_server(url: str) -> RTCIceServer:
+    """One ``--ice-server``: ``stun:HOST[:PORT]`` or ``turn[s]:[USER:PASSWORD@]HOST[:PORT]
+    [?transport=udp|tcp]`` (credentials inline, since aiortc takes one TURN server)."""
+    scheme, sep, rest = url.partition(":")
+    if not sep or scheme not in ("stun", "stuns", "turn", "turns") or not rest:
+        raise ValueError(
+            f"{url!r} is not an ICE server: use stun:HOST:PORT or turn:USER:PASSWORD@HOST:PORT"
+        )
+    if "@" not in rest:
+        return RTCIceServer(urls=url)
+    credentials, _, host = rest.rpartition("@")
+    user, _, password = credentials.partition(":")
+    return RTCIceServer(urls=f"{scheme}:{host}", username=user, credential=password)
+
+
 class WebRTCLink:
     """One peer connection carrying a session's audio both ways."""
 
-    def __init__(self, playout: Playout, feed: Callable[[np.ndarray], None]) -> None:
-        self.pc = RTCPeerConnection()
+    def __init__(
+        self,
+        playout: Playout,
+        feed: Callable[[np.ndarray], None],
+        *,
+        ice_servers: tuple[str, ...] = (),
+    ) -> None:
+        self.pc = RTCPeerConnection(rtc_configuration(ice_servers))
         self._feed = feed
         self._reader: asyncio.Task[None] | None = None
         self.pc.addTrack(PlayoutTrack(playout))

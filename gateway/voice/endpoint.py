@@ -156,6 +156,11 @@ class Endpointer:
         return self._speaking
 
     @property
+    def position(self) -> int:
+        """Samples seen so far (the endpointer's clock)."""
+        return self._position
+
+    @property
     def silence_ms(self) -> int:
         """Silence since the last voiced chunk of the utterance under way (0 while voiced or
         when no speech is under way)."""

@@ -161,7 +161,7 @@ async def test_stop_in_the_follow_up_window_stops_playback_and_sends_nothing(mod
     stop = piper_16k("Stop.")
     pcm = alexa(long_request, silence(1800), stop, silence(1500))
     result, audio = await run(models, pcm, ["builtin:parrot"], paced=True, wake="alexa")
-    assert len(result.utterances) == 1  # "stop" was not sent
+    assert len(result.utterances) == 1, result.lines  # "stop" was not sent
     assert "stop" not in " ".join(line for _, line in result.lines if line.startswith("You said"))
     # The parrot's long answer was cut: far less audio than the whole reply.
     full = len(result.reply_text.split()) * 0.3 * 22050

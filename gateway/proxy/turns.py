@@ -1,0 +1,534 @@
+"""Turn-taking, sans I/O: when the person's turn ends, when an agent is interrupted, when the
+session sleeps and wakes.
+
+:class:`TurnTaker` is handed each VAD chunk with its speech probability, the time ``now`` (it
+never reads a clock), and the results of the work it asked for (speculative decodes, partial
+transcripts); it returns :data:`Action` values for its driver (:class:`VoiceSession`) to carry
+out. Every rule of turn-taking lives here, so each is tested on synthetic input in milliseconds
+(``tests/proxy/test_turns.py``):
+
+* **end of turn**: the :class:`Endpointer` finds pauses; at ``speculate_ms`` of silence a
+  decode starts (:class:`StartDecode`); its result, with the audio end-of-turn signals, is a
+  :class:`Verdict`, and the :class:`TurnRule` turns the verdict into how much silence to wait
+  before ending the turn — short when everything says "finished", longer the more the signals
+  doubt it, never more than the rule's ``max_wait_ms``;
+* **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
+* **wake windows**: asleep, audio reaches nothing but the wake detector; after the wake word
+  speech must begin within ``wake_listen_ms``; after a reply, ``follow_up_ms`` to answer;
+* **push-to-talk**: speech counts only while held, and letting go ends the turn;
+* **partial transcripts**: at most one every ``partial_interval_ms`` while speech is under way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE
+from gateway.voice.endpoint import (
+    Endpointer,
+    EndpointSettings,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    Utterance,
+)
+from gateway.voice.vad import CHUNK_MS
+from gateway.voice.words import words
+
+State = Literal["idle", "listening", "hearing", "thinking", "speaking"]
+
+#: Words a finished sentence does not end on: a transcript ending here is waited out.
+CONTINUATIONS = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "so",
+        "because",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "with",
+        "for",
+        "in",
+        "on",
+        "at",
+        "my",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "um",
+        "uh",
+        "er",
+        "like",
+        "that",
+        "which",
+        "who",
+        "if",
+        "when",
+        "then",
+        "than",
+        "is",
+        "are",
+        "was",
+        "were",
+    ]
+)
+_FINAL = re.compile(r"[.?!][\"')\]]*$")
+
+
+def looks_final(text: str, *, min_words: int = 1) -> bool:
+    """Whether a transcript reads as a finished sentence of at least ``min_words`` words.
+
+    Whisper punctuates fragments too ("Stop, stop." paused at the comma comes back as
+    "Stop."), so one-word fragments are the least trustworthy: the session asks for two words
+    before ending a turn early, and lets one-word answers wait out the normal silence.
+    """
+    text = text.strip()
+    if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
+        return False
+    said = words(text)
+    return len(said) >= max(1, min_words) and said[-1] not in CONTINUATIONS
+
+
+# ---------------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the end-of-turn signals said at one pause.
+
+    Attributes:
+        text: the speculative transcript of the utterance so far (None: the decode failed).
+        scores: each audio signal's probability that the turn is finished, by signal name
+            (``prosody``, ``smart_turn``); a signal that could not judge is left out.
+    """
+
+    text: str | None
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TurnRule:
+    """How a :class:`Verdict` becomes the silence to wait before ending the turn.
+
+    The transcript rule is the gate: a transcript that does not read as a finished sentence
+    of ``min_words`` words waits ``unfinished_ms``. Past it, the audio signals named in
+    ``signals`` are averaged into P(finished); the wait grows linearly from ``pause_ms`` (at
+    P >= ``confident``) to ``doubt_ms`` (at P <= ``doubtful``). A question ("?") is not held
+    back by a rising pitch — the prosody score is ignored for it.
+
+    Attributes:
+        signals: audio signals consulted (empty: the transcript alone, today's rule).
+        pause_ms: the wait when everything says "finished".
+        doubt_ms: the wait when the audio says "not finished" but the words do.
+        unfinished_ms: the wait when the words do not read as finished.
+        max_wait_ms: no turn waits longer than this silence (the endpointer's end silence).
+        confident: P(finished) at or above which the wait is ``pause_ms``.
+        doubtful: P(finished) at or below which the wait is ``doubt_ms``.
+        min_words: words a transcript needs to end a turn early.
+        one_word_ms: the wait for a finished-looking answer shorter than ``min_words`` ("Yes.")
+            when the audio signals are confident it is finished (None: ``unfinished_ms``).
+            Whisper punctuates fragments too, so one word alone is not trusted.
+    """
+
+    signals: tuple[str, ...] = ()
+    pause_ms: int = 200
+    doubt_ms: int = 700
+    unfinished_ms: int = 700
+    max_wait_ms: int = 700
+    confident: float = 0.5
+    doubtful: float = 0.5
+    min_words: int = 2
+    one_word_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
+            raise ValueError("need 0 < pause_ms <= doubt_ms, unfinished_ms")
+        if max(self.doubt_ms, self.unfinished_ms) > self.max_wait_ms:
+            raise ValueError("need doubt_ms, unfinished_ms <= max_wait_ms")
+        if not 0.0 <= self.doubtful <= self.confident <= 1.0:
+            raise ValueError("need 0 <= doubtful <= confident <= 1")
+
+    def finished(self, verdict: Verdict) -> float | None:
+        """P(finished) from the audio signals this rule consults (None: none of them judged)."""
+        text = (verdict.text or "").strip()
+        names = [n for n in self.signals if not (n == "prosody" and text.endswith("?"))]
+        scores = [verdict.scores[n] for n in names if n in verdict.scores]
+        return sum(scores) / len(scores) if scores else None
+
+    def wait_ms(self, verdict: Verdict) -> int:
+        """Silence after the last voiced chunk at which the turn ends."""
+        if verdict.text is None or not looks_final(verdict.text):
+            return self.unfinished_ms
+        p = self.finished(verdict)
+        if not looks_final(verdict.text, min_words=self.min_words):
+            if self.one_word_ms is not None and p is not None and p >= self.confident:
+                return self.one_word_ms
+            return self.unfinished_ms
+        if p is None or p >= self.confident:
+            return self.pause_ms
+        if p <= self.doubtful:
+            return self.doubt_ms
+        doubt = (self.confident - p) / (self.confident - self.doubtful)
+        return round(self.pause_ms + doubt * (self.doubt_ms - self.pause_ms))
+
+
+# ---------------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, eq=False)
+class StartDecode:
+    """Decode ``audio`` (the utterance so far) and judge it; answer with
+    :meth:`TurnTaker.judged` quoting ``id``. ``voiced_end`` indexes ``audio``."""
+
+    id: int
+    audio: np.ndarray
+    voiced_end: int
+
+    @property
+    def speech_end_s(self) -> float:
+        """Seconds from the clip's start to the end of speech."""
+        return self.voiced_end / SAMPLE_RATE
+
+
+@dataclass(frozen=True)
+class CancelDecode:
+    """The decode ``id`` is outdated (speech resumed): drop it if it has not started."""
+
+    id: int
+
+
+@dataclass(frozen=True, eq=False)
+class EndTurn:
+    """The turn is over: send ``utterance``. ``decode`` is the id of a decode of exactly this
+    audio, if one ran; ``early`` when a verdict ended it before the plain end silence.
+    ``offset`` turns the utterance's sample indices into samples heard since the session
+    began (the endpointer restarts its count when the session sleeps)."""
+
+    utterance: Utterance
+    decode: int | None
+    early: bool
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class StopPlayback:
+    """Barge-in: stop the agent being played and drop what is queued."""
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    """The session's state, for the UI."""
+
+    state: State
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Back to waiting for the wake word: forget half-heard audio (reset the VAD)."""
+
+
+@dataclass(frozen=True, eq=False)
+class StartPartial:
+    """Transcribe ``audio`` (the utterance so far) for a partial transcript; answer with
+    :meth:`TurnTaker.partial_done`."""
+
+    audio: np.ndarray
+
+
+@dataclass(frozen=True)
+class ShowPartial:
+    """A partial transcript to show."""
+
+    text: str
+
+
+Action = (
+    StartDecode
+    | CancelDecode
+    | EndTurn
+    | StopPlayback
+    | StateChanged
+    | Sleep
+    | StartPartial
+    | ShowPartial
+)
+
+
+class TurnSettingsLike(Protocol):
+    """The settings the turn-taker reads (``SessionSettings`` has them all)."""
+
+    endpoint: EndpointSettings
+    early_endpoint: bool
+    barge_in_ms: int
+    partial_interval_ms: int
+    follow_up_ms: int
+    wake_listen_ms: int
+    turn_rule: TurnRule
+
+
+@dataclass
+class _Pause:
+    id: int
+    voiced_end: int  # absolute sample index
+    wait_ms: int | None = None  # None until judged
+
+
+class TurnTaker:
+    """The rules of turn-taking for one session. Feed it; do what it returns."""
+
+    def __init__(self, settings: TurnSettingsLike) -> None:
+        self.settings = settings
+        self.rule = settings.turn_rule
+        self.state: State = "listening"
+        self.mode: Literal["handsfree", "ptt"] = "handsfree"
+        self.ptt_down = False
+        self._wake = False
+        self._open_until = math.inf  # awake until then; inf: engaged, or no wake word
+        self._voiced_run = 0
+        self._next_id = 0
+        self._pause: _Pause | None = None
+        self._partial_running = False
+        self._last_partial = -math.inf
+        self._offset = 0  # samples heard before the current endpointer's first
+        self._endpointer = self._new_endpointer()
+
+    def _new_endpointer(self) -> Endpointer:
+        ep = self.settings.endpoint
+        if self.settings.early_endpoint and self.rule.max_wait_ms > ep.end_silence_ms:
+            # Patience: the endpointer's own end is only the bound; the rule ends turns sooner.
+            ep = replace(ep, end_silence_ms=self.rule.max_wait_ms)
+        return Endpointer(ep)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def active(self) -> bool:
+        """True while a turn is under way (speech started, not yet ended)."""
+        return self._endpointer.active
+
+    @property
+    def silence_ms(self) -> int:
+        """Silence since the last voiced chunk of the turn under way."""
+        return self._endpointer.silence_ms
+
+    @property
+    def position(self) -> int:
+        """Samples heard since the session began."""
+        return self._offset + self._heard
+
+    @property
+    def _heard(self) -> int:
+        return self._endpointer.position
+
+    def current_audio(self) -> np.ndarray | None:
+        """The turn so far, or None."""
+        return self._endpointer.current_audio()
+
+    def due_ms(self) -> int:
+        """Silence at which the turn under way ends, as things stand."""
+        plain = self.settings.endpoint.end_silence_ms
+        pause = self._pause
+        if pause is None or not self.settings.early_endpoint:
+            return plain
+        if pause.wait_ms is None:
+            # Judging under way: a patient rule waits for the verdict (up to its bound).
+            return max(plain, self.rule.max_wait_ms) if self.rule.signals else plain
+        return pause.wait_ms
+
+    def accepts_audio(self, now: float, *, busy: bool = False) -> bool:
+        """Whether audio goes past the wake detector (push-to-talk released: nowhere).
+
+        ``busy``: an utterance is being handled or a reply played — the session stays awake.
+        """
+        if self.mode == "ptt" and not self.ptt_down:
+            return False
+        return not self._wake or self.awake(now, busy=busy)
+
+    def awake(self, now: float, *, busy: bool = False) -> bool:
+        """Whether a wake window is open (always, without a wake word)."""
+        if not self._wake or now < self._open_until or self.active:
+            return True
+        return self.state in ("thinking", "speaking") or busy
+
+    # ------------------------------------------------------------------ audio
+    def hear(
+        self, chunk: np.ndarray, probability: float, now: float, *, agent_audible: bool = False
+    ) -> list[Action]:
+        """One VAD chunk. ``agent_audible``: an agent is being played or synthesized."""
+        s = self.settings
+        out: list[Action] = []
+        self._voiced_run = (
+            self._voiced_run + CHUNK_MS if probability >= s.endpoint.activation else 0
+        )
+        if s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
+            out.append(StopPlayback())
+        for ev in self._endpointer.process(chunk, probability):
+            out += self._on_event(ev, now)
+        if self.active and self.silence_ms >= self.due_ms():
+            out += self._end(now, early=self.due_ms() < s.endpoint.end_silence_ms)
+        if self.active and self._partial_due(now):
+            audio = self.current_audio()
+            if audio is not None and len(audio) >= SAMPLE_RATE // 2:
+                self._partial_running = True
+                self._last_partial = now
+                out.append(StartPartial(audio))
+        return out
+
+    def judged(self, decode_id: int, verdict: Verdict | None, now: float) -> list[Action]:
+        """A decode asked for by :class:`StartDecode` is done (``verdict`` None: it failed)."""
+        pause = self._pause
+        if pause is None or pause.id != decode_id or not self.active:
+            return []  # outdated: speech resumed, or the turn already ended
+        if verdict is None:
+            pause.wait_ms = self.settings.endpoint.end_silence_ms
+        else:
+            pause.wait_ms = self.rule.wait_ms(verdict)
+        if self.silence_ms >= self.due_ms():
+            return self._end(now, early=self.due_ms() < self.settings.endpoint.end_silence_ms)
+        return []
+
+    def partial_done(self, text: str | None) -> list[Action]:
+        """A partial transcript is ready (None: it was not made)."""
+        self._partial_running = False
+        if text and text.strip() and self.active:
+            return [ShowPartial(text.strip())]
+        return []
+
+    def _partial_due(self, now: float) -> bool:
+        interval = self.settings.partial_interval_ms
+        return (
+            interval > 0
+            and not self._partial_running
+            and now - self._last_partial >= interval / 1000
+        )
+
+    def _on_event(self, ev: object, now: float) -> list[Action]:
+        out: list[Action] = []
+        if isinstance(ev, SpeechStarted):
+            if self.settings.barge_in_ms:
+                out.append(StopPlayback())
+            self._open_until = math.inf
+            out += self._set_state("hearing")
+        elif isinstance(ev, SpeechPaused):
+            audio = self.current_audio()
+            if audio is not None and self.settings.early_endpoint:
+                self._next_id += 1
+                self._pause = _Pause(self._next_id, ev.voiced_end)
+                start = self._heard - len(audio)
+                out.append(StartDecode(self._next_id, audio, ev.voiced_end - start))
+        elif isinstance(ev, SpeechResumed):
+            if self._pause is not None:
+                out.append(CancelDecode(self._pause.id))
+            self._pause = None
+        elif isinstance(ev, Utterance):
+            out += self._utterance(ev, early=False)
+        return out
+
+    def _utterance(self, utt: Utterance, *, early: bool) -> list[Action]:
+        pause, self._pause = self._pause, None
+        keep = (
+            utt.voiced_end - utt.start + SAMPLE_RATE * self.settings.endpoint.end_silence_ms // 1000
+        )
+        if len(utt.audio) > keep:
+            # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
+            # it than the plain end silence, as before (agents get the speech, not the wait).
+            utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
+        decode = pause.id if pause is not None and pause.voiced_end == utt.voiced_end else None
+        return [EndTurn(utt, decode, early, self._offset)]
+
+    def _end(self, now: float, *, early: bool) -> list[Action]:
+        out: list[Action] = []
+        for ev in self._endpointer.flush():
+            if isinstance(ev, Utterance):
+                out += self._utterance(ev, early=early)
+        return out
+
+    # ------------------------------------------------------------------ push-to-talk
+    def set_mode(self, mode: Literal["handsfree", "ptt"]) -> None:
+        """Hands-free, or push-to-talk (speech counts only while the button is held)."""
+        self.mode = mode
+
+    def set_ptt(self, down: bool, now: float) -> list[Action]:
+        """The push-to-talk button: pressing interrupts the agent; letting go ends the turn."""
+        self.ptt_down = down
+        if down:
+            return [StopPlayback()]
+        return self._end(now, early=False)
+
+    # ------------------------------------------------------------------ the reply side
+    def sent(self, now: float) -> list[Action]:
+        """The turn's utterance is going to the agents: think."""
+        return self._set_state("thinking")
+
+    def replied(self, now: float) -> list[Action]:
+        """The agents have had their say on the utterance: the follow-up window opens."""
+        self._follow_up(now)
+        return []
+
+    def dismissed(self, now: float) -> list[Action]:
+        """The turn came to nothing (no words, or a stop command): listen again."""
+        self._follow_up(now)
+        return self._set_state("listening")
+
+    def playing(self, speaking: bool, now: float) -> list[Action]:
+        """An agent's reply started or stopped playing."""
+        if speaking:
+            self._open_until = math.inf
+        else:
+            self._follow_up(now)
+        return self._set_state("speaking" if speaking else "listening")
+
+    def _follow_up(self, now: float) -> None:
+        """After a reply the person may answer without the wake word for ``follow_up_ms``."""
+        if self._wake:
+            self._open_until = now + self.settings.follow_up_ms / 1000
+
+    # ------------------------------------------------------------------ wake word
+    def set_wake(self, enabled: bool, now: float) -> list[Action]:
+        """With a wake word the session sleeps until it is heard; without, it always listens."""
+        self._wake = enabled
+        if enabled:
+            return self.sleep()
+        self._open_until = math.inf
+        return self._set_state("listening")
+
+    def check_awake(self, now: float, *, busy: bool = False) -> list[Action]:
+        """Fall asleep if the wake window has closed (the driver calls this per input)."""
+        if self._wake and not self.awake(now, busy=busy) and self.state != "idle":
+            return self.sleep()
+        return []
+
+    def sleep(self) -> list[Action]:
+        """Back to waiting for the wake word: whatever was half-heard is forgotten."""
+        self._open_until = 0.0
+        self._reset()
+        return [Sleep(), *self._set_state("idle")]
+
+    def woke(self, now: float) -> list[Action]:
+        """The wake word was heard: stop any reply, listen for ``wake_listen_ms``."""
+        self._reset()
+        self._open_until = now + self.settings.wake_listen_ms / 1000
+        return [StopPlayback(), *self._set_state("listening")]
+
+    def _reset(self) -> None:
+        self._offset += self._heard
+        self._endpointer = self._new_endpointer()
+        self._pause = None
+        self._voiced_run = 0
+
+    def _set_state(self, state: State) -> list[Action]:
+        if state == self.state:
+            return []
+        self.state = state
+        return [StateChanged(state)]

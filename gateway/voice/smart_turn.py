@@ -1,0 +1,81 @@
+"""Smart Turn v3.2 (pipecat's audio end-of-turn model, BSD-2-Clause), when it is installed.
+
+The weights ship inside the PyPI wheel ``pipecat-ai==1.14.0``; the gateway depends on it only
+through the optional ``smart-turn`` extra, because pipecat's base dependencies (numba, llvmlite,
+openai, pillow, protobuf, … — 18 packages this project does not otherwise need) are large, and
+on the benchmark's paused requests the model adds little (see ``scripts/bench_turns.py``). The
+file is found through the installed distribution's file list, so no pipecat module is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+from pathlib import Path
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE
+
+#: The model file inside the ``pipecat-ai`` distribution.
+MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
+#: The model reads the last 8 s of audio (zero-padded in front).
+WINDOW_S = 8
+
+
+@functools.cache
+def smart_turn_path() -> Path | None:
+    """The installed model file, or None without the ``smart-turn`` extra."""
+    try:
+        dist = importlib.metadata.distribution("pipecat-ai")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or ():
+        if str(f) == MODEL_FILE:
+            path = Path(str(dist.locate_file(f)))
+            return path if path.exists() else None
+    return None
+
+
+class SmartTurn:
+    """P(complete) from Smart Turn v3.2, on the audio up to the pause."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._session = None
+
+    def _load(self):  # noqa: ANN202 (an onnxruntime session)
+        if self._session is None:
+            import onnxruntime
+
+            path = self._path or smart_turn_path()
+            if path is None:
+                raise FileNotFoundError("Smart Turn is not installed (the smart-turn extra)")
+            opts = onnxruntime.SessionOptions()
+            opts.inter_op_num_threads = 1
+            opts.intra_op_num_threads = 1
+            opts.log_severity_level = 4
+            self._session = onnxruntime.InferenceSession(
+                str(path), providers=["CPUExecutionProvider"], sess_options=opts
+            )
+        return self._session
+
+    def score(self, audio: np.ndarray, voiced_end: int) -> float | None:
+        """P(complete) for the audio so far (the model wants the silence after the speech)."""
+        from faster_whisper.feature_extractor import FeatureExtractor
+
+        x = audio.astype(np.float32)
+        if audio.dtype == np.int16:
+            x /= 32768.0
+        n = WINDOW_S * SAMPLE_RATE
+        x = x[-n:]
+        x = np.pad(x, (n - len(x), 0))
+        x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+        feats = _extractor(FeatureExtractor)(x, padding=0)[:, : WINDOW_S * 100]
+        out = self._load().run(None, {"input_features": feats[None].astype(np.float32)})
+        return float(np.asarray(out[0]).reshape(-1)[0])
+
+
+@functools.cache
+def _extractor(cls):  # noqa: ANN001, ANN202
+    return cls(feature_size=80, chunk_length=WINDOW_S)

@@ -1,0 +1,557 @@
+"""Turn-taking: does the gateway cut people off when they pause mid-sentence, and how fast does
+it answer when they have finished?
+
+The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
+carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
+inserted at a word boundary — the quietest 10 ms inside a window around where the first part of
+the sentence ends when spoken alone. *Complete* requests are whole sentences and one-word
+answers ("Yes.", "Stop."). Voices: piper (the project's TTS) and espeak-ng.
+
+Two parts:
+
+1. **Trade-off** (fast): every clip runs through the VAD and the turn-taker's endpointer; at
+   each pause the speculative transcript and every end-of-turn signal are computed once. Each
+   candidate :class:`TurnRule` is then replayed on those verdicts: a paused request is *cut
+   off* when the rule ends the turn at a pause before the real end; on complete requests the
+   silence waited after the last word (plus the time for the verdict to arrive) is the
+   endpointing delay. A decode takes time: a rule cannot act before its verdict is ready.
+2. **Pipeline** (``--paced RULE``): the clips go through ``talk_wav`` — the code of
+   ``python -m gateway talk --wav`` — paced in real time, with the built-in parrot, under that
+   rule: cut-offs by pause length and voice, end of speech → first reply audio (median/p95) on
+   complete requests, and how long paused requests waited after their real end.
+
+    PYTHONPATH=. .venv/bin/python scripts/bench_turns.py [--paced default,transcript]
+        [--smart-turn PATH.onnx] [--fit]
+
+``uptime`` is printed with every run: latency depends on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import itertools
+import json
+import os
+import pickle
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gateway.agents.policy import AddressPolicy
+from gateway.audio import SAMPLE_RATE
+from gateway.directory import AgentDirectory
+from gateway.proxy import VoiceModels
+from gateway.proxy.session import SessionSettings
+from gateway.proxy.turns import TurnRule, Verdict
+from gateway.render.decode import decode_audio
+from gateway.render.tts import Synthesizer, VoiceSettings
+from gateway.talk_voice import summarise, talk_wav
+from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
+from gateway.voice.prosody import Prosody, ProsodyFeatures, features
+from gateway.voice.smart_turn import SmartTurn
+
+#: Sentences split where a person might pause: the first part reads as finished on its own.
+PAUSED = [
+    ("Turn on the lights", "in the kitchen please."),
+    ("Find me a flight to Paris", "for next Friday."),
+    ("Set an alarm", "for seven in the morning."),
+    ("Play some music", "in the living room."),
+    ("Remind me to call my sister", "tomorrow after lunch."),
+    ("Book a table for two", "at eight tonight."),
+    ("Send a message to Anna", "saying I will be late."),
+]
+PAUSES_MS = (350, 500, 700)
+COMPLETE = [
+    "What time is it in Tokyo?",
+    "Please turn off the kitchen lights.",
+    "Book a table for two at seven tonight.",
+    "How long does it take to boil an egg?",
+    "Remind me to call my sister tomorrow morning.",
+    "What is the capital of Australia?",
+    "Play some relaxing music in the living room.",
+    "Tell me a fun fact about octopuses.",
+    "Is it going to rain this weekend?",
+    "Add milk and bread to my shopping list.",
+    "How far is the moon from the earth?",
+    "Set a timer for fifteen minutes.",
+    "Open the garage door.",
+    "Who wrote the novel about the white whale?",
+    "Turn the volume down a little.",
+]
+ONE_WORD = ["Yes.", "Stop.", "No.", "Thanks."]
+VOICES = ("piper", "espeak")
+LEAD_MS = 500
+
+#: Candidate rules, by name. ``transcript`` is the rule before this benchmark existed.
+RULES: dict[str, TurnRule] = {
+    "transcript": TurnRule(),
+    "transcript+wait900": TurnRule(doubt_ms=900, unfinished_ms=900, max_wait_ms=900),
+    "prosody": TurnRule(signals=("prosody",), doubt_ms=1500, max_wait_ms=2000),
+    "prosody-soft": TurnRule(
+        signals=("prosody",), doubt_ms=1500, max_wait_ms=2000, confident=0.7, doubtful=0.3
+    ),
+    "prosody-long": TurnRule(
+        signals=("prosody",), doubt_ms=2000, unfinished_ms=1000, max_wait_ms=2000
+    ),
+    "default": SessionSettings().turn_rule,
+    "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
+    "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
+    "default+p0.8-0.2": dataclasses.replace(
+        SessionSettings().turn_rule, confident=0.8, doubtful=0.2
+    ),
+    "default+pause300": dataclasses.replace(SessionSettings().turn_rule, pause_ms=300),
+    "default+pause400": dataclasses.replace(SessionSettings().turn_rule, pause_ms=400),
+    "default+pause500": dataclasses.replace(SessionSettings().turn_rule, pause_ms=500),
+    "smart_turn": TurnRule(signals=("smart_turn",), doubt_ms=1500, max_wait_ms=2000),
+    "prosody+smart_turn": TurnRule(
+        signals=("prosody", "smart_turn"), doubt_ms=1500, max_wait_ms=2000
+    ),
+}
+
+
+@dataclass
+class Clip:
+    """One request: its audio (with a lead-in), and where its speech really ends."""
+
+    kind: str  # "paused", "complete", "word"
+    voice: str
+    text: str
+    pcm: np.ndarray
+    pause_ms: int = 0
+    gap_at: int = 0  # sample where the silence was inserted (paused)
+    pauses: list[Pause] = field(default_factory=list)
+
+
+@dataclass
+class Pause:
+    """One pause the endpointer saw: how long it lasted, and what the signals said."""
+
+    voiced_end: int
+    length_ms: float  # silence until speech resumed (inf: the end)
+    final: bool  # the pause after the last word
+    inserted: bool  # the mid-sentence silence this benchmark put in
+    verdict: Verdict
+    decode_ms: float
+    features: tuple[float, ...] | None
+
+
+def espeak(text: str) -> np.ndarray:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "s.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(path), text], check=True)
+        return decode_audio(path.read_bytes(), SAMPLE_RATE)
+
+
+async def piper(synth: Synthesizer, text: str) -> np.ndarray:
+    return np.concatenate([c async for c in synth.stream(text, VoiceSettings(), rate=SAMPLE_RATE)])
+
+
+def trim(pcm: np.ndarray) -> np.ndarray:
+    """The clip cut to its sound (TTS pads both ends with near-silence)."""
+    loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
+    return pcm[loud[0] : loud[-1] + 1]
+
+
+def word_gap(whole: np.ndarray, prefix_len: int) -> int:
+    """The quietest 10 ms of ``whole`` near where its first ``prefix_len`` samples end: the
+    first part, spoken alone, is drawn out at its end, so the boundary comes a little before."""
+    hop = SAMPLE_RATE // 100
+    frames = len(whole) // hop
+    rms = np.sqrt(np.mean(whole[: frames * hop].astype(np.float64).reshape(frames, hop) ** 2, 1))
+    lo = max(1, (prefix_len - SAMPLE_RATE * 35 // 100) // hop)
+    hi = min(frames - 1, (prefix_len + SAMPLE_RATE // 20) // hop)
+    at = lo + int(np.argmin(rms[lo:hi]))
+    return at * hop + hop // 2
+
+
+async def make_set(models: VoiceModels) -> list[Clip]:
+    async def say(voice: str, text: str) -> np.ndarray:
+        pcm = await piper(models.synthesizer, text) if voice == "piper" else espeak(text)
+        return trim(pcm)
+
+    lead = np.zeros(SAMPLE_RATE * LEAD_MS // 1000, np.int16)
+    clips = []
+    for voice in VOICES:
+        for first, rest in PAUSED:
+            whole = await say(voice, f"{first} {rest}")
+            at = word_gap(whole, len(await say(voice, first + ".")))
+            for ms in PAUSES_MS:
+                gap = np.zeros(SAMPLE_RATE * ms // 1000, np.int16)
+                pcm = np.concatenate([lead, whole[:at], gap, whole[at:]])
+                clips.append(Clip("paused", voice, f"{first} | {rest}", pcm, ms, len(lead) + at))
+        for text in COMPLETE:
+            clips.append(
+                Clip("complete", voice, text, np.concatenate([lead, await say(voice, text)]))
+            )
+        for text in ONE_WORD:
+            clips.append(Clip("word", voice, text, np.concatenate([lead, await say(voice, text)])))
+    return clips
+
+
+# ---------------------------------------------------------------------------------- trade-off
+
+
+async def judge_pauses(clip: Clip, models: VoiceModels, signals: dict) -> None:
+    """Every pause in ``clip`` with its verdict (decode + signals), the endpointer never ending
+    the turn before the clip is over."""
+    s = SessionSettings().endpoint
+    ep = Endpointer(dataclasses.replace(s, end_silence_ms=60_000))
+    tail = np.zeros(SAMPLE_RATE * 2, np.int16)
+    chunks, probs = models.vad.stream().process(np.concatenate([clip.pcm, tail]))
+    pending: list[tuple[int, np.ndarray, int, int]] = []  # voiced_end, audio, resumed, start
+    for chunk, p in zip(chunks, probs, strict=True):
+        for ev in ep.process(chunk, float(p)):
+            if isinstance(ev, SpeechPaused):
+                audio = ep.current_audio()
+                start = ep.position - len(audio)
+                pending.append((ev.voiced_end, audio, -1, start))
+            elif isinstance(ev, SpeechResumed) and pending:
+                pending[-1] = (*pending[-1][:2], ev.sample, pending[-1][3])
+    for ev in ep.flush():
+        assert isinstance(ev, Utterance)
+    for i, (voiced_end, audio, resumed, start) in enumerate(pending):
+        rel = voiced_end - start
+        t = time.monotonic()
+        tr = await models.transcriber.transcribe(audio, speech_end_s=rel / SAMPLE_RATE)
+        decode_ms = (time.monotonic() - t) * 1000
+        scores = {}
+        for name, sig in signals.items():
+            p = sig.score(audio, rel)
+            if p is not None:
+                scores[name] = p
+        f = features(audio, rel)
+        final = i == len(pending) - 1
+        clip.pauses.append(
+            Pause(
+                voiced_end=voiced_end,
+                length_ms=float("inf") if final else (resumed - voiced_end) * 1000 / SAMPLE_RATE,
+                final=final,
+                inserted=clip.kind == "paused"
+                and not final
+                and abs(voiced_end - clip.gap_at) < SAMPLE_RATE * 3 // 10,
+                verdict=Verdict(tr.text, scores),
+                decode_ms=decode_ms,
+                features=None if f is None else dataclasses.astuple(f),
+            )
+        )
+
+
+def rescored(pause: Pause, prosody: Prosody) -> Verdict:
+    """The pause's verdict with the prosody score of ``prosody``'s weights."""
+    scores = dict(pause.verdict.scores)
+    scores.pop("prosody", None)
+    if pause.features is not None:
+        scores["prosody"] = prosody.from_features(ProsodyFeatures(*pause.features))
+    return Verdict(pause.verdict.text, scores)
+
+
+def replay(
+    clip: Clip, rule: TurnRule, prosody: Prosody | None = None, speculate_ms: int = 100
+) -> tuple[bool, float]:
+    """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
+    once the pause reaches the rule's wait and the verdict is ready."""
+    prosody = prosody or Prosody()
+    for pause in clip.pauses:
+        verdict = rescored(pause, prosody)
+        wait = max(rule.wait_ms(verdict), speculate_ms + pause.decode_ms)
+        wait = min(wait, rule.max_wait_ms)
+        if pause.final:
+            return False, wait
+        if pause.length_ms >= wait:
+            return True, wait
+    return False, float("nan")
+
+
+def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
+    rows = []
+    for name, rule in rules.items():
+        if any(
+            n not in clip.pauses[0].verdict.scores
+            for n in rule.signals
+            for clip in clips[:1]
+            if clip.pauses
+        ):
+            continue  # a signal this run did not compute
+        row: dict = {"rule": name}
+        for ms in PAUSES_MS:
+            paused = [c for c in clips if c.kind == "paused" and c.pause_ms == ms]
+            row[f"cut{ms}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
+        for voice in VOICES:
+            paused = [c for c in clips if c.kind == "paused" and c.voice == voice]
+            row[f"cut{voice}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
+        complete = [c for c in clips if c.kind != "paused"]
+        row["cutComplete"] = sum(replay(c, rule)[0] for c in complete) / len(complete)
+        waits = [replay(c, rule)[1] for c in complete if c.kind == "complete"]
+        row["waitMedian"], row["waitP95"] = summarise(waits)
+        words = [replay(c, rule)[1] for c in clips if c.kind == "word"]
+        words = [w for w in words if w == w] or [float("nan")]  # (nan: no pause was seen)
+        row["wordWaitMedian"] = summarise(words)[0]
+        rows.append(row)
+    return rows
+
+
+def pareto(rows: list[dict], keep: set[str]) -> list[dict]:
+    """The named rules, and the swept ones no other beats on worst cut-off, median and p95."""
+
+    def key(r: dict) -> tuple[float, float, float]:
+        return (max(r["cut350"], r["cut500"], r["cut700"]), r["waitP95"], r["waitMedian"])
+
+    front = [
+        r
+        for r in rows
+        if not any(
+            all(a <= b for a, b in zip(key(o), key(r), strict=True)) and key(o) != key(r)
+            for o in rows
+        )
+    ]
+    seen: set[tuple[float, float, float]] = set()
+    out = [r for r in rows if r["rule"] in keep]
+    for r in sorted(front, key=key):
+        if key(r) not in seen and r["rule"] not in keep:
+            seen.add(key(r))
+            out.append(r)
+    return out
+
+
+def fit_prosody(clips: list[Clip], label: str = "all") -> Prosody:
+    """Logistic regression of "final pause" on the prosody features (for Prosody's weights)."""
+    xs, ys = [], []
+    for c in clips:
+        for p in c.pauses:
+            if p.features is not None and (p.final or p.inserted):
+                xs.append(p.features)
+                ys.append(1.0 if p.final else 0.0)
+    x = np.array(xs)
+    x[:, 3] /= 100
+    y = np.array(ys)
+    mu, sd = x.mean(0), x.std(0) + 1e-9
+    z = np.hstack([np.ones((len(x), 1)), (x - mu) / sd])
+    w = np.zeros(z.shape[1])
+    for _ in range(5000):
+        p = 1 / (1 + np.exp(-z @ w))
+        w -= 0.1 * (z.T @ (p - y) / len(y) + 0.01 * np.r_[0, w[1:]])
+    raw = w[1:] / sd
+    bias = w[0] - (raw * mu).sum()
+    acc = ((1 / (1 + np.exp(-z @ w)) > 0.5) == (y > 0.5)).mean()
+    names = ("end_st", "slope", "decay", "last_run")
+    print(f"prosody fit on {label}: {len(y)} pauses (accuracy {acc:.0%}): bias={bias:.3f}")
+    print("  " + ", ".join(f"w_{n}={v:.4f}" for n, v in zip(names, raw, strict=True)))
+    for label in (1.0, 0.0):
+        sel = x[y == label]
+        print(
+            f"  {'final' if label else 'mid  '} mean "
+            + ", ".join(f"{n}={v:.2f}" for n, v in zip(names, sel.mean(0), strict=True))
+        )
+    return Prosody(float(bias), *(float(v) for v in raw))
+
+
+def held_out(clips: list[Clip], prosody: Prosody) -> str:
+    """Accuracy of ``prosody`` on the final and inserted pauses of ``clips``."""
+    right = total = 0
+    for c in clips:
+        for p in c.pauses:
+            if p.features is not None and (p.final or p.inserted):
+                score = prosody.from_features(ProsodyFeatures(*p.features))
+                right += (score >= 0.5) == p.final
+                total += 1
+    return f"{right}/{total}"
+
+
+# ---------------------------------------------------------------------------------- pipeline
+
+
+async def paced_run(clips: list[Clip], models: VoiceModels, rule: TurnRule) -> list[dict]:
+    rows = []
+    directory = AgentDirectory(AddressPolicy([]))
+    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    try:
+        for clip in clips:
+            result, _ = await talk_wav(
+                clip.pcm,
+                ["builtin:parrot"],
+                directory=directory,
+                models=models,
+                paced=True,
+                settings=settings,
+            )
+            first = result.utterances[0] if result.utterances else {}
+            rows.append(
+                {
+                    "kind": clip.kind,
+                    "voice": clip.voice,
+                    "pauseMs": clip.pause_ms,
+                    "text": clip.text,
+                    "heard": list(result.transcript.split(" ")) if result.transcript else [],
+                    "utterances": len(result.utterances),
+                    "endpoint": first.get("endpoint"),
+                    "total": first.get("total"),
+                    "earlyEnd": first.get("earlyEnd"),
+                }
+            )
+    finally:
+        await directory.aclose()
+    return rows
+
+
+def report_paced(name: str, rows: list[dict]) -> dict:
+    out: dict = {"rule": name}
+    print(f"\n== pipeline, rule {name!r} (paced in real time; load: {uptime()})")
+    print(f"{'pause':>6} {'voice':>7} {'cut off':>9}")
+    for ms in PAUSES_MS:
+        for voice in VOICES:
+            sel = [
+                r
+                for r in rows
+                if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice
+            ]
+            cut = sum(r["utterances"] > 1 for r in sel)
+            print(f"{ms:>6} {voice:>7} {cut:>4}/{len(sel)}")
+        sel = [r for r in rows if r["kind"] == "paused" and r["pauseMs"] == ms]
+        out[f"cut{ms}"] = f"{sum(r['utterances'] > 1 for r in sel)}/{len(sel)}"
+    complete = [r for r in rows if r["kind"] != "paused"]
+    out["cutComplete"] = f"{sum(r['utterances'] > 1 for r in complete)}/{len(complete)}"
+    out["missed"] = [r["text"] for r in rows if r["utterances"] == 0]
+    totals = [r["total"] for r in complete if r["kind"] == "complete" and r["total"] is not None]
+    med, p95 = summarise(totals)
+    out["totalMedian"], out["totalP95"] = med, p95
+    words = [r["total"] for r in complete if r["kind"] == "word" and r["total"] is not None]
+    if words:
+        out["wordTotalMedian"] = summarise(words)[0]
+    waited = [
+        r["endpoint"]
+        for r in rows
+        if r["kind"] == "paused" and r["utterances"] == 1 and r["endpoint"] is not None
+    ]
+    if waited:
+        out["pausedWaitMedian"], out["pausedWaitP95"] = summarise(waited)
+    print(f"complete requests cut: {out['cutComplete']}")
+    print(f"requests never heard (no utterance): {len(out['missed'])} {out['missed']}")
+    print(
+        f"complete sentences: end of speech → first reply audio median {med:.0f} ms, p95 {p95:.0f} ms"
+    )
+    if words:
+        print(f"one-word answers: median {out['wordTotalMedian']:.0f} ms")
+    if waited:
+        print(
+            f"paused requests kept whole: waited {out['pausedWaitMedian']:.0f} ms median "
+            f"(p95 {out['pausedWaitP95']:.0f}) after their real end"
+        )
+    return out
+
+
+def uptime() -> str:
+    return os.getloadavg().__repr__()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--paced", default="", help="rules to run through the pipeline (comma-separated)"
+    )
+    parser.add_argument(
+        "--smart-turn", help="Smart Turn v3.2 ONNX file (default: the installed extra)"
+    )
+    parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
+    parser.add_argument("--skip-tradeoff", action="store_true")
+    parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
+    args = parser.parse_args()
+    print(f"load average at start: {uptime()}", flush=True)
+    models = VoiceModels()
+    await models.warm_up()
+    cached = args.cache and Path(args.cache).exists()
+    clips = pickle.loads(Path(args.cache).read_bytes()) if cached else await make_set(models)
+    counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
+    print(f"set: {counts}", flush=True)
+    results: dict = {"loadStart": uptime()}
+    if not args.skip_tradeoff:
+        signals = dict(models.turn_signals)
+        if args.smart_turn:
+            signals["smart_turn"] = SmartTurn(Path(args.smart_turn))
+        if not cached:
+            for clip in clips:
+                await judge_pauses(clip, models, signals)
+            if args.cache:
+                Path(args.cache).write_bytes(pickle.dumps(clips))
+        for clip in clips:  # prosody again, as the code is now (a cached set may be older)
+            stream = np.concatenate([clip.pcm, np.zeros(SAMPLE_RATE * 2, np.int16)])
+            for p in clip.pauses:
+                f = features(stream, p.voiced_end)
+                p.features = None if f is None else dataclasses.astuple(f)
+        if args.fit:
+            fit_prosody(clips)
+            for a, b in (VOICES, VOICES[::-1]):
+                w = fit_prosody([c for c in clips if c.voice == a], a)
+                print(
+                    f"  fitted on {a}, right on {b}: {held_out([c for c in clips if c.voice == b], w)}"
+                )
+        inserted = [p for c in clips for p in c.pauses if p.inserted]
+        found = sum(1 for c in clips if c.kind == "paused" and any(p.inserted for p in c.pauses))
+        print(f"inserted pauses seen by the endpointer: {found}/{counts['paused']}")
+        for sig in ("prosody", "smart_turn"):
+            mid = [rescored(p, Prosody()).scores.get(sig) for p in inserted]
+            end = [
+                rescored(p, Prosody()).scores.get(sig) for c in clips for p in c.pauses if p.final
+            ]
+            mid = [v for v in mid if v is not None]
+            end = [v for v in end if v is not None]
+            print(
+                f"  {sig}: says 'finished' at {sum(v >= 0.5 for v in mid)}/{len(mid)} inserted "
+                f"pauses, at {sum(v >= 0.5 for v in end)}/{len(end)} real ends"
+            )
+        rules = dict(RULES)
+        if args.sweep:
+            grid = itertools.product(
+                (0.5, 0.6, 0.7, 0.8, 0.9),
+                (0.1, 0.2, 0.3, 0.5),
+                (900, 1200, 1500, 2000),
+                (900, 1200),
+            )
+            for hi, lo, doubt, unfinished in grid:
+                if lo <= hi:
+                    rules[f"p{hi}-{lo} d{doubt} u{unfinished}"] = TurnRule(
+                        signals=("prosody",),
+                        doubt_ms=doubt,
+                        unfinished_ms=unfinished,
+                        max_wait_ms=2000,
+                        confident=hi,
+                        doubtful=lo,
+                        one_word_ms=500,
+                    )
+        rows = tradeoff(clips, rules)
+        if args.sweep:
+            rows = pareto(rows, keep=set(RULES))
+        results["tradeoff"] = rows
+        print(
+            "\n== trade-off (replayed verdicts; wait = silence after the last word before the turn ends)"
+        )
+        print(
+            f"{'rule':<22} {'cut350':>7} {'cut500':>7} {'cut700':>7} {'piper':>6} {'espeak':>7} "
+            f"{'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
+        )
+        for r in rows:
+            print(
+                f"{r['rule']:<22} {r['cut350']:>7.0%} {r['cut500']:>7.0%} {r['cut700']:>7.0%} "
+                f"{r['cutpiper']:>6.0%} {r['cutespeak']:>7.0%} {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f} "
+                f"{r['wordWaitMedian']:>7.0f}",
+                flush=True,
+            )
+    for name in filter(None, args.paced.split(",")):
+        rows = await paced_run(clips, models, RULES[name])
+        results.setdefault("paced", []).append(report_paced(name, rows))
+        results.setdefault("pacedRows", {})[name] = rows
+    results["loadEnd"] = uptime()
+    print(f"load average at end: {uptime()}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

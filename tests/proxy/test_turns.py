@@ -1,0 +1,384 @@
+"""The turn-taker's rules on synthetic input: probabilities per 32 ms chunk, a clock handed in.
+
+No model runs here: each test builds the VAD's output and the results of decodes by hand, so
+every rule is checked exactly and the whole file runs in milliseconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gateway.proxy.session import SessionSettings
+from gateway.proxy.turns import (
+    CancelDecode,
+    EndTurn,
+    ShowPartial,
+    Sleep,
+    StartDecode,
+    StartPartial,
+    StateChanged,
+    StopPlayback,
+    TurnRule,
+    TurnTaker,
+    Verdict,
+)
+from gateway.voice.endpoint import EndpointSettings
+from gateway.voice.vad import CHUNK_SAMPLES
+
+CHUNK_S = CHUNK_SAMPLES / 16_000  # 32 ms
+
+
+class Driver:
+    """Feeds a turn-taker chunk by chunk on a simulated clock and keeps what it returned."""
+
+    def __init__(self, **settings) -> None:
+        settings.setdefault("partial_interval_ms", 0)
+        settings.setdefault("turn_rule", TurnRule())  # the transcript rule, unless given
+        self.turns = TurnTaker(SessionSettings(**settings))
+        self.now = 100.0
+        self.actions: list = []
+        self.audible = False
+
+    def run(self, ms: int, p: float) -> list:
+        """``ms`` of chunks at speech probability ``p``; the actions they caused."""
+        out: list = []
+        for _ in range(round(ms / 32)):
+            chunk = np.full(CHUNK_SAMPLES, p, np.float32)
+            out += self.turns.hear(chunk, p, self.now, agent_audible=self.audible)
+            self.now += CHUNK_S
+        self.actions += out
+        return out
+
+    def of(self, kind: type, actions: list | None = None) -> list:
+        return [a for a in (self.actions if actions is None else actions) if isinstance(a, kind)]
+
+    def judge(self, text: str | None, **scores: float) -> list:
+        [decode] = self.of(StartDecode)[-1:]
+        out = self.turns.judged(
+            decode.id, None if text is None else Verdict(text, scores), self.now
+        )
+        self.actions += out
+        return out
+
+
+def ended_at(d: Driver, ms: int) -> tuple[int, EndTurn] | None:
+    """Feed silence 32 ms at a time; the silence (ms) at which the turn ended, and the end."""
+    for i in range(1, ms // 32 + 1):
+        [end] = d.of(EndTurn, d.run(32, 0.0)) or [None]
+        if end is not None:
+            return i * 32, end
+    return None
+
+
+# ------------------------------------------------------------------ today's rule
+
+
+def test_speech_starts_a_turn_and_interrupts_the_agent():
+    d = Driver()
+    out = d.run(320, 0.9)
+    assert StateChanged("hearing") in out and StopPlayback() in out
+    assert d.turns.state == "hearing" and d.turns.active
+
+
+def test_a_pause_starts_a_decode_of_the_audio_so_far_and_speech_cancels_it():
+    d = Driver()
+    d.run(320, 0.0)
+    d.run(640, 0.9)
+    out = d.run(128, 0.0)
+    [decode] = d.of(StartDecode, out)
+    # Pre-roll (300 ms) + 640 ms of speech + the silence so far; speech ends at 640 ms in.
+    assert decode.voiced_end == len(decode.audio) - 4 * CHUNK_SAMPLES
+    assert abs(decode.speech_end_s - (decode.voiced_end / 16_000)) < 1e-9
+    out = d.run(64, 0.9)
+    assert d.of(CancelDecode, out) == [CancelDecode(decode.id)]
+    out = d.run(128, 0.0)
+    assert d.of(StartDecode, out)[0].id != decode.id
+
+
+def test_a_finished_sentence_ends_at_the_short_pause():
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    assert d.judge("Turn on the lights.") == []  # 128 ms: not yet
+    silence, end = ended_at(d, 1000)
+    assert silence == 96  # 128 + 96 = 224 ms, the first chunk past pause_ms (200)
+    assert end.early and end.decode == d.of(StartDecode)[-1].id
+
+
+def test_a_verdict_arriving_late_ends_the_turn_at_once():
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(320, 0.0)
+    [end] = d.of(EndTurn, d.judge("Turn on the lights."))
+    assert end.early
+
+
+@pytest.mark.parametrize(
+    "text", ["I would like to go to the", "Turn on the lights and", "Stop.", "Well..."]
+)
+def test_unfinished_or_one_word_transcripts_wait_the_full_silence(text):
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge(text)
+    silence, end = ended_at(d, 1500)
+    assert 128 + silence >= 700 and not end.early
+    assert end.decode is not None, "the decode of exactly this audio is reused"
+
+
+def test_a_failed_decode_waits_the_full_silence():
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge(None)
+    silence, end = ended_at(d, 1500)
+    assert 128 + silence >= 700 and not end.early
+
+
+def test_an_outdated_verdict_is_ignored():
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    old = d.of(StartDecode)[-1]
+    d.run(320, 0.9)  # speech resumed
+    assert d.turns.judged(old.id, Verdict("Turn on the lights."), d.now) == []
+    silence, _ = ended_at(d, 1500)
+    assert silence >= 700
+
+
+def test_early_endpoint_off_never_decodes_at_a_pause():
+    d = Driver(early_endpoint=False)
+    d.run(800, 0.9)
+    silence, end = ended_at(d, 1500)
+    assert silence >= 700 and not d.of(StartDecode) and end.decode is None
+
+
+# ------------------------------------------------------------------ patience
+
+
+PATIENT = TurnRule(
+    signals=("prosody",),
+    doubt_ms=1500,
+    unfinished_ms=900,
+    max_wait_ms=2000,
+    confident=0.7,
+    doubtful=0.3,
+)
+
+
+def test_rule_wait_grows_with_doubt():
+    final = "Turn on the lights."
+    assert PATIENT.wait_ms(Verdict(final, {"prosody": 0.9})) == 200
+    assert PATIENT.wait_ms(Verdict(final, {"prosody": 0.1})) == 1500
+    assert PATIENT.wait_ms(Verdict(final, {"prosody": 0.5})) == 850  # halfway
+    assert PATIENT.wait_ms(Verdict(final, {})) == 200  # no signal could judge
+    assert PATIENT.wait_ms(Verdict("Turn on the", {"prosody": 0.9})) == 900
+    # A rising pitch is how a question ends: prosody is not asked about one.
+    assert PATIENT.wait_ms(Verdict("Is it raining?", {"prosody": 0.1})) == 200
+    # Signals the rule does not consult do not count.
+    assert PATIENT.wait_ms(Verdict(final, {"smart_turn": 0.0, "prosody": 0.9})) == 200
+
+
+def test_rule_settings_are_checked():
+    with pytest.raises(ValueError):
+        TurnRule(doubt_ms=3000, max_wait_ms=2000)
+    with pytest.raises(ValueError):
+        TurnRule(confident=0.2, doubtful=0.6)
+
+
+@pytest.mark.parametrize(("prosody", "wait"), [(0.9, 200), (0.1, 1500)])
+def test_doubtful_prosody_waits_past_the_plain_silence(prosody, wait):
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge("Turn on the lights.", prosody=prosody)
+    silence, end = ended_at(d, 2500)
+    assert wait <= 128 + silence < wait + 32
+    assert end.early == (wait < 700)
+
+
+def test_a_patient_rule_waits_for_its_verdict_up_to_its_bound():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(960, 0.0)  # past the plain 700 ms: still waiting for the verdict
+    assert not d.of(EndTurn)
+    silence, end = ended_at(d, 2500)
+    assert 960 + silence >= 2000 and not end.early
+
+
+def test_speech_resuming_in_a_long_wait_keeps_one_turn():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge("Turn on the lights.", prosody=0.1)
+    d.run(900, 0.0)  # a 1 s pause mid-sentence
+    d.run(640, 0.9)
+    d.run(128, 0.0)
+    d.judge("Turn on the lights in the kitchen please.", prosody=0.95)
+    ended_at(d, 500)
+    [end] = d.of(EndTurn)
+    assert end.early and end.utterance.voiced_end >= (800 + 1000 + 640) * 16
+
+
+# ------------------------------------------------------------------ barge-in
+
+
+def test_barge_in_after_barge_in_ms_of_voice_while_an_agent_is_audible():
+    d = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
+    d.audible = True
+    assert not d.of(StopPlayback, d.run(64, 0.9))
+    assert d.of(StopPlayback, d.run(32, 0.9))  # 96 ms: before speech "starts" (1 s)
+    d2 = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
+    assert not d2.of(StopPlayback, d2.run(320, 0.9)), "nothing audible: nothing to stop"
+    d3 = Driver(barge_in_ms=0)
+    d3.audible = True
+    assert not d3.of(StopPlayback, d3.run(1000, 0.9)), "barge-in off"
+
+
+def test_a_broken_voiced_run_does_not_barge_in():
+    d = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
+    d.audible = True
+    for _ in range(5):
+        assert not d.of(StopPlayback, d.run(64, 0.9) + d.run(32, 0.0))
+
+
+# ------------------------------------------------------------------ push-to-talk
+
+
+def test_push_to_talk():
+    d = Driver()
+    d.turns.set_mode("ptt")
+    assert not d.turns.accepts_audio(d.now), "released: audio goes nowhere"
+    assert d.turns.set_ptt(True, d.now) == [StopPlayback()]
+    assert d.turns.accepts_audio(d.now)
+    d.run(640, 0.9)
+    d.run(64, 0.0)  # a short pause: the button is still held
+    [end] = d.of(EndTurn, d.turns.set_ptt(False, d.now))
+    assert not end.early and end.utterance.voiced_end > 0
+    assert not d.turns.active and not d.turns.accepts_audio(d.now)
+    assert d.turns.set_ptt(False, d.now) == [], "letting go with nothing said ends nothing"
+
+
+# ------------------------------------------------------------------ partial transcripts
+
+
+def test_partials_at_most_every_interval_and_one_at_a_time():
+    d = Driver(partial_interval_ms=900)
+    out = d.run(384, 0.9)
+    assert not d.of(StartPartial, out), "under half a second of audio"
+    out = d.run(320, 0.9)
+    [p] = d.of(StartPartial, out)
+    assert len(p.audio) >= 8000
+    assert not d.of(StartPartial, d.run(1200, 0.9)), "the first is still running"
+    assert d.turns.partial_done("turn on the") == [ShowPartial("turn on the")]
+    assert d.of(StartPartial, d.run(32, 0.9)), "done, and the interval has passed"
+    assert d.turns.partial_done("  ") == [], "nothing to show"
+    d.turns.partial_done(None)  # the transcriber was busy: no partial, and none running
+    assert not d.of(StartPartial, d.run(800, 0.9)), "within 900 ms of the last one"
+    assert d.of(StartPartial, d.run(128, 0.9))
+
+
+def test_a_partial_after_the_turn_ended_is_not_shown():
+    d = Driver(partial_interval_ms=900)
+    d.run(800, 0.9)
+    assert d.of(StartPartial)
+    ended_at(d, 1000)
+    assert d.turns.partial_done("turn on the lights") == []
+    assert not d.of(StartPartial, d.run(1000, 0.0)), "no partials between turns"
+
+
+def test_partials_off():
+    d = Driver(partial_interval_ms=0)
+    assert not d.of(StartPartial, d.run(3000, 0.9))
+
+
+# ------------------------------------------------------------------ wake windows
+
+
+def test_wake_word_windows():
+    d = Driver(wake_listen_ms=5000, follow_up_ms=8000)
+    t = d.turns
+    assert t.set_wake(True, d.now) == [Sleep(), StateChanged("idle")]
+    assert not t.accepts_audio(d.now)
+    assert t.woke(d.now) == [StopPlayback(), StateChanged("listening")]
+    assert t.accepts_audio(d.now + 4.9) and not t.awake(d.now + 5.1)
+    # Nothing said within the window: back to sleep.
+    assert t.check_awake(d.now + 5.1) == [Sleep(), StateChanged("idle")]
+    assert t.check_awake(d.now + 5.2) == [], "already asleep"
+    t.woke(d.now)
+    d.run(640, 0.9)
+    assert t.awake(d.now + 60), "speech under way keeps it awake"
+    ended_at(d, 1000)
+    assert t.sent(d.now) == [StateChanged("thinking")]
+    assert t.awake(d.now + 60), "thinking: awake"
+    t.replied(d.now)
+    assert t.playing(True, d.now) == [StateChanged("speaking")]
+    assert t.awake(d.now + 60)
+    t.playing(False, d.now)
+    assert t.state == "listening"
+    assert t.awake(d.now + 7.9) and not t.awake(d.now + 8.1), "the follow-up window"
+    assert t.awake(d.now + 60, busy=True), "an utterance still being handled"
+
+
+def test_a_dismissed_turn_opens_the_follow_up_window():
+    d = Driver(follow_up_ms=3000)
+    t = d.turns
+    t.set_wake(True, d.now)
+    t.woke(d.now)
+    t.sent(d.now)
+    assert t.dismissed(d.now) == [StateChanged("listening")]
+    assert t.awake(d.now + 2.9) and not t.awake(d.now + 3.1)
+
+
+def test_without_a_wake_word_always_awake():
+    d = Driver()
+    t = d.turns
+    assert t.accepts_audio(1e9) and t.check_awake(1e9) == []
+    t.set_wake(True, d.now)
+    assert t.set_wake(False, d.now) == [StateChanged("listening")]
+    assert t.accepts_audio(d.now + 1e6)
+
+
+def test_sleep_forgets_half_heard_speech_and_keeps_counting_samples():
+    d = Driver()
+    d.run(640, 0.9)
+    before = d.turns.position
+    d.turns.set_wake(True, d.now)
+    assert not d.turns.active
+    d.turns.woke(d.now)
+    d.run(640, 0.9)
+    [end] = d.of(EndTurn, d.turns.set_ptt(False, d.now))
+    assert end.offset == before, "utterance indices + offset = samples since the session began"
+    assert end.offset + end.utterance.voiced_end == d.turns.position
+
+
+def test_the_default_rule_is_patient_and_bounded():
+    rule = SessionSettings().turn_rule
+    assert "prosody" in rule.signals and rule.max_wait_ms == 2000
+    final = "Turn on the lights."
+    assert rule.wait_ms(Verdict(final, {"prosody": 0.9})) == 200
+    assert rule.wait_ms(Verdict(final, {"prosody": 0.05})) == 1500
+    assert 200 < rule.wait_ms(Verdict(final, {"prosody": 0.55})) < 1500
+    assert rule.wait_ms(Verdict("Yes.", {"prosody": 0.9})) == 500
+    assert rule.wait_ms(Verdict("Yes.", {"prosody": 0.2})) == 900
+    assert rule.wait_ms(Verdict("Yes.", {})) == 900, "one word, nothing else to go on"
+    assert rule.wait_ms(Verdict("Turn on the", {"prosody": 0.99})) == 900
+    d = Driver(turn_rule=rule)
+    d.run(800, 0.9)
+    d.run(3000, 0.0)
+    [end] = d.of(EndTurn)
+    assert not end.early and d.turns.silence_ms == 0, "no verdict at all: ended at the bound"
+    # The clip keeps the plain end silence (700 ms) of the 2 s waited, not all of it.
+    u = end.utterance
+    assert len(u.audio) == u.end - u.start == u.voiced_end - u.start + 700 * 16
+
+
+def test_a_stop_command_said_once_or_repeated():
+    from gateway.proxy.session import _is_stop
+
+    stops = SessionSettings().stop_words
+    assert _is_stop("Stop.", stops) and _is_stop("Stop! Stop! Stop!", stops)
+    assert _is_stop("Never mind.", stops)
+    assert not _is_stop("Stop the music and play jazz.", stops)
+    assert not _is_stop("Stop, cancel.", stops) and not _is_stop("Don't stop.", stops)
