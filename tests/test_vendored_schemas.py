@@ -41,7 +41,7 @@ def test_a_missing_sample_folder_is_a_failure(monkeypatch: pytest.MonkeyPatch, t
 
 
 def test_nothing_reads_the_shared_folder_beside_the_checkout() -> None:
-    """A clone has no ../shared: no file of the project may name it as a path."""
+    """A clone has no shared folder beside it: no file of the project may name one as a path."""
     pattern = re.compile(r"\.\./shared|parents\[\d\]\s*/\s*[\"']shared[\"']")
     files = [ROOT / "pyproject.toml", *ROOT.glob("scripts/*")]
     files += [p for d in ("gateway", "tests", "web") for p in (ROOT / d).rglob("*.*")]
