@@ -58,7 +58,8 @@ async def test_a_finished_request_still_ends_fast(models, voice) -> None:
     result = await _talk(models, np.concatenate([silence(400), clip]))
     [t] = result.utterances
     assert t["earlyEnd"], "the short pause, not a long wait"
-    # Ended at the short pause (200 ms) once the decode was in, not at 900 ms or later; slack
-    # for a shared CPU, where the speculative decode takes longer.
-    assert t["endpoint"] < 650, t
+    # Ended short of the 900 ms wait for unfinished words (and of the 1.5 s doubt wait): the
+    # short pause plus the decode, which on a shared CPU took 300-480 ms (650 ms as a bound
+    # failed once in CI-like runs at 677 ms, the decode slow, not the rule).
+    assert t["endpoint"] < 850, t
     assert result.reply_text.startswith("You said: Please turn off")
