@@ -41,8 +41,8 @@ def _add_data(p: argparse.ArgumentParser) -> None:
 
 
 def _directory_factory(args: argparse.Namespace) -> Any:
+    from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.directory import AgentDirectory
 
     policy = AddressPolicy.from_env_and_args(args.allow_address)
     return lambda: AgentDirectory(policy)
@@ -149,7 +149,7 @@ def _talk_usage_error(args: argparse.Namespace) -> str | None:
 
 def cmd_talk(args: argparse.Namespace) -> int:
     from gateway.records.errors import RecordsError
-    from gateway.talk import run_talk
+    from gateway.talk.text import run_talk
 
     if not args.agent:
         args.agent = ["builtin:parrot"]
@@ -162,8 +162,8 @@ def cmd_talk(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"{speaker}: {text}", flush=True)
 
+    from gateway.agents.directory import UnknownAgent
     from gateway.agents.errors import AgentError
-    from gateway.directory import UnknownAgent
 
     try:
         recorder = _recorder(args)
@@ -183,7 +183,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
                 on_line=show,
             )
         else:
-            from gateway.talk_voice import TalkInputError, run_talk_wav
+            from gateway.talk.voice import TalkInputError, run_talk_wav
 
             try:
                 result = run_talk_wav(

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
-from gateway.directory import AgentDirectory
 from gateway.proxy import VoiceModels
 from gateway.render.decode import decode_audio
 from gateway.render.tts import Synthesizer, VoiceSettings
-from gateway.talk_voice import summarise, talk_wav
+from gateway.talk.voice import summarise, talk_wav
 
 SENTENCES = [
     "What time is it in Tokyo?",

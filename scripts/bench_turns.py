@@ -43,17 +43,17 @@ from pathlib import Path
 
 import numpy as np
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
-from gateway.directory import AgentDirectory
 from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import TurnRule, Verdict
 from gateway.render.decode import decode_audio
 from gateway.render.tts import Synthesizer, VoiceSettings
-from gateway.talk_voice import summarise, talk_wav
+from gateway.talk.voice import summarise, talk_wav
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
-from gateway.voice.prosody import Prosody, ProsodyFeatures, features
+from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
@@ -242,7 +242,7 @@ async def judge_pauses(clip: Clip, models: VoiceModels, signals: dict) -> None:
         )
 
 
-def rescored(pause: Pause, prosody: Prosody) -> Verdict:
+def rescored(pause: Pause, prosody: ProsodySignal) -> Verdict:
     """The pause's verdict with the prosody score of ``prosody``'s weights."""
     scores = dict(pause.verdict.scores)
     scores.pop("prosody", None)
@@ -252,11 +252,11 @@ def rescored(pause: Pause, prosody: Prosody) -> Verdict:
 
 
 def replay(
-    clip: Clip, rule: TurnRule, prosody: Prosody | None = None, speculate_ms: int = 100
+    clip: Clip, rule: TurnRule, prosody: ProsodySignal | None = None, speculate_ms: int = 100
 ) -> tuple[bool, float]:
     """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
     once the pause reaches the rule's wait and the verdict is ready."""
-    prosody = prosody or Prosody()
+    prosody = prosody or ProsodySignal()
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
         wait = max(rule.wait_ms(verdict), speculate_ms + pause.decode_ms)
@@ -319,8 +319,8 @@ def pareto(rows: list[dict], keep: set[str]) -> list[dict]:
     return out
 
 
-def fit_prosody(clips: list[Clip], label: str = "all") -> Prosody:
-    """Logistic regression of "final pause" on the prosody features (for Prosody's weights)."""
+def fit_prosody(clips: list[Clip], label: str = "all") -> ProsodySignal:
+    """Logistic regression of "final pause" on the prosody features (for ProsodySignal's weights)."""
     xs, ys = [], []
     for c in clips:
         for p in c.pauses:
@@ -348,10 +348,10 @@ def fit_prosody(clips: list[Clip], label: str = "all") -> Prosody:
             f"  {'final' if label else 'mid  '} mean "
             + ", ".join(f"{n}={v:.2f}" for n, v in zip(names, sel.mean(0), strict=True))
         )
-    return Prosody(float(bias), *(float(v) for v in raw))
+    return ProsodySignal(float(bias), *(float(v) for v in raw))
 
 
-def held_out(clips: list[Clip], prosody: Prosody) -> str:
+def held_out(clips: list[Clip], prosody: ProsodySignal) -> str:
     """Accuracy of ``prosody`` on the final and inserted pauses of ``clips``."""
     right = total = 0
     for c in clips:
@@ -496,9 +496,9 @@ async def main() -> None:
         found = sum(1 for c in clips if c.kind == "paused" and any(p.inserted for p in c.pauses))
         print(f"inserted pauses seen by the endpointer: {found}/{counts['paused']}")
         for sig in ("prosody", "smart_turn"):
-            mid = [rescored(p, Prosody()).scores.get(sig) for p in inserted]
+            mid = [rescored(p, ProsodySignal()).scores.get(sig) for p in inserted]
             end = [
-                rescored(p, Prosody()).scores.get(sig) for c in clips for p in c.pauses if p.final
+                rescored(p, ProsodySignal()).scores.get(sig) for c in clips for p in c.pauses if p.final
             ]
             mid = [v for v in mid if v is not None]
             end = [v for v in end if v is not None]

@@ -477,7 +477,7 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
     mp.setattr("gateway.server.app.Gateway", gateway)
     mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
     mp.setattr("gateway.records.base.open_recorder", note("recorder"))
-    mp.setattr("gateway.directory.AgentDirectory", directory)
+    mp.setattr("gateway.agents.directory.AgentDirectory", directory)
     mp.setattr("gateway.render.voices.VoiceBook", Book)
     mp.setattr("gateway.server.cli.restart_under_jemalloc", lambda: world.update(restarted="yes"))
     args = build_parser().parse_args(["serve", *argv])

@@ -2,7 +2,7 @@
 
 Like the ``Protocol`` of python-websockets, :class:`Floor` never touches a socket or a clock: it is
 handed envelopes and returns :class:`Delivery` objects saying what to send to whom. The async host
-(:mod:`gateway.host`) does the sending and feeds replies back in.
+(:mod:`gateway.floor.host`) does the sending and feeds replies back in.
 
 What it implements, from OFP 1.1.0 §2.2 with the 1.1.1 draft's utterance row:
 

@@ -34,14 +34,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
-from gateway.conversation import Conversation, Notice
 from gateway.floor import Floor
+from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.turns import (
@@ -70,6 +70,9 @@ from gateway.voice.turn_signals import TurnSignal, default_signals
 from gateway.voice.vad import SileroVad, shared_vad
 from gateway.voice.wake import WakeDetection, WakeListener, make_detector
 from gateway.voice.words import words
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +247,7 @@ def _floor_view(floor: Floor) -> UIEvent:
 
 
 class VoiceSession:
-    """One person's voice, attached to a :class:`Conversation`.
+    """One person's voice, attached to a :class:`FloorHost`.
 
     ``on_event`` receives UI events (dicts, documented in ``docs/client-protocol.md``); the
     transport plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
@@ -253,13 +256,13 @@ class VoiceSession:
 
     def __init__(
         self,
-        conversation: Conversation,
+        conversation: FloorHost,
         models: VoiceModels,
         *,
         on_event: EventSink,
         fetch: Fetch,
         settings: SessionSettings | None = None,
-        recorder: Any = None,
+        recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
     ) -> None:
         self.settings = s = settings or SessionSettings()

@@ -32,11 +32,11 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
-from gateway.conversation import Conversation, Limits, user_identity
-from gateway.directory import AgentDirectory
+from gateway.floor.host import FloorHost, Limits, user_identity
 from gateway.ofp.jsonio import loads_external
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
@@ -122,7 +122,7 @@ class GatewaySettings:
 class Room:
     """One conversation held by this gateway, with or without a page attached."""
 
-    conversation: Conversation
+    conversation: FloorHost
     token: str
     history: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=HISTORY_EVENTS))
     floor: dict[str, Any] | None = None
@@ -299,7 +299,7 @@ class Gateway:
         user = user_identity(
             f"user:{conv_id[5:13]}", name="You", service_url=self.settings.base_url
         )
-        conv = Conversation(
+        conv = FloorHost(
             conv_id,
             user=user,
             resolve=self.directory.resolve,

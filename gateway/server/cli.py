@@ -218,8 +218,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.directory import AgentDirectory
     from gateway.proxy.session import SessionSettings, VoiceModels
     from gateway.records.base import Recorder, open_recorder
     from gateway.render.voices import VoiceBook

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gateway.agents.urls import BUILTIN_SCHEME
-from gateway.conversation import Conversation, FloorState, Limits
+from gateway.floor.host import FloorHost, FloorState, Limits
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.model import StoredConversation
@@ -135,7 +135,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
     if user is None:
         log.warning("conversation %s: the person is not on its recorded floor", conversation_id)
         return None
-    conversation = Conversation(
+    conversation = FloorHost(
         conversation_id,
         user=user,
         resolve=gateway.directory.resolve,

@@ -103,7 +103,7 @@ def features(audio: np.ndarray, voiced_end: int) -> ProsodyFeatures | None:
 
 
 @dataclass(frozen=True)
-class Prosody:
+class ProsodySignal:
     """P(finished) from prosody: a logistic function of :class:`ProsodyFeatures`.
 
     Positive weights push towards "finished". Fitted on the benchmark set (see the module).

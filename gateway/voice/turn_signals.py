@@ -29,10 +29,10 @@ class TurnSignal(Protocol):
 
 def default_signals() -> dict[str, TurnSignal]:
     """The signals this installation has, by name; models load on first use."""
-    from gateway.voice.prosody import Prosody
+    from gateway.voice.prosody import ProsodySignal
     from gateway.voice.smart_turn import SmartTurn, smart_turn_path
 
-    signals: dict[str, TurnSignal] = {"prosody": Prosody()}
+    signals: dict[str, TurnSignal] = {"prosody": ProsodySignal()}
     if smart_turn_path() is not None:
         signals["smart_turn"] = SmartTurn()
     return signals

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.agents.directory import AgentDirectory, UnknownAgent
 from gateway.agents.urls import normalize_service_url, same_service_url, split_dialect
-from gateway.directory import AgentDirectory, UnknownAgent
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from aiohttp import web
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.http import HttpSettings
 from gateway.agents.policy import AddressPolicy
-from gateway.conversation import Conversation, Notice, user_identity
-from gateway.directory import AgentDirectory
+from gateway.floor.host import FloorHost, Notice, user_identity
 from gateway.ofp import Envelope
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -66,7 +66,7 @@ class Harness:
         self.directory = directory
         self.heard: list[Envelope] = []
         self.notices: list[Notice] = []
-        self.conv = Conversation(
+        self.conv = FloorHost(
             "conv-test",
             user=user_identity(),
             resolve=directory.resolve,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.agents.server import AGENTS_KEY, serve_agents
 from gateway.agents.urls import normalize_service_url
-from gateway.conversation import Limits
-from gateway.directory import AgentDirectory
-from gateway.talk import TalkResult, talk_text
+from gateway.floor.host import Limits
+from gateway.talk.text import TalkResult, talk_text
 from tests.conversation.loopback import Respond, WireAgent, openfloor_bot, ovon09_only
 from tests.ofp_schemas import (
     assert_valid_envelope,

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.conversation import Conversation, user_identity
-from gateway.directory import AgentDirectory
+from gateway.floor.host import FloorHost, user_identity
 from gateway.ofp import Envelope, Event, EventType, text_event
 from gateway.records import SQLiteRecorder
 from gateway.server.rooms import floor_state, page_history, recall_builtins
@@ -26,7 +26,7 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
     user = user_identity("user:1", name="You")
     heard: list[Envelope] = []
     try:
-        first = Conversation(
+        first = FloorHost(
             "c1", user=user, resolve=directory.resolve, on_user=heard.append, recorder=recorder
         )
         recorder.conversation_started("c1", at=datetime.now(UTC), user_speaker_uri=user.speaker_uri)
@@ -56,7 +56,7 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
         assert recalled == remembered
 
         heard.clear()
-        again = Conversation(
+        again = FloorHost(
             "c1",
             user=user,
             resolve=other_node.resolve,

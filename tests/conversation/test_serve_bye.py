@@ -11,7 +11,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from gateway.conversation import Limits
+from gateway.floor.host import Limits
 from tests.conversation.loopback import WireAgent, openfloor_bot
 from tests.ofp_schemas import assert_valid_envelope
 from tests.server.conftest import start_gateway, stop_gateway

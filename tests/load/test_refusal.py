@@ -17,8 +17,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.directory import AgentDirectory
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from tests.speech import piper_16k

@@ -12,14 +12,14 @@ import wave
 import numpy as np
 from aiohttp import web
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.http import HttpSettings
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
-from gateway.conversation import Conversation, user_identity
-from gateway.directory import AgentDirectory
+from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
-from gateway.talk_voice import talk_wav
+from gateway.talk.voice import talk_wav
 from tests.ofp_schemas import assert_valid_envelope
 from tests.speech import piper_16k, silence, word_error_rate
 
@@ -146,10 +146,10 @@ async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
 
 def _timed_session(
     name: str, models: VoiceModels
-) -> tuple[Conversation, VoiceSession, list[tuple[float, dict]]]:
+) -> tuple[FloorHost, VoiceSession, list[tuple[float, dict]]]:
     """A conversation with no agents yet, its voice session (16 kHz out, no partials) and the
     session's UI events as they come, each with its monotonic time."""
-    conv = Conversation(
+    conv = FloorHost(
         name,
         user=user_identity(),
         resolve=AgentDirectory(AddressPolicy([])).resolve,

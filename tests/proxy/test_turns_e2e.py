@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
-from gateway.directory import AgentDirectory
-from gateway.talk_voice import talk_wav
+from gateway.talk.voice import talk_wav
 from tests.speech import espeak_wav, piper_variant, silence, trim
 
 pytestmark = pytest.mark.slow

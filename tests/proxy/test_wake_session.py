@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from aiohttp import web
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings
 from gateway.records.store import SQLiteRecorder as Recorder
-from gateway.talk_voice import talk_wav
+from gateway.talk.voice import talk_wav
 from tests.conversation.conftest import Site
 from tests.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
 

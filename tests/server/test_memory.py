@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.directory import AgentDirectory
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import (

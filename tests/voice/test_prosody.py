@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
-from gateway.voice.prosody import Prosody, features, pitch_track
+from gateway.voice.prosody import ProsodySignal, features, pitch_track
 from tests.speech import espeak_wav, silence
 
 
@@ -31,7 +31,7 @@ def test_a_final_fall_reads_finished_and_a_level_rise_does_not():
     level = _voice(150, 150, 1.2)
     fall = np.concatenate([level, _voice(150, 95, 0.45, fade=True)])
     rise = np.concatenate([level, _voice(150, 175, 0.2)])
-    p = Prosody()
+    p = ProsodySignal()
     finished = p.score(np.concatenate([fall, silence(150)]), len(fall))
     going_on = p.score(np.concatenate([rise, silence(150)]), len(rise))
     assert finished is not None and going_on is not None
@@ -41,8 +41,8 @@ def test_a_final_fall_reads_finished_and_a_level_rise_does_not():
 
 
 def test_too_little_voice_is_no_verdict():
-    assert Prosody().score(silence(800), 12_000) is None
-    assert Prosody().score(_voice(150, 150, 0.08), 1280) is None
+    assert ProsodySignal().score(silence(800), 12_000) is None
+    assert ProsodySignal().score(_voice(150, 150, 0.08), 1280) is None
 
 
 def test_a_spoken_statement_ends_low():
@@ -50,4 +50,4 @@ def test_a_spoken_statement_ends_low():
     loud = np.flatnonzero(np.abs(pcm) > 300)
     f = features(pcm, int(loud[-1]) + 1)
     assert f is not None and f.end_st < -1.5
-    assert Prosody().score(pcm, int(loud[-1]) + 1) > 0.6
+    assert ProsodySignal().score(pcm, int(loud[-1]) + 1) > 0.6

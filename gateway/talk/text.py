@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gateway.agents.directory import AgentDirectory
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
-from gateway.conversation import Conversation, Notice, user_identity
-from gateway.directory import AgentDirectory
+from gateway.floor.host import FloorHost, Notice, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
@@ -95,7 +95,7 @@ class Talk:
         self.user = user_identity()
         self.replies: list[str] = []
         self.after_utterance = False
-        self.conv = Conversation(
+        self.conv = FloorHost(
             self.result.conversation_id,
             user=self.user,
             resolve=directory.resolve,

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
@@ -29,6 +29,9 @@ from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -59,30 +62,6 @@ def user_identity(
         role="User",
         synopsis="A person speaking through the ofp-gateway user proxy.",
     )
-
-
-class Recorder(Protocol):
-    """What a conversation reports to the records store (see :mod:`gateway.records`)."""
-
-    def envelope(
-        self,
-        conversation_id: str,
-        *,
-        direction: str,
-        peer: str,
-        envelope: dict[str, Any],
-        at: datetime,
-    ) -> None: ...
-
-    def floor_changed(
-        self,
-        conversation_id: str,
-        *,
-        conversants: list[dict[str, Any]],
-        floor_granted: list[str],
-        convener: str | None,
-        at: datetime,
-    ) -> None: ...
 
 
 class FloorState(NamedTuple):
@@ -133,7 +112,7 @@ class _Mailbox:
     failures: int = 0
 
 
-class Conversation:
+class FloorHost:
     """Runs one conversation.
 
     ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``on_user`` receives

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
-from gateway.directory import AgentDirectory
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
-from gateway.talk import Talk, TalkResult
+from gateway.talk.text import Talk, TalkResult
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
