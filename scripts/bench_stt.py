@@ -1,6 +1,6 @@
 """Speech-to-text latency and word error rate: full vs fitted window, greedy vs beam.
 
-Each sentence of ``tests.speech.SENTENCES`` is spoken by espeak-ng (two voices, alternating) and by
+Each sentence of ``tests.support.speech.SENTENCES`` is spoken by espeak-ng (two voices, alternating) and by
 piper, framed with silence, and run through the real VAD and endpointer, so every clip and its
 ``voiced_end`` are what a session would hand the transcriber. Prints one row per setting:
 
@@ -25,7 +25,7 @@ from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.voice.endpoint import Endpointer, Utterance
 from gateway.voice.stt import SttSettings, Transcriber
 from gateway.voice.vad import VadStream
-from tests.speech import (
+from tests.support.speech import (
     SENTENCES,
     espeak_wav,
     piper_16k,

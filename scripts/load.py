@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from gateway.audio import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, resample  # noqa: E402
 from gateway.server.webrtc import WEBRTC_RATE  # noqa: E402
-from tests.speech import piper_16k  # noqa: E402
+from tests.support.speech import piper_16k  # noqa: E402
 
 #: What the clients say (short requests, 1.5–3 s each, as people talk to an assistant).
 SENTENCES = (
@@ -99,7 +99,7 @@ def _frames(pcm: np.ndarray, size: int) -> list[np.ndarray]:
 
 
 def load_clips() -> list[Clip]:
-    """Piper speech of :data:`SENTENCES` (cached WAVs via ``tests.speech``), framed."""
+    """Piper speech of :data:`SENTENCES` (cached WAVs via ``tests.support.speech``), framed."""
     clips = []
     for text in SENTENCES:
         pcm = piper_16k(text)

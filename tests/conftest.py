@@ -1,14 +1,22 @@
-"""Fixtures shared by several test packages: a real PostgreSQL server for the whole session."""
+"""Fixtures shared by several test packages: a real PostgreSQL server for the whole session,
+``serve`` processes started on demand, and a loopback site for agents written inside a test.
+
+Fixtures live in ``conftest.py`` files and are used by name; what a test imports (helpers,
+constants, page clients) lives in ``tests/support/`` or a package's ``helpers.py``, never in a
+conftest module. The ``slow`` marker (models or a browser) is declared in ``pyproject.toml``.
+"""
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
 from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
+from tests.support.loopback import Site
+from tests.support.processes import Served, start_gateway
 
 
 @pytest.fixture(scope="session")
@@ -46,3 +54,32 @@ def postgres_url(postgres_server: TempPostgres, request: pytest.FixtureRequest) 
     yield admin.rsplit("/", 1)[0] + f"/{name}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def served_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Served]]:
+    """Start ``serve`` with the given arguments: ``served_gateway("name", *args)`` gives a
+    running gateway with its records (and ``serve.log``) in a fresh folder named after ``name``.
+
+    Module-scoped, as the gateways it starts usually are (the speech models load once per
+    process); every gateway it started is stopped when the module is done.
+    """
+    started: list[Served] = []
+
+    def start(name: str, *args: str) -> Served:
+        served = start_gateway(tmp_path_factory.mktemp(name), *args)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    """An aiohttp server on 127.0.0.1 for agents a test writes (``site.route(name, handler)``)."""
+    s = Site()
+    await s.start()
+    yield s
+    await s.stop()

@@ -39,8 +39,8 @@ from gateway.cli import build_parser, main
 from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
 from tests.records.conftest import ALICE, BOB, record_conversation
-from tests.server.conftest import free_port
-from tests.speech import espeak_wav, silence
+from tests.support.processes import free_port
+from tests.support.speech import espeak_wav, silence
 
 
 def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[str]:

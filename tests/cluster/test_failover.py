@@ -196,7 +196,7 @@ def test_the_page_in_chromium_fails_over_by_itself(cluster: LocalCluster, tmp_pa
 
     from playwright.sync_api import sync_playwright
 
-    from tests.web.conftest import CHROMIUM, launch
+    from tests.support.browser import CHROMIUM, launch
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"NO CHROMIUM at {CHROMIUM}: the page's failover not tried")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster.conftest import Page, rejoin
-from tests.server.conftest import start_gateway, stop_gateway
+from tests.support.processes import start_gateway, stop_gateway
 
 pytestmark = pytest.mark.slow
 

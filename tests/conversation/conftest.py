@@ -1,62 +1,18 @@
-"""Real HTTP agents on loopback for conversation tests."""
+"""A harness recording the person's side of a floor host (the loopback ``site`` for agents is
+the root conftest's)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
-from aiohttp import web
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.http import HttpSettings
 from gateway.agents.policy import AddressPolicy
 from gateway.floor.host import FloorHost, Notice, user_identity
 from gateway.ofp import Envelope
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class Site:
-    """An aiohttp server on 127.0.0.1 with named routes; records every body it was sent."""
-
-    def __init__(self) -> None:
-        self.app = web.Application()
-        self.app.router.add_post("/{name}", self._dispatch)
-        self.received: dict[str, list[dict]] = {}
-        self.handlers: dict[str, Handler] = {}
-        self.base = ""
-        self._runner: web.AppRunner | None = None
-
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        name = request.match_info["name"]
-        self.received.setdefault(name, []).append(json.loads(await request.read()))
-        return await self.handlers[name](request)
-
-    def route(self, name: str, handler: Handler) -> str:
-        self.handlers[name] = handler
-        return f"{self.base}/{name}"
-
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self.app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base = f"http://127.0.0.1:{port}"
-
-    async def stop(self) -> None:
-        if self._runner:
-            await self._runner.cleanup()
-
-
-@pytest.fixture
-async def site() -> AsyncIterator[Site]:
-    s = Site()
-    await s.start()
-    yield s
-    await s.stop()
 
 
 class Harness:

@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, write_wav
-from tests.conversation.conftest import Site
-from tests.proxy.test_wake_session import capture_agent, utterances_received
-from tests.speech import espeak_wav, silence
+from tests.support.loopback import Site, capture_agent, utterances_received
+from tests.support.speech import espeak_wav, silence
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
-from tests.speech import piper_16k
+from tests.support.speech import piper_16k
 
 
 def free_port() -> int:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
-from tests.speech import SENTENCES, piper_16k
+from tests.support.speech import SENTENCES, piper_16k
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.talk.voice import talk_wav
 from tests.ofp_schemas import assert_valid_envelope
-from tests.speech import piper_16k, silence, word_error_rate
+from tests.support.speech import piper_16k, silence, word_error_rate
 
 
 def _decode_wav(b64: str) -> np.ndarray:

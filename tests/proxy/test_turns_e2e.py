@@ -10,7 +10,7 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.talk.voice import talk_wav
-from tests.speech import espeak_wav, piper_variant, silence, trim
+from tests.support.speech import espeak_wav, piper_variant, silence, trim
 
 pytestmark = pytest.mark.slow
 

@@ -7,61 +7,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aiohttp import web
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import SessionSettings
 from gateway.records.store import SQLiteRecorder as Recorder
 from gateway.talk.voice import talk_wav
-from tests.conversation.conftest import Site
-from tests.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
+from tests.support.loopback import capture_agent, utterances_received
+from tests.support.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
 
 
 def alexa(*after: np.ndarray) -> np.ndarray:
     return np.concatenate([silence(600), trim(piper_variant("Alexa")), silence(250), *after])
-
-
-def capture_agent(site: Site) -> str:
-    async def agent(request: web.Request) -> web.Response:
-        body = await request.json()
-        events = [
-            {
-                "eventType": "utterance",
-                "parameters": {
-                    "dialogEvent": {
-                        "speakerUri": "tag:capture",
-                        "span": {"startOffset": "PT0S"},
-                        "features": {
-                            "text": {"mimeType": "text/plain", "tokens": [{"value": "Okay."}]}
-                        },
-                    }
-                },
-            }
-            for e in body["openFloor"]["events"]
-            if e["eventType"] == "utterance"
-        ]
-        return web.json_response(
-            {
-                "openFloor": {
-                    "schema": {"version": "1.1.0"},
-                    "conversation": body["openFloor"]["conversation"],
-                    "sender": {"speakerUri": "tag:capture"},
-                    "events": events,
-                }
-            }
-        )
-
-    return site.route("capture", agent)
-
-
-def utterances_received(site: Site) -> list[dict]:
-    return [
-        e["parameters"]["dialogEvent"]
-        for b in site.received.get("capture", [])
-        for e in b["openFloor"]["events"]
-        if e["eventType"] == "utterance"
-    ]
 
 
 async def run(models, pcm, agents, *, paced=True, recorder=None, **settings):

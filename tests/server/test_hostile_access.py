@@ -10,7 +10,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -19,10 +19,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.server.conftest import Served, start_gateway, stop_gateway
 from tests.server.hostile import LoopbackAgent, get, quiet, raw_http, records, ws_handshake
 from tests.server.test_protocol import Page
-from tests.speech import piper_16k, silence
+from tests.support.processes import PARROT_ON_LOOPBACK, Served
+from tests.support.speech import piper_16k, silence
 
 TTL_S = 4
 
@@ -75,58 +75,27 @@ def stun() -> Iterator[StunListener]:
 
 
 @pytest.fixture(scope="module")
-def url_mode(tmp_path_factory: pytest.TempPathFactory, stun: StunListener) -> Iterator[Served]:
+def url_mode(served_gateway: Callable[..., Served], stun: StunListener) -> Served:
     """Clips by capability URL (short-lived), an extra host name, 2 sessions per address, and
     a STUN server on loopback."""
-    served = start_gateway(
-        tmp_path_factory.mktemp("url-mode"),
-        "--allow-address",
-        "127.0.0.0/8",
-        "--agent",
-        "builtin:parrot",
-        "--audio-feature",
-        "url",
-        "--audio-url-ttl",
-        str(TTL_S),
-        "--allow-host",
-        "gw.example",
-        "--max-sessions-per-address",
-        "2",
-        "--ice-server",
-        f"stun:127.0.0.1:{stun.port}",
+    return served_gateway(
+        "url-mode",
+        *PARROT_ON_LOOPBACK,
+        *("--audio-feature", "url", "--audio-url-ttl", str(TTL_S)),
+        *("--allow-host", "gw.example", "--max-sessions-per-address", "2"),
+        *("--ice-server", f"stun:127.0.0.1:{stun.port}"),
     )
-    yield served
-    stop_gateway(served)
 
 
 @pytest.fixture(scope="module")
-def off_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    served = start_gateway(
-        tmp_path_factory.mktemp("off-mode"),
-        "--allow-address",
-        "127.0.0.0/8",
-        "--agent",
-        "builtin:parrot",
-        "--audio-feature",
-        "off",
-        "--keep-audio",
-    )
-    yield served
-    stop_gateway(served)
+def off_mode(served_gateway: Callable[..., Served]) -> Served:
+    return served_gateway("off-mode", *PARROT_ON_LOOPBACK, "--audio-feature", "off", "--keep-audio")
 
 
 @pytest.fixture(scope="module")
-def inline_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def inline_mode(served_gateway: Callable[..., Served]) -> Served:
     """The defaults: inline audio to agents, the voice not kept, no ICE servers."""
-    served = start_gateway(
-        tmp_path_factory.mktemp("inline-mode"),
-        "--allow-address",
-        "127.0.0.0/8",
-        "--agent",
-        "builtin:parrot",
-    )
-    yield served
-    stop_gateway(served)
+    return served_gateway("inline-mode", *PARROT_ON_LOOPBACK)
 
 
 async def speak_to(gateway: Served, agent: LoopbackAgent) -> tuple[Page, dict]:

@@ -6,13 +6,12 @@ one-line reason, never a traceback."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.server.conftest import Served, start_gateway, stop_gateway
 from tests.server.hostile import (
     LoopbackAgent,
     assert_nothing_lost,
@@ -25,21 +24,14 @@ from tests.server.hostile import (
     ws_handshake,
 )
 from tests.server.test_protocol import Page
+from tests.support.processes import PARROT_ON_LOOPBACK, Served
 
 BAD_TEXT = "bad \ud800 reply"
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    served = start_gateway(
-        tmp_path_factory.mktemp("hostile"),
-        "--allow-address",
-        "127.0.0.0/8",
-        "--agent",
-        "builtin:parrot",
-    )
-    yield served
-    stop_gateway(served)
+def gateway(served_gateway: Callable[..., Served]) -> Served:
+    return served_gateway("hostile", *PARROT_ON_LOOPBACK)
 
 
 def no_traceback(gateway: Served) -> None:

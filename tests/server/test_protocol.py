@@ -14,7 +14,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.speech import piper_16k, silence
+from tests.support.speech import piper_16k, silence
 
 
 class Page:

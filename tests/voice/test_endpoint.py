@@ -16,7 +16,7 @@ from gateway.voice.endpoint import (
     Utterance,
 )
 from gateway.voice.vad import CHUNK_SAMPLES
-from tests.speech import espeak_wav, silence
+from tests.support.speech import espeak_wav, silence
 
 MS = 16  # samples per millisecond
 

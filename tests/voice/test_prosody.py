@@ -6,7 +6,7 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE
 from gateway.voice.prosody import ProsodySignal, features, pitch_track
-from tests.speech import espeak_wav, silence
+from tests.support.speech import espeak_wav, silence
 
 
 def _voice(f0_start: float, f0_end: float, seconds: float, *, fade: bool = False) -> np.ndarray:

@@ -22,7 +22,7 @@ from gateway.voice.stt import (
     needs_full_window,
     repeats_itself,
 )
-from tests.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
+from tests.support.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 
 SAMPLE = SENTENCES[1:12:2]  # six sentences, 1.5–4 s
 

@@ -8,7 +8,7 @@ from faster_whisper.vad import get_vad_model
 
 from gateway.audio import pcm16_to_float
 from gateway.voice.vad import CHUNK_SAMPLES, VadStream
-from tests.speech import espeak_wav, noise, piper_16k, silence
+from tests.support.speech import espeak_wav, noise, piper_16k, silence
 
 
 def _probs(vad, audio: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ from gateway.voice.wake import (
     make_detector,
     phrase_words,
 )
-from tests.speech import (
+from tests.support.speech import (
     SENTENCES,
     coloured_noise,
     espeak_wav,

@@ -5,100 +5,30 @@ One browser per module; a fresh context (so fresh sessionStorage and permissions
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import http.server
-import os
-import socket
-import subprocess
-import sys
-import threading
-import time
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gateway.audio import resample, write_wav
-from tests.speech import piper_wav
+from tests.support.browser import CHROMIUM, launch
+from tests.support.loopback import threaded_http
+from tests.support.processes import PARROT_ON_LOOPBACK, Served, start_agents
+from tests.support.speech import piper_wav
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
-CHROMIUM = os.environ.get("OFP_CHROMIUM", "/usr/bin/chromium")
 #: What the fake microphone says, once per loop.
 SPOKEN = "Please turn off the kitchen lights."
 MIC_RATE = 48_000
 #: Speech-free lead before the sentence, and the silence after it before the file loops.
 LEAD_S, TAIL_S = 1.0, 7.0
 
-BASE_ARGS = [
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-gpu",
-]
-
 if not Path(CHROMIUM).exists():  # pragma: no cover - depends on the machine
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, proc: subprocess.Popen | None, log: Path | None, timeout: float) -> None:
-    """Wait until ``url`` answers 200, failing early with the log if ``proc`` dies."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited:\n{log.read_text() if log else ''}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as r:
-            if r.status == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} not ready after {timeout} s")
-
-
-@dataclass
-class Process:
-    """A server subprocess and where it listens."""
-
-    url: str
-    proc: subprocess.Popen
-    log: Path
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def spawn(args: list[str], log: Path, ready_path: str, port: int, timeout: float) -> Process:
-    """Start ``python -m gateway ARGS`` with its output in ``log``; wait for ``ready_path``."""
-    env = {k: v for k, v in os.environ.items() if k != "OFP_GATEWAY_ALLOW"}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway", *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=ROOT,
-        )
-    served = Process(f"http://127.0.0.1:{port}", proc, log)
-    try:
-        wait_http(served.url + ready_path, proc, log, timeout)
-    except Exception:
-        served.stop()
-        raise
-    return served
 
 
 @pytest.fixture(scope="session")
@@ -111,13 +41,6 @@ def mic_wav(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("mic") / "mic.wav"
     write_wav(path, np.concatenate([lead, speech, tail]), MIC_RATE)
     return path
-
-
-def launch(playwright: object, *extra: str) -> object:
-    """Debian's Chromium, headless, with ``extra`` flags."""
-    return playwright.chromium.launch(  # type: ignore[attr-defined]
-        executable_path=CHROMIUM, headless=True, args=[*BASE_ARGS, *extra]
-    )
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +68,18 @@ def browser(playwright_instance: object, mic_wav: Path) -> Iterator[object]:
     b.close()
 
 
+@pytest.fixture
+def context(browser: object) -> Iterator[object]:
+    """A fresh browser context (sessionStorage, permissions); fails the test on an uncaught
+    error in the page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    context.on("weberror", lambda e: errors.append(str(e.error)))
+    yield context
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -154,45 +89,19 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def static_site() -> Iterator[str]:
     """The page from a plain static server (no gateway): for tests of the page on its own."""
     handler = functools.partial(_QuietHandler, directory=str(WEB))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with threaded_http(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
-def agents_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
+def agents_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The built-in agents over HTTP on loopback (``agents serve``)."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("agents") / "agents.log"
-    served = spawn(["agents", "serve", "--port", str(port)], log, "/", port, 30)
+    served = start_agents(tmp_path_factory.mktemp("agents") / "agents.log")
     yield served
     served.stop()
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
+def gateway(served_gateway: Callable[..., Served]) -> Served:
     """``serve`` with real models, records in a temp folder, loopback agents allowed."""
-    port = free_port()
-    data = tmp_path_factory.mktemp("gateway")
-    served = spawn(
-        [
-            "serve",
-            "--port",
-            str(port),
-            "--data",
-            str(data),
-            "--allow-address",
-            "127.0.0.0/8",
-            "--agent",
-            "builtin:parrot",
-        ],
-        data / "serve.log",
-        "/healthz",
-        port,
-        120,
-    )
-    yield served
-    served.stop()
+    return served_gateway("gateway", *PARROT_ON_LOOPBACK)

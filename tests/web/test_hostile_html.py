@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+
+from tests.support.loopback import threaded_http
 
 pytestmark = pytest.mark.slow
 
@@ -82,22 +83,8 @@ class _Agent(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def hostile_agent() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Agent)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/agent"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def context(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    context.on("weberror", lambda e: errors.append(str(e.error)))
-    yield context
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    with threaded_http(http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Agent)) as base:
+        yield f"{base}/agent"
 
 
 def responsive(page) -> float:

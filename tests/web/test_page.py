@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.web.conftest import launch
+from tests.support.browser import launch
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def page(browser, static_site):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def page(context, static_site):
     page = context.new_page()
-    errors: list[str] = []
-    context.on("weberror", lambda e: errors.append(str(e.error)))
     page.goto(static_site + "/index.html")
-    yield page
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    return page
 
 
 def test_page_has_the_test_hooks_labels_and_reports_the_lost_connection(page):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.speech import normalise
+from tests.support.speech import normalise
 
 pytestmark = pytest.mark.slow
 
@@ -26,16 +26,6 @@ LONG_TEXT = (
     "the rocks below his tower, and every evening he wrote the number in a big blue book, "
     "until one stormy night the waves were too many to count and he fell asleep at his desk."
 )
-
-
-@pytest.fixture
-def context(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    context.on("weberror", lambda e: errors.append(str(e.error)))
-    yield context
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
 
 
 def open_page(context, gateway, query: str = ""):
