@@ -12,46 +12,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy import VoiceModels
-from gateway.render.decode import decode_audio
-from gateway.render.tts import Synthesizer, VoiceSettings
-from gateway.talk.voice import summarise, talk_wav
+from gateway.talk.voice import talk_wav
+from tests.support.figures import summarise
+from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
 
-SENTENCES = [
-    "What time is it in Tokyo?",
-    "Please turn off the kitchen lights.",
-    "Book a table for two at seven tonight.",
-    "How long does it take to boil an egg?",
-    "Remind me to call my sister tomorrow morning.",
-    "What is the capital of Australia?",
-    "Play some relaxing music in the living room.",
-    "Tell me a fun fact about octopuses.",
-    "Is it going to rain this weekend?",
-    "Add milk and bread to my shopping list.",
-    "How far is the moon from the earth?",
-    "Set a timer for fifteen minutes.",
-]
+SENTENCES = REQUESTS
 STAGES = ("endpoint", "stt", "agent", "ttsFirstAudio", "total", "decode")
-
-
-def espeak(text: str) -> np.ndarray:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "s.wav"
-        subprocess.run(["espeak-ng", "-w", str(path), text], check=True)
-        return decode_audio(path.read_bytes(), SAMPLE_RATE)
-
-
-async def piper(synth: Synthesizer, text: str) -> np.ndarray:
-    return np.concatenate([c async for c in synth.stream(text, VoiceSettings(), rate=SAMPLE_RATE)])
 
 
 async def main() -> None:
@@ -64,7 +41,7 @@ async def main() -> None:
     clips = []
     for i in range(args.n):
         text = SENTENCES[i % len(SENTENCES)]
-        pcm = await piper(models.synthesizer, text) if i % 2 == 0 else espeak(text)
+        pcm = await gateway_piper(models.synthesizer, text) if i % 2 == 0 else espeak_16k(text)
         clips.append((("piper" if i % 2 == 0 else "espeak"), text, pcm))
     rows = []
     directory = AgentDirectory(AddressPolicy([]))

@@ -20,7 +20,7 @@ Two parts:
    rule: cut-offs by pause length and voice, end of speech → first reply audio (median/p95) on
    complete requests, and how long paused requests waited after their real end.
 
-    PYTHONPATH=. .venv/bin/python scripts/bench_turns.py [--paced default,transcript]
+    .venv/bin/python scripts/bench_turns.py [--paced default,transcript]
         [--smart-turn PATH.onnx] [--fit]
 
 ``uptime`` is printed with every run: latency depends on the machine's load.
@@ -35,13 +35,14 @@ import itertools
 import json
 import os
 import pickle
-import subprocess
-import tempfile
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
@@ -49,12 +50,12 @@ from gateway.audio import SAMPLE_RATE
 from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import TurnRule, Verdict
-from gateway.render.decode import decode_audio
-from gateway.render.tts import Synthesizer, VoiceSettings
-from gateway.talk.voice import summarise, talk_wav
+from gateway.talk.voice import talk_wav
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
+from tests.support.figures import summarise
+from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -68,18 +69,7 @@ PAUSED = [
 ]
 PAUSES_MS = (350, 500, 700)
 COMPLETE = [
-    "What time is it in Tokyo?",
-    "Please turn off the kitchen lights.",
-    "Book a table for two at seven tonight.",
-    "How long does it take to boil an egg?",
-    "Remind me to call my sister tomorrow morning.",
-    "What is the capital of Australia?",
-    "Play some relaxing music in the living room.",
-    "Tell me a fun fact about octopuses.",
-    "Is it going to rain this weekend?",
-    "Add milk and bread to my shopping list.",
-    "How far is the moon from the earth?",
-    "Set a timer for fifteen minutes.",
+    *REQUESTS,
     "Open the garage door.",
     "Who wrote the novel about the white whale?",
     "Turn the volume down a little.",
@@ -141,17 +131,6 @@ class Pause:
     features: tuple[float, ...] | None
 
 
-def espeak(text: str) -> np.ndarray:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "s.wav"
-        subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(path), text], check=True)
-        return decode_audio(path.read_bytes(), SAMPLE_RATE)
-
-
-async def piper(synth: Synthesizer, text: str) -> np.ndarray:
-    return np.concatenate([c async for c in synth.stream(text, VoiceSettings(), rate=SAMPLE_RATE)])
-
-
 def trim(pcm: np.ndarray) -> np.ndarray:
     """The clip cut to its sound (TTS pads both ends with near-silence)."""
     loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
@@ -172,7 +151,11 @@ def word_gap(whole: np.ndarray, prefix_len: int) -> int:
 
 async def make_set(models: VoiceModels) -> list[Clip]:
     async def say(voice: str, text: str) -> np.ndarray:
-        pcm = await piper(models.synthesizer, text) if voice == "piper" else espeak(text)
+        pcm = (
+            await gateway_piper(models.synthesizer, text)
+            if voice == "piper"
+            else espeak_16k(text, "en-us")
+        )
         return trim(pcm)
 
     lead = np.zeros(SAMPLE_RATE * LEAD_MS // 1000, np.int16)

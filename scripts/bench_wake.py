@@ -35,14 +35,15 @@ from gateway.voice.stt import Transcriber
 from gateway.voice.wake import MODEL_LATENCY_MS, PhraseSpotter, WakeWordDetector
 from tests.support.speech import (
     SENTENCES,
+    WAKE_PHRASES,
     coloured_noise,
     espeak_wav,
+    first_pause,
     piper_variant,
     silence,
     trim,
     with_noise,
 )
-from tests.voice.test_wake import WAKE_PHRASES, first_pause
 
 PIPER = [(ls, None) for ls in (0.8, 0.9, 1.0, 1.15, 1.3)] + [
     (ls, draw) for ls in (0.9, 1.1) for draw in (0, 1)

@@ -29,14 +29,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import Client, Clip, ServedGateway, Tally, load_clips, read_proc
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from load import Client, Clip, Tally, load_clips, read_proc  # the load client (being moved)
+
+from tests.support.processes import Served, serving
 
 TRANSPORTS = ("ws", "webrtc", "none")
 #: Seconds for the gateway to finish closing what was just hung up before it is read.
 SETTLE_S = 3.0
 
 
-def snapshot(gateway: ServedGateway) -> dict[str, Any]:
+def snapshot(gateway: Served) -> dict[str, Any]:
     """What a leak would grow: memory, descriptors, threads, tasks; and what is open."""
     proc = read_proc(gateway.pid)
     metrics = gateway.metrics()
@@ -50,7 +54,7 @@ def snapshot(gateway: ServedGateway) -> dict[str, Any]:
     }
 
 
-async def visit(gateway: ServedGateway, clips: list[Clip], tally: Tally, n: int) -> bool:
+async def visit(gateway: Served, clips: list[Clip], tally: Tally, n: int) -> bool:
     """One short session of the ``n``-th kind; False if it was refused or failed."""
     transport = TRANSPORTS[n % len(TRANSPORTS)]
     client = Client(gateway.ws, clips, tally, transport=transport, seed=n)
@@ -83,7 +87,7 @@ async def visit(gateway: ServedGateway, clips: list[Clip], tally: Tally, n: int)
 
 
 async def churn(
-    gateway: ServedGateway, clips: list[Clip], tally: Tally, visits: int, at_once: int
+    gateway: Served, clips: list[Clip], tally: Tally, visits: int, at_once: int
 ) -> int:
     """``visits`` sessions, ``at_once`` concurrently; how many went through."""
     counter = itertools.count()
@@ -102,8 +106,12 @@ async def churn(
 async def soak(args: argparse.Namespace) -> dict[str, Any]:
     """The whole run; the figures as a dict."""
     clips = load_clips()
-    gateway = ServedGateway.start("--max-sessions", str(args.hold + args.churn), log=args.log)
-    try:
+    with serving(
+        None,
+        *("--agent", "builtin:parrot", "--max-sessions", str(args.hold + args.churn)),
+        log=args.log,
+        verbose=False,
+    ) as gateway:
         tally = Tally()
         # Warm-up: allocator and caches, and as many conversations kept for a rejoin as the
         # gateway holds (--max-detached), so the start and end figures compare like with like.
@@ -159,8 +167,6 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
             "refusedCount": len(tally.refused),
             "refused": tally.refused[:5],
         }
-    finally:
-        gateway.stop()
 
 
 def main() -> int:

@@ -38,8 +38,8 @@ from gateway.audio import SAMPLE_RATE, read_wav, write_wav
 from gateway.cli import build_parser, main
 from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
-from tests.records.conftest import ALICE, BOB, record_conversation
 from tests.support.processes import free_port
+from tests.support.records import ALICE, BOB, record_conversation
 from tests.support.speech import espeak_wav, silence
 
 

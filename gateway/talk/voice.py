@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -163,10 +162,3 @@ def run_talk_wav(
         return result
 
     return asyncio.run(main())
-
-
-def summarise(values: list[float]) -> tuple[float, float]:
-    """Median and 95th percentile."""
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered), p95

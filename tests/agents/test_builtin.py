@@ -19,9 +19,8 @@ from gateway.ofp import (
     To,
     text_event,
 )
+from tests.agents.helpers import USER, conversant, events_of, texts, utterance
 from tests.ofp_schemas import assert_valid_envelope, assert_valid_manifest
-
-from .conftest import USER, conversant, events_of, texts, utterance
 
 AFTERNOON = datetime(2026, 3, 14, 15, 5, tzinfo=timezone(timedelta(hours=1)))
 

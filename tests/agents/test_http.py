@@ -21,9 +21,8 @@ from gateway.agents import (
     RequestTooLarge,
 )
 from gateway.ofp import Identification, Manifest, Sender, text_event
+from tests.agents.helpers import LOOPBACK, USER, serving, texts, utterance
 from tests.ofp_schemas import assert_valid_envelope, assert_valid_ovon_envelope
-
-from .conftest import LOOPBACK, USER, serving, texts, utterance
 
 
 def _reply_for(request_body: dict, text: str) -> dict:

@@ -12,8 +12,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from gateway.agents import AddressPolicy, AddressRefused, HttpClient
 from gateway.agents.policy import PolicyResolver, RefusedHost, refusal_reason
-
-from .conftest import LOOPBACK, serving
+from tests.agents.helpers import LOOPBACK, serving
 
 # (url, still refused once 127.0.0.0/8 is allow-listed)
 HOSTILE = [

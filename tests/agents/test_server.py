@@ -13,13 +13,12 @@ from gateway.agents import AddressRefused, HttpAgent, HttpClient
 from gateway.agents.builtin import Parrot
 from gateway.agents.server import AGENTS_KEY, agents_app, serve_agents
 from gateway.ofp import EventType, Sender, To
+from tests.agents.helpers import LOOPBACK, USER, events_of, serving, texts, utterance
 from tests.ofp_schemas import (
     assert_valid_envelope,
     assert_valid_manifest,
     assert_valid_ovon_envelope,
 )
-
-from .conftest import LOOPBACK, USER, events_of, serving, texts, utterance
 
 
 @pytest.fixture

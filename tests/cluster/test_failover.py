@@ -18,7 +18,7 @@ import pytest
 
 from gateway.cluster.local import LocalCluster, Node
 from gateway.records.postgres import PostgresRecorder
-from tests.cluster.conftest import Page, rejoin
+from tests.support.cluster import Page, rejoin
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.conftest import Page, rejoin
+from tests.support.cluster import Page, rejoin
 from tests.support.processes import start_gateway, stop_gateway
 
 pytestmark = pytest.mark.slow

@@ -4,49 +4,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.ofp_schemas import assert_valid_envelope
+from tests.support.processes import start_agents
 
 PY = sys.executable
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def agents_server() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [PY, "-m", "gateway", "agents", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        raise RuntimeError(proc.stdout.read() if proc.stdout else "agents server did not start")
-    yield base
-    proc.terminate()
-    proc.wait(10)
+def agents_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    served = start_agents(tmp_path_factory.mktemp("agents") / "agents.log")
+    yield served.url
+    served.stop()
 
 
 def talk(*args: str, data: Path) -> tuple[int, dict, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 
 import numpy as np
 import pytest
@@ -21,13 +20,8 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
+from tests.support.processes import free_port
 from tests.support.speech import piper_16k
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_new_sessions_are_refused_while_speech_recognition_is_behind() -> None:

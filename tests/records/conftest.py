@@ -1,286 +1,33 @@
-"""A realistic recorded conversation, and validators for the official export schemas.
-
-The conversation is what the host would record for: a person and two agents (Bob is convener),
-invites and acceptances, an utterance with an inline base64 WAV ``audio`` feature (and its clip),
-one with a ``valueUrl`` audio, a private utterance, revoke / request / grant / yield floor, an
-announcement by the floor manager itself, a delivery in the OVON 0.9 form, an envelope an agent
-garbled, floor changes, byes, and the end.
-"""
+"""The records fixtures: a store of each kind (every test taking ``store`` or ``recorder`` runs
+against SQLite and PostgreSQL), the recorded conversation, and validators for the official
+export schemas. The conversation and the helpers are in ``tests/support/records.py``."""
 
 from __future__ import annotations
 
-import base64
-import json
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from gateway.audio import wav_bytes
-from gateway.ofp import (
-    Conversant,
-    Conversation,
-    DialogEvent,
-    Envelope,
-    Event,
-    EventType,
-    Feature,
-    Identification,
-    Parameters,
-    Sender,
-    Span,
-    To,
-    Token,
-    text_event,
-    to_ovon,
+from gateway.records import Recorder, SQLiteRecorder
+from tests.support.records import (
+    AGENT_FRAMEWORK_SCHEMAS,
+    MPLP_COMMON,
+    MPLP_DIR,
+    STORE_KINDS,
+    TRACE_BASE_ID,
+    Script,
+    Store,
+    load_json,
+    record_conversation,
 )
-from gateway.records import Recorder, SQLiteRecorder, open_recorder
-
-#: Vendored with their licences and sources (tests/schemas/README.md).
-VENDORED = Path(__file__).resolve().parents[1] / "schemas"
-AGENT_FRAMEWORK_SCHEMAS = sorted((VENDORED / "agent-framework").glob("*.json"))
-# Asserted here, at collection: the tests parametrized over these must never silently vanish.
-assert len(AGENT_FRAMEWORK_SCHEMAS) == 3, f"expected 3 agent-framework schemas in {VENDORED}"
-MPLP_DIR = VENDORED / "mplp"
-MPLP_COMMON = sorted((MPLP_DIR / "common").glob("*.json"))
-assert len(MPLP_COMMON) == 4, f"expected 4 MPLP common schemas in {MPLP_DIR}/common"
-#: Referenced by mplp-dialog's "trace" but published nowhere (see SOURCE.txt): resolved as the
-#: empty schema, which accepts anything. The exports never write "trace", so nothing is lost.
-TRACE_BASE_ID = "https://schemas.mplp.dev/v1.0/common/trace-base.schema.json"
-
-USER = Identification(
-    speaker_uri="tag:gateway.test,2025:user", conversational_name="You", organization="test"
-)
-FLOOR = Identification(
-    speaker_uri="tag:gateway.test,2025:floor", conversational_name="Floor", organization="test"
-)
-ALICE = Identification(
-    speaker_uri="tag:alice.test,2025:agent",
-    service_url="https://alice.test/ofp",
-    conversational_name="Alice",
-    organization="Alice Travel",
-)
-BOB = Identification(
-    speaker_uri="tag:bob.test,2025:agent",
-    service_url="https://bob.test/ofp",
-    conversational_name="Bob",
-    organization="Bob Hotels",
-    open_floor_roles={"convener": True},
-)
-START = datetime(2025, 3, 1, 10, 0, 0, tzinfo=UTC)
-
-
-def tone_wav(seconds: float = 0.25, hz: float = 440.0) -> bytes:
-    """A short 16 kHz mono WAV of a sine tone."""
-    t = np.arange(int(16000 * seconds)) / 16000
-    pcm = (0.3 * 32767 * np.sin(2 * np.pi * hz * t)).astype(np.int16)
-    return wav_bytes(pcm, 16000)
-
-
-@dataclass
-class Script:
-    """What was recorded, for tests to compare the exports with."""
-
-    conversation_id: str
-    user_wav: bytes
-    clip_only_wav: bytes
-    utterances: list[DialogEvent] = field(default_factory=list)
-    private: DialogEvent | None = None
-    announcement: DialogEvent | None = None
-    #: (direction, peer, wire dict) in recording order
-    envelopes: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-    floor_changes: int = 0
-
-
-class _Writer:
-    """Feeds a Recorder the way the host does, one step a second."""
-
-    def __init__(self, recorder: Recorder, script: Script) -> None:
-        self.recorder = recorder
-        self.script = script
-        self.clock = START
-        self.members: list[Identification] = [USER]
-        self.granted: list[str] = [USER.speaker_uri]
-        self.convener: str | None = None
-
-    def tick(self) -> datetime:
-        self.clock += timedelta(seconds=1)
-        return self.clock
-
-    def conversation(self) -> Conversation:
-        return Conversation(
-            id=self.script.conversation_id,
-            conversants=[Conversant(identification=m) for m in self.members],
-            assigned_floor_roles={"convener": [self.convener] if self.convener else []},
-            floor_granted=list(self.granted),
-        )
-
-    def send(
-        self,
-        sender: Identification,
-        events: list[Event],
-        to: list[Identification],
-        *,
-        ovon_for: Identification | None = None,
-    ) -> None:
-        """``sender`` sends ``events`` to the floor (unless it is the floor), which delivers them
-        to each of ``to`` (in the OVON form to ``ovon_for``)."""
-        env = Envelope(
-            conversation=self.conversation(),
-            sender=Sender(speaker_uri=sender.speaker_uri, service_url=sender.service_url or None),
-            events=events,
-        )
-        if sender is not FLOOR:
-            self.record("in", sender.speaker_uri, env.to_wire())
-        for peer in to:
-            wire = to_ovon(env) if peer is ovon_for else env.to_wire()
-            self.record("out", peer.speaker_uri, wire)
-
-    def record(self, direction: str, peer: str, wire: dict[str, Any]) -> None:
-        self.recorder.envelope(
-            self.script.conversation_id,
-            direction=direction,
-            peer=peer,
-            envelope=wire,
-            at=self.tick(),
-        )
-        self.script.envelopes.append((direction, peer, wire))
-
-    def floor(self) -> None:
-        self.recorder.floor_changed(
-            self.script.conversation_id,
-            conversants=[m.to_wire() for m in self.members],
-            floor_granted=list(self.granted),
-            convener=self.convener,
-            at=self.tick(),
-        )
-        self.script.floor_changes += 1
-
-
-def utterance(de: DialogEvent, to: To | None = None) -> Event:
-    return Event(event_type=EventType.UTTERANCE, to=to, parameters=Parameters(dialog_event=de))
-
-
-def control(kind: EventType, to: Identification | None = None, reason: str | None = None) -> Event:
-    target = To(speaker_uri=to.speaker_uri) if to is not None else None
-    return Event(event_type=kind, to=target, reason=reason)
-
-
-def record_conversation(
-    recorder: Recorder, conversation_id: str, *, end_status: str | None = "completed"
-) -> Script:
-    """Record the whole conversation described in this module's docstring."""
-    script = Script(conversation_id, user_wav=tone_wav(), clip_only_wav=tone_wav(0.1, 660.0))
-    w = _Writer(recorder, script)
-    recorder.conversation_started(
-        conversation_id, at=START, title="Trip to Lisbon", user_speaker_uri=USER.speaker_uri
-    )
-    w.floor()
-
-    for agent in (ALICE, BOB):
-        invite = Event(event_type=EventType.INVITE, to=To(service_url=agent.service_url))
-        w.send(USER, [invite], [agent])
-        w.members.append(agent)
-        w.granted.append(agent.speaker_uri)
-        if agent is BOB:
-            w.convener = BOB.speaker_uri
-        w.floor()
-        others = [m for m in w.members if m is not agent]
-        w.send(agent, [control(EventType.ACCEPT_INVITE)], others)
-
-    hello = DialogEvent(
-        speaker_uri=USER.speaker_uri,
-        span=Span(start_time="2025-03-01T10:00:09.500Z"),
-        features={
-            "text": Feature(mime_type="text/plain", tokens=[Token(value="Plan a trip to Lisbon")]),
-            "audio": Feature(
-                mime_type="audio/wav",
-                tokens=[Token(value=base64.b64encode(script.user_wav).decode("ascii"))],
-            ),
-        },
-    )
-    recorder.audio(conversation_id, hello.id, script.user_wav, at=w.tick())
-    w.send(USER, [utterance(hello)], [ALICE, BOB], ovon_for=BOB)
-
-    three_days = DialogEvent(
-        speaker_uri=ALICE.speaker_uri,
-        features={
-            "text": Feature(mime_type="text/plain", tokens=[Token(value="Three days is right.")]),
-            "audio": Feature(
-                mime_type="audio/wav", tokens=[Token(value_url="https://alice.test/clips/1.wav")]
-            ),
-            "ssml": Feature(
-                mime_type="application/ssml+xml",
-                tokens=[Token(value="<speak>Three days is right.</speak>")],
-            ),
-        },
-    )
-    w.send(ALICE, [utterance(three_days)], [USER, BOB])
-
-    psst = text_event(BOB.speaker_uri, "Psst: Alice's hotel is pricey.")
-    w.send(BOB, [utterance(psst, To(speaker_uri=USER.speaker_uri, private=True))], [USER])
-
-    w.send(BOB, [control(EventType.REVOKE_FLOOR, ALICE, "@timedOut")], [ALICE])
-    w.granted.remove(ALICE.speaker_uri)
-    w.floor()
-    w.send(ALICE, [control(EventType.REQUEST_FLOOR, reason="to add a museum")], [BOB])
-    w.send(BOB, [control(EventType.GRANT_FLOOR, ALICE)], [ALICE])
-    w.granted.append(ALICE.speaker_uri)
-    w.floor()
-    w.send(ALICE, [control(EventType.YIELD_FLOOR, reason="@brief")], [USER, BOB])
-    w.granted.remove(ALICE.speaker_uri)
-    w.floor()
-
-    # Said with no audio feature; only the recorded clip carries the sound.
-    thanks = text_event(USER.speaker_uri, "Thanks, book it.")
-    recorder.audio(conversation_id, thanks.id, script.clip_only_wav, at=w.tick())
-    w.send(USER, [utterance(thanks)], [ALICE, BOB])
-
-    # An agent sent something that is not an envelope; it is kept verbatim.
-    w.record("in", ALICE.speaker_uri, {"openFloor": {"events": "not a list"}})
-
-    w.send(BOB, [control(EventType.BYE)], [USER, ALICE])
-    w.members.remove(BOB)
-    w.granted.remove(BOB.speaker_uri)
-    w.convener = None
-    w.floor()
-
-    announcement = text_event(FLOOR.speaker_uri, "Bob has left the conversation.")
-    w.send(FLOOR, [utterance(announcement)], [USER, ALICE])
-
-    script.utterances = [hello, three_days, psst, thanks, announcement]
-    script.private = psst
-    script.announcement = announcement
-    if end_status is not None:
-        recorder.conversation_ended(conversation_id, at=w.tick(), status=end_status)
-    return script
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
-
-
-@dataclass
-class Store:
-    """Where a test's records are: ``kind`` is ``sqlite`` (``target`` a folder) or
-    ``postgresql`` (``target`` a database URL); :meth:`open` opens (or reopens) it."""
-
-    kind: str
-    target: str
-
-    def open(self, **options: Any) -> Recorder:
-        return open_recorder(self.target, **options)
-
-
-#: Every test taking ``store`` or ``recorder`` runs against both stores.
-STORE_KINDS = ["sqlite", "postgresql"]
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -310,10 +57,6 @@ def script(recorder: Recorder) -> Script:
     return record_conversation(recorder, "conv-lisbon-1")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 @pytest.fixture(scope="session")
 def agent_framework_validators() -> dict[str, Draft202012Validator]:
     """One validator per published variant of the durable agent state schema, checking formats."""
@@ -321,7 +64,7 @@ def agent_framework_validators() -> dict[str, Draft202012Validator]:
     assert "date-time" in Draft202012Validator.FORMAT_CHECKER.checkers
     validators = {}
     for path in AGENT_FRAMEWORK_SCHEMAS:
-        schema = _load(path)
+        schema = load_json(path)
         Draft202012Validator.check_schema(schema)
         validators[path.name] = Draft202012Validator(
             schema, format_checker=Draft202012Validator.FORMAT_CHECKER
@@ -334,18 +77,13 @@ def agent_framework_validators() -> dict[str, Draft202012Validator]:
 def mplp_validator() -> Draft7Validator:
     """The MPLP Dialog schema (draft-07) with its ``common/`` references resolved from disk."""
     resources = [
-        (schema["$id"], Resource.from_contents(schema)) for schema in map(_load, MPLP_COMMON)
+        (schema["$id"], Resource.from_contents(schema)) for schema in map(load_json, MPLP_COMMON)
     ]
     resources.append((TRACE_BASE_ID, DRAFT7.create_resource({})))
-    schema = _load(MPLP_DIR / "mplp-dialog.schema.json")
+    schema = load_json(MPLP_DIR / "mplp-dialog.schema.json")
     Draft7Validator.check_schema(schema)
     return Draft7Validator(
         schema,
         registry=Registry().with_resources(resources),
         format_checker=Draft7Validator.FORMAT_CHECKER,
     )
-
-
-def schema_errors(validator: Any, doc: dict[str, Any]) -> list[str]:
-    """Every schema violation in ``doc``, located, for a readable assertion message."""
-    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from gateway.records import DATABASE_ENV, to_mplp_dialog
-from gateway.records.cli import add_commands
 from gateway.records.paths import DATA_ENV
-from tests.records.conftest import ALICE, USER, Store, record_conversation, schema_errors
+from tests.support.records import ALICE, USER, Store, record_conversation, run, schema_errors
 
 
 @pytest.fixture
@@ -25,13 +23,6 @@ def recorded(store: Store) -> str:
     finally:
         rec.close()
     return store.target
-
-
-def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="gateway")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
 
 
 def test_history_list_is_readable(recorded: str, capsys):

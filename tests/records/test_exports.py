@@ -15,7 +15,7 @@ from gateway.records import (
     to_durable_agent_state,
     to_mplp_dialog,
 )
-from tests.records.conftest import (
+from tests.support.records import (
     AGENT_FRAMEWORK_SCHEMAS,
     ALICE,
     BOB,

@@ -1,19 +1,13 @@
-"""Shared fixtures: one real Piper synthesizer for the whole session."""
+"""Shared fixtures: one real Piper synthesizer for the whole session (helpers in helpers.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
 
-from gateway.render import Synthesizer, VoiceSettings, parse_ssml, render_segments
+from gateway.render import Synthesizer, VoiceSettings
 from gateway.render.tts import load_voice
-
-RATE = 16_000
-#: Piper adds random noise to durations and intonation; measurements compare renders made
-#: without it, so a difference comes from the setting under test and not from chance.
-STEADY = VoiceSettings(noise_scale=0.0, noise_w_scale=0.0)
 
 
 @pytest.fixture(scope="session")
@@ -22,24 +16,3 @@ def synth() -> Iterator[Synthesizer]:
     s = Synthesizer()
     yield s
     s.close()
-
-
-async def no_fetch(url: str) -> tuple[bytes, str]:
-    raise ConnectionError(f"fetching {url} is not allowed in this test")
-
-
-async def speak(
-    synth: Synthesizer, text: str, settings: VoiceSettings = STEADY, rate: int = RATE
-) -> np.ndarray:
-    """The whole rendering of ``text``."""
-    chunks = [c async for c in synth.stream(text, settings, rate=rate)]
-    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
-
-
-async def say_ssml(
-    synth: Synthesizer, ssml: str, settings: VoiceSettings = STEADY, fetch=no_fetch
-) -> np.ndarray:
-    """The whole rendering of an SSML document."""
-    segments = parse_ssml(ssml)
-    chunks = [c async for c in render_segments(segments, synth, settings, fetch, rate=RATE)]
-    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)

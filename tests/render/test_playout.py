@@ -11,7 +11,7 @@ import pytest
 from gateway.audio.playout import Playout
 from gateway.ofp import text_event
 from gateway.render import render_dialog_event
-from tests.render.conftest import STEADY, no_fetch
+from tests.render.helpers import STEADY, no_fetch
 
 RATE = 16_000
 FRAME = 320

@@ -13,7 +13,7 @@ from gateway.ofp import DialogEvent
 from gateway.render import parse_ssml, render_dialog_event, render_segments
 from gateway.render.reply import LEAD_MS
 from gateway.render.ssml import trim_silence
-from tests.render.conftest import RATE, STEADY, no_fetch
+from tests.render.helpers import RATE, STEADY, no_fetch
 
 TONE = (8000 * np.sin(2 * np.pi * 500 * np.arange(RATE // 4) / RATE)).astype(np.int16)
 SSML = '<speak>Take the <emphasis level="strong">second</emphasis> left.</speak>'

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import wav_bytes
-from tests.render.conftest import RATE, say_ssml
+from tests.render.helpers import RATE, say_ssml
 from tests.render.measure import active_rms, longest_silence_ms, median_f0
 
 SENTENCE = "The weather today is sunny with a light breeze from the west."

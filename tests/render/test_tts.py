@@ -16,7 +16,7 @@ from gateway.render.tts import (
     VoiceSettings,
     load_voice,
 )
-from tests.render.conftest import RATE, STEADY, speak
+from tests.render.helpers import RATE, STEADY, speak
 from tests.render.measure import longest_silence_ms, median_f0
 
 LONG = (

@@ -18,7 +18,7 @@ from gateway.render.voices import (
     derived_settings,
     voices_dir,
 )
-from tests.render.conftest import RATE, speak
+from tests.render.helpers import RATE, speak
 from tests.render.measure import median_f0
 
 AGENTS = [f"tag:agents.example.com,2025:agent-{i}" for i in range(60)]

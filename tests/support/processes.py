@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # The one copy: the cluster library (``scripts/cluster``) needs it at run time, so it lives in
 # the package and the tests use it rather than keep their own.
@@ -140,12 +141,19 @@ def spawn(
     return served
 
 
-def start_gateway(data: Path, *extra: str, timeout: float = READY_TIMEOUT_S) -> Served:
-    """``serve -v`` on a free port with its records in ``data`` (and its log in
-    ``data/serve.log``), started with ``extra`` arguments; returned once ``/healthz`` answers."""
+def start_gateway(
+    data: Path,
+    *extra: str,
+    log: Path | None = None,
+    verbose: bool = True,
+    timeout: float = READY_TIMEOUT_S,
+) -> Served:
+    """``serve`` on a free port with its records in ``data`` and its output in ``log`` (default
+    ``data/serve.log``; ``-v`` unless not ``verbose``), started with ``extra`` arguments;
+    returned once ``/healthz`` answers."""
     port = free_port()
-    args = ["-v", "serve", "--port", str(port), "--data", str(data), *extra]
-    return spawn(args, data / "serve.log", port, timeout=timeout, data=data)
+    args = [*(["-v"] if verbose else []), "serve", "--port", str(port), "--data", str(data), *extra]
+    return spawn(args, log or data / "serve.log", port, timeout=timeout, data=data)
 
 
 def stop_gateway(served: Served) -> None:
@@ -154,12 +162,13 @@ def stop_gateway(served: Served) -> None:
 
 
 @contextlib.contextmanager
-def serving(data: Path | None, *extra: str) -> Iterator[Served]:
-    """:func:`start_gateway` for a ``with`` block; ``data`` None: a temporary folder, removed after."""
+def serving(data: Path | None, *extra: str, **options: Any) -> Iterator[Served]:
+    """:func:`start_gateway` (``options`` are its keywords) for a ``with`` block, stopped at its
+    end; ``data`` None: a temporary folder, removed after."""
     with contextlib.ExitStack() as stack:
         if data is None:
             data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ofp-serve-")))
-        served = start_gateway(data, *extra)
+        served = start_gateway(data, *extra, **options)
         try:
             yield served
         finally:

@@ -14,12 +14,16 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from num2words import num2words
 
 from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
 from gateway.voice.wake import edit_distance
+
+if TYPE_CHECKING:
+    from gateway.render.tts import Synthesizer
 
 CACHE_DIR = Path(os.environ.get("OFP_SPEECH_CACHE", "/tmp/ofp-speech-cache"))
 
@@ -111,6 +115,44 @@ def word_error_rate(ref: str, hyp: str) -> float:
     return edit_distance(r, h) / len(r)
 
 
+#: Requests a person might make of an assistant, as the latency benchmarks speak them
+#: (``scripts/bench_latency.py``; the first complete requests of ``scripts/bench_turns.py``).
+REQUESTS: tuple[str, ...] = (
+    "What time is it in Tokyo?",
+    "Please turn off the kitchen lights.",
+    "Book a table for two at seven tonight.",
+    "How long does it take to boil an egg?",
+    "Remind me to call my sister tomorrow morning.",
+    "What is the capital of Australia?",
+    "Play some relaxing music in the living room.",
+    "Tell me a fun fact about octopuses.",
+    "Is it going to rain this weekend?",
+    "Add milk and bread to my shopping list.",
+    "How far is the moon from the earth?",
+    "Set a timer for fifteen minutes.",
+)
+
+
+def espeak_16k(text: str, voice: str | None = None) -> np.ndarray:
+    """``text`` spoken by espeak-ng at its own rate (``voice`` None: its default voice), decoded
+    to 16 kHz the way the gateway decodes an agent's audio: the latency benchmarks' clips (not
+    cached, unlike :func:`espeak_wav`, so the benchmarks' sets stay as they were measured)."""
+    from gateway.render.decode import decode_audio
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.wav"
+        subprocess.run(["espeak-ng", *(("-v", voice) if voice else ()), "-w", str(path), text], check=True)
+        return decode_audio(path.read_bytes(), SAMPLE_RATE)
+
+
+async def gateway_piper(synth: Synthesizer, text: str) -> np.ndarray:
+    """``text`` spoken by the gateway's own synthesizer in its default voice (piper's natural,
+    random prosody on), at 16 kHz: what a person would hear from the gateway."""
+    from gateway.render.tts import VoiceSettings
+
+    return np.concatenate([c async for c in synth.stream(text, VoiceSettings(), rate=SAMPLE_RATE)])
+
+
 #: Sentences for STT tests and the benchmark: plain words (no digits, whose spelling Whisper
 #: chooses freely), 1–10 s when spoken.
 SENTENCES: tuple[str, ...] = (
@@ -141,6 +183,15 @@ SENTENCES: tuple[str, ...] = (
 
 
 # --- wake-word clips: exact renditions, trimming, noise -------------------------------------
+
+#: The phrase each built-in model listens for.
+WAKE_PHRASES = {
+    "hey_jarvis": "Hey Jarvis",
+    "okay_nabu": "Okay Nabu",
+    "alexa": "Alexa",
+    "hey_mycroft": "Hey Mycroft",
+}
+
 
 
 def piper_variant(text: str, length_scale: float = 1.0, draw: int | None = None) -> np.ndarray:
@@ -191,3 +242,16 @@ def with_noise(clip: np.ndarray, speech: np.ndarray, colour: str, snr_db: float,
     level = np.sqrt(np.mean(trim(speech).astype(np.float64) ** 2)) / 10 ** (snr_db / 20)
     noisy = clip + level * coloured_noise(len(clip), colour, seed)
     return np.clip(noisy, -32768, 32767).astype(np.int16)
+
+
+def first_pause(pcm: np.ndarray, min_ms: int = 100, floor_db: float = -40.0) -> int:
+    """Index of the first sample of the first ``min_ms`` run of quiet 10 ms frames: where the
+    comma pause of "Hey floor, what time is it?" begins, i.e. where "floor" ends."""
+    frames = len(pcm) // 160
+    rms = np.sqrt(np.mean(pcm[: frames * 160].astype(np.float64).reshape(frames, 160) ** 2, 1))
+    run = 0
+    for i, quiet in enumerate(rms < rms.max() * 10 ** (floor_db / 20)):
+        run = run + 1 if quiet else 0
+        if run == min_ms // 10:
+            return (i + 1 - run) * 160
+    raise ValueError("no pause")

@@ -1,6 +1,7 @@
 """Wake-word detection on real microWakeWord models and real Whisper, with generated speech.
 
-The clip helpers (``piper_variant``, ``trim``, ``with_noise``…) live in ``tests/speech.py``.
+The clip helpers (``piper_variant``, ``trim``, ``with_noise``…) and the models' phrases live in
+``tests/support/speech.py`` (``scripts/bench_wake.py`` uses them too).
 """
 
 from __future__ import annotations
@@ -23,23 +24,16 @@ from gateway.voice.wake import (
 )
 from tests.support.speech import (
     SENTENCES,
+    WAKE_PHRASES,
     coloured_noise,
     espeak_wav,
+    first_pause,
     piper_16k,
     piper_variant,
     silence,
     trim,
     with_noise,
 )
-
-#: The phrase each built-in model listens for.
-WAKE_PHRASES = {
-    "hey_jarvis": "Hey Jarvis",
-    "okay_nabu": "Okay Nabu",
-    "alexa": "Alexa",
-    "hey_mycroft": "Hey Mycroft",
-}
-
 
 # --- microWakeWord models -------------------------------------------------------------------------
 
@@ -246,19 +240,6 @@ def test_edit_distance():
 
 
 # --- phrase spotter (real VAD and Whisper) --------------------------------------------------------
-
-
-def first_pause(pcm: np.ndarray, min_ms: int = 100, floor_db: float = -40.0) -> int:
-    """Index of the first sample of the first ``min_ms`` run of quiet 10 ms frames: where the
-    comma pause of "Hey floor, what time is it?" begins, i.e. where "floor" ends."""
-    frames = len(pcm) // 160
-    rms = np.sqrt(np.mean(pcm[: frames * 160].astype(np.float64).reshape(frames, 160) ** 2, 1))
-    run = 0
-    for i, quiet in enumerate(rms < rms.max() * 10 ** (floor_db / 20)):
-        run = run + 1 if quiet else 0
-        if run == min_ms // 10:
-            return (i + 1 - run) * 160
-    raise ValueError("no pause")
 
 
 def hey_floor_request(voice: str) -> np.ndarray:
