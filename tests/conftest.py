@@ -1,5 +1,6 @@
 """Fixtures shared by several test packages: a real PostgreSQL server for the whole session,
-``serve`` processes started on demand, and a loopback site for agents written inside a test.
+``serve`` processes started on demand, a loopback site for agents written inside a test, and one
+real Piper synthesizer (the rendering and the playout tests).
 
 Fixtures live in ``conftest.py`` files and are used by name; what a test imports (helpers,
 constants, page clients) lives in ``tests/support/`` or a package's ``helpers.py``, never in a
@@ -15,6 +16,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
+from gateway.render import Synthesizer, VoiceSettings
+from gateway.render.tts import load_voice
 from tests.support.loopback import Site
 from tests.support.processes import Served, start_gateway
 
@@ -83,3 +86,12 @@ async def site() -> AsyncIterator[Site]:
     await s.start()
     yield s
     await s.stop()
+
+
+@pytest.fixture(scope="session")
+def synth() -> Iterator[Synthesizer]:
+    """One real Piper synthesizer for the whole session, its voice loaded before any test's timing."""
+    load_voice(VoiceSettings())
+    s = Synthesizer()
+    yield s
+    s.close()

@@ -279,8 +279,8 @@ def check_talk_fast(t: Ctx) -> None:
 
 
 def check_talk_wake(t: Ctx) -> None:
-    # The full behaviour, in a real process with a real agent: tests/conversation/
-    # test_talk_wake_cli.py. Here: the same clip is answered without --wake and not with it.
+    # The full behaviour, in a real process with a real agent: tests/talk/test_talk_wake_cli.py.
+    # Here: the same clip is answered without --wake and not with it.
     wav = _clip(t, SAID)
     plain = json.loads(t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)[1])
     woken = json.loads(

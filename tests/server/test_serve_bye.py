@@ -12,9 +12,9 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 
 from gateway.floor.host import Limits
-from tests.conversation.loopback import WireAgent, openfloor_bot
 from tests.ofp_schemas import assert_valid_envelope
 from tests.support.processes import start_gateway, stop_gateway
+from tests.support.wire_agents import WireAgent, openfloor_bot
 
 
 async def _until(pred, timeout: float, what: object) -> None:

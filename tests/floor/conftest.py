@@ -1,5 +1,5 @@
-"""A harness recording the person's side of a floor host (the loopback ``site`` for agents is
-the root conftest's)."""
+"""The floor host's tests: a harness recording the person's side of a :class:`FloorHost` (the
+loopback ``site`` for agents is the root conftest's)."""
 
 from __future__ import annotations
 
