@@ -33,6 +33,7 @@ __all__ = [
     "ROOT",
     "Served",
     "free_port",
+    "metric_samples",
     "serving",
     "spawn",
     "start_agents",
@@ -89,14 +90,7 @@ class Served:
 
     def metrics(self) -> dict[str, float]:
         """``/metrics`` as a flat ``{"name{labels}": value}`` dict."""
-        from prometheus_client.parser import text_string_to_metric_families
-
-        flat = {}
-        for family in text_string_to_metric_families(self.get("/metrics")[1].decode()):
-            for s in family.samples:
-                labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-                flat[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
-        return flat
+        return metric_samples(self.get("/metrics")[1])
 
     def stop(self, timeout: float = 15) -> None:
         """SIGTERM (a gateway drains and says bye), then SIGKILL after ``timeout`` seconds."""
@@ -106,6 +100,19 @@ class Served:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def metric_samples(exposition: bytes | str) -> dict[str, float]:
+    """Every sample of a Prometheus exposition as ``{"name{k=v,...}": value}`` (labels sorted)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = exposition.decode() if isinstance(exposition, bytes) else exposition
+    flat = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+            flat[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
+    return flat
 
 
 def spawn(
