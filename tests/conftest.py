@@ -4,12 +4,19 @@ real Piper synthesizer (the rendering and the playout tests).
 
 Fixtures live in ``conftest.py`` files and are used by name; what a test imports (helpers,
 constants, page clients) lives in ``tests/support/`` or a package's ``helpers.py``, never in a
-conftest module. The ``slow`` marker (models or a browser) is declared in ``pyproject.toml``.
+conftest module.
+
+``slow`` (declared in ``pyproject.toml``) marks every test that loads a speech model, starts a
+process that does (``serve``), or drives a browser, so ``pytest -m "not slow"`` is the quick
+run. It is kept consistent here rather than by hand: a test that uses a model fixture is marked
+by :func:`pytest_collection_modifyitems`, and an unmarked test that loads a model some other way
+fails (:func:`_models_only_in_slow_tests`) with the name of what it loaded.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 
@@ -18,8 +25,78 @@ import pytest
 from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
 from gateway.render import Synthesizer, VoiceSettings
 from gateway.render.tts import load_voice
+from tests.support import processes
 from tests.support.loopback import Site
 from tests.support.processes import Served, start_gateway
+
+#: Fixtures that hold a model, a ``serve`` process (which loads them) or a browser: a test using
+#: one, directly or through another fixture, is slow.
+SLOW_FIXTURES = frozenset(
+    {"synth", "vad", "transcriber", "models", "served_gateway", "browser", "cluster"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test whose fixtures (their whole closure) include a slow one."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def _model_loaders() -> list[tuple[object, str, str]]:
+    """The lowest calls every model load goes through: (owner, attribute, what it loads)."""
+    import faster_whisper
+    import onnxruntime
+    import pymicro_wakeword
+
+    return [
+        (onnxruntime.InferenceSession, "__init__", "an ONNX model (Silero VAD, Piper, Smart Turn)"),
+        (faster_whisper.WhisperModel, "__init__", "Whisper"),
+        (pymicro_wakeword.MicroWakeWord, "from_builtin", "a microWakeWord model"),
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _models_only_in_slow_tests(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """In a test not marked ``slow``, note every model load (in any thread) and every ``serve``
+    started, and fail the test afterwards if there was one. The load itself goes ahead, so the
+    test's own outcome is unchanged; the failure names what to mark."""
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
+    loaded: list[str] = []
+    lock = threading.Lock()
+
+    def noting(original: object, what: str, static: bool) -> object:
+        def load(*args: object, **kwargs: object) -> object:
+            with lock:
+                loaded.append(what)
+            return original(*args, **kwargs)  # type: ignore[operator]
+
+        return staticmethod(load) if static else load
+
+    for owner, name, what in _model_loaders():
+        static = isinstance(owner.__dict__[name], staticmethod)  # type: ignore[attr-defined]
+        original = getattr(owner, name)
+        monkeypatch.setattr(owner, name, noting(original, what, static))
+    spawn = processes.spawn
+
+    def spawn_noting(args: list[str], *rest: object, **kwargs: object) -> Served:
+        if "serve" in args and "agents" not in args:
+            with lock:
+                loaded.append("a serve process (it loads the speech models)")
+        return spawn(args, *rest, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(processes, "spawn", spawn_noting)
+    yield
+    if loaded:
+        pytest.fail(
+            f"{request.node.nodeid} loads {', '.join(sorted(set(loaded)))} but is not marked "
+            "slow: add @pytest.mark.slow (or a module's pytestmark)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session")
