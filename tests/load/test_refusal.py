@@ -24,6 +24,7 @@ from tests.support.processes import free_port
 from tests.support.speech import piper_16k
 
 
+@pytest.mark.slow
 async def test_new_sessions_are_refused_while_speech_recognition_is_behind() -> None:
     settings = GatewaySettings(port=free_port(), agents=("builtin:parrot",), max_stt_wait_s=0.5)
     gateway = Gateway(settings, models=VoiceModels(), directory=AgentDirectory(AddressPolicy()))

@@ -74,6 +74,7 @@ async def test_empty_and_too_long_text():
         s.close()
 
 
+@pytest.mark.slow
 async def test_admission_bound_refuses_instead_of_queueing():
     s = Synthesizer(max_pending=1)
 
@@ -100,6 +101,7 @@ async def test_missing_voice_file_says_what_to_do(tmp_path):
         s.close()
 
 
+@pytest.mark.slow
 def test_one_loaded_voice_per_file():
     assert load_voice(VoiceSettings()) is load_voice(VoiceSettings(pitch_semitones=3, volume=2))
 
@@ -110,6 +112,7 @@ async def test_warm_up_and_sentence_gaps_are_natural(synth):
     assert 100 <= longest_silence_ms(pcm, RATE) < 500  # Piper's own lead-out and lead-in
 
 
+@pytest.mark.slow
 async def test_waiting_listener_goes_before_a_listener_with_audio_queued():
     """Two people's first sentences queue behind a third's long one: the person with nothing
     to hear gets theirs first, though they asked second."""

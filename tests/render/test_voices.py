@@ -136,6 +136,7 @@ def test_unreadable_map_file(tmp_path):
         VoiceBook.from_file(bad)
 
 
+@pytest.mark.slow
 def test_a_linked_voice_file_is_not_loaded_twice(voice_folder):
     linked = VoiceSettings(model=voice_folder / "custom.onnx")
     assert load_voice(linked) is load_voice(VoiceSettings())

@@ -66,6 +66,7 @@ def purging(tmp_path: Path):
     stop_gateway(served)
 
 
+@pytest.mark.slow
 def test_retention_purges_while_serving(purging: Served) -> None:
     # Recorded only after the server is up, so its start-up purge cannot be what removes it.
     rec = SQLiteRecorder(purging.data)

@@ -80,6 +80,7 @@ async def test_the_trimmer_runs_on_its_interval_off_the_event_loop() -> None:
         MemoryTrimmer(0)
 
 
+@pytest.mark.slow
 @needs_trim
 @pytest.mark.parametrize("interval", [0.1, 0.0])
 async def test_the_gateway_trims_and_says_so_in_its_metrics(interval: float) -> None:
@@ -115,6 +116,7 @@ def test_the_restart_environment_preloads_jemalloc_once() -> None:
     assert jemalloc_environment({}, JEMALLOC, active="jemalloc") is None  # already on it
 
 
+@pytest.mark.slow
 def test_serve_on_the_system_allocator_when_asked(tmp_path: Path) -> None:
     served = start_gateway(tmp_path, "--allocator", "system", "--agent", "builtin:parrot")
     try:

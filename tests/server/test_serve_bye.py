@@ -9,12 +9,15 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from gateway.floor.host import Limits
 from tests.ofp_schemas import assert_valid_envelope
 from tests.support.processes import start_gateway, stop_gateway
 from tests.support.wire_agents import WireAgent, openfloor_bot
+
+pytestmark = pytest.mark.slow  # a real serve process
 
 
 async def _until(pred, timeout: float, what: object) -> None:

@@ -81,6 +81,7 @@ async def test_fitted_window_is_used_when_it_covers_the_speech(transcriber):
 TIGHT = SttSettings(beam_size=1, fitted_padding_s=1.0)
 
 
+@pytest.mark.slow
 async def test_fitted_window_falls_back_when_whisper_stops_early():
     # Two sentences with a long gap: on a short window Whisper ends after the first one.
     clip = np.concatenate([espeak_wav(SENTENCES[2]), silence(2000), espeak_wav(SENTENCES[3])])
@@ -93,6 +94,7 @@ async def test_fitted_window_falls_back_when_whisper_stops_early():
     assert fitted.text == full.text
 
 
+@pytest.mark.slow
 async def test_fitted_window_falls_back_when_whisper_loops():
     text = "Hello there."
     result = await Transcriber(TIGHT).transcribe(piper_16k(text))
@@ -131,6 +133,7 @@ async def test_more_than_30_seconds_is_refused(transcriber):
         await transcriber.transcribe(np.zeros(31 * 16000, np.int16))
 
 
+@pytest.mark.slow
 async def test_concurrent_transcriptions_respect_the_admission_bound():
     transcriber = Transcriber(SttSettings(max_pending=3))
     clips = [espeak_wav(text) for text in SENTENCES[:5]]

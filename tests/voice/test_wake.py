@@ -69,6 +69,7 @@ def framed(phrase: np.ndarray, *after: np.ndarray) -> np.ndarray:
     return np.concatenate([silence(LEAD // 16), phrase, *after, silence(1200)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", list(WAKE_PHRASES))
 def test_fires_once_near_the_end_of_the_phrase(model):
     detector = WakeWordDetector(model)
@@ -93,6 +94,7 @@ NOISY = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("colour", ["white", "pink"])
 @pytest.mark.parametrize("model", list(WAKE_PHRASES))
 def test_fires_in_noise_at_15_db(model, colour):
@@ -105,6 +107,7 @@ def test_fires_in_noise_at_15_db(model, colour):
         assert abs(detections[0].end - (LEAD + len(phrase))) <= END_TOLERANCE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", list(WAKE_PHRASES))
 def test_wake_then_request_fires_once_before_the_request(model):
     phrase = trim(piper_variant(WAKE_PHRASES[model] + ","))
@@ -129,6 +132,7 @@ def wake_free_speech() -> np.ndarray:
     return np.concatenate(parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", list(WAKE_PHRASES))
 def test_wake_free_speech_and_noise_never_fire(model, wake_free_speech):
     detector = WakeWordDetector(model)
@@ -139,6 +143,7 @@ def test_wake_free_speech_and_noise_never_fire(model, wake_free_speech):
         assert detector.process(loud_noise) == []
 
 
+@pytest.mark.slow
 def test_chunking_does_not_change_detections():
     clip = framed(trim(piper_variant("Alexa")), silence(500), trim(piper_variant("Alexa")))
     whole = WakeWordDetector("alexa", WakeSettings(refractory_ms=0)).process(clip)
@@ -150,6 +155,7 @@ def test_chunking_does_not_change_detections():
     assert streamed == whole
 
 
+@pytest.mark.slow
 def test_float_input_detects_like_int16():
     clip = framed(trim(piper_variant("Hey Mycroft")))
     as_int = WakeWordDetector("hey_mycroft").process(clip)
@@ -158,6 +164,7 @@ def test_float_input_detects_like_int16():
     assert len(as_int) == 1
 
 
+@pytest.mark.slow
 def test_refractory_period_suppresses_a_repeated_phrase():
     phrase = trim(piper_variant("Hey Jarvis"))
     clip = framed(phrase, silence(600), phrase)
@@ -165,6 +172,7 @@ def test_refractory_period_suppresses_a_repeated_phrase():
     assert len(WakeWordDetector("hey_jarvis", WakeSettings(refractory_ms=2000)).process(clip)) == 1
 
 
+@pytest.mark.slow
 def test_reset_restarts_sample_indices():
     clip = framed(trim(piper_variant("Alexa")))
     detector = WakeWordDetector("alexa")
@@ -173,6 +181,7 @@ def test_reset_restarts_sample_indices():
     assert detector.process(clip) == first
 
 
+@pytest.mark.slow
 def test_threshold_trades_eagerness():
     clip = framed(trim(piper_variant("Alexa")))
     default = WakeWordDetector("alexa").process(clip)
@@ -185,6 +194,7 @@ def test_threshold_trades_eagerness():
     assert never == []
 
 
+@pytest.mark.slow
 def test_no_public_way_to_read_buffered_audio():
     detector = WakeWordDetector("alexa")
     detector.process(framed(trim(piper_variant("Alexa")))[:-100])
@@ -272,6 +282,7 @@ async def test_spotter_ignores_other_speech(transcriber):
             assert await spotter.process(framed(clip)) == [], text
 
 
+@pytest.mark.slow
 async def test_spotter_skips_segments_when_speech_to_text_is_saturated(caplog):
     class Saturated:
         async def transcribe(self, audio, *, speech_end_s, prompt=None):
