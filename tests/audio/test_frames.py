@@ -9,19 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.audio import (
-    FRAME_SAMPLES,
-    SAMPLE_RATE,
-    float_to_pcm16,
-    pcm16_to_float,
-    read_wav,
-    wav_bytes,
-    write_wav,
-)
+from gateway.audio import frames
+from gateway.audio.frames import float_to_pcm16, pcm16_to_float, read_wav, wav_bytes, write_wav
 
 
 def test_a_frame_is_20_ms_at_16_khz() -> None:
-    assert SAMPLE_RATE == 16_000 and FRAME_SAMPLES == 320
+    assert frames.SAMPLE_RATE == 16_000 and frames.FRAME_SAMPLES == 320
 
 
 def test_pcm16_to_float_reads_arrays_and_little_endian_bytes_alike() -> None:
@@ -56,7 +49,7 @@ def test_wav_bytes_is_a_mono_16_bit_file_at_the_rate_given() -> None:
 def test_wav_bytes_converts_float_audio() -> None:
     data = wav_bytes(np.array([0.0, 0.5, -2.0], dtype=np.float32))
     with wave.open(io.BytesIO(data), "rb") as w:
-        assert w.getframerate() == SAMPLE_RATE
+        assert w.getframerate() == frames.SAMPLE_RATE
         assert np.frombuffer(w.readframes(3), "<i2").tolist() == [0, 16383, -32767]
 
 
