@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
+from gateway.errors import EXIT_GATEWAY_ERROR, GatewayError, one_line
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -290,7 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command; returns the process exit code."""
+    """Run a command; returns the process exit code: the command's own, or
+    :data:`~gateway.errors.EXIT_GATEWAY_ERROR` after a :class:`~gateway.errors.GatewayError`
+    (its message on one line of stderr)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -303,4 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     # Started from the command line, the process is the command's own: ``serve`` may restart
     # it (under jemalloc). Called with arguments by another program, it is not.
     args.own_process = argv is None
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except GatewayError as exc:
+        # A failure the gateway explains (a model not installed, records it cannot open...):
+        # its message is the help, a traceback would bury it. Anything else is a bug and keeps
+        # its traceback.
+        print(f"{parser.prog}: {one_line(exc)}", file=sys.stderr)
+        return EXIT_GATEWAY_ERROR

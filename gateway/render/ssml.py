@@ -61,6 +61,7 @@ import numpy as np
 from defusedxml import DefusedXmlException
 from num2words import num2words
 
+from gateway.errors import SpeechError
 from gateway.render.decode import AudioDecodeError, Fetch, data_uri_bytes, decode_audio
 from gateway.render.tts import Synthesizer, VoiceSettings
 
@@ -121,7 +122,7 @@ EMPHASIS = {
 _SILENT_TAGS = {"desc", "mark", "meta", "metadata", "lexicon"}
 
 
-class SSMLError(ValueError):
+class SSMLError(SpeechError, ValueError):
     """The SSML document is malformed; speak the ``text`` feature instead."""
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
+from gateway.errors import ConfigError
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.text import Talk, TalkResult
@@ -35,7 +36,7 @@ OUT_RATE = 22_050
 TAIL_S = 2.5
 
 
-class TalkInputError(Exception):
+class TalkInputError(ConfigError):
     """``--wav`` or ``--out`` cannot be used; the message says which and why."""
 
 
