@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import signal
+import subprocess
 import sys
 import time
 
 from gateway.cluster.local import LocalCluster
+from gateway.errors import GatewayError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,10 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     print("starting PostgreSQL, the gateway nodes and HAProxy…", file=sys.stderr, flush=True)
     try:
         cluster.start()
-    except Exception as exc:
+    except (GatewayError, OSError, subprocess.SubprocessError) as exc:
+        # A server that is not installed or would not start (its log is in the message), a
+        # program or port that cannot be had.
         cluster.stop()
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BaseException:  # a bug, or Ctrl-C while starting: leave no server behind
+        cluster.stop()
+        raise
     print(f"ofp-gateway cluster is ready: open {cluster.url}/ in a browser", flush=True)
     for node in cluster.nodes:
         print(
