@@ -29,6 +29,7 @@ from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+from gateway.records.errors import RecordsError
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -466,7 +467,7 @@ class FloorHost:
             self._recorder.envelope(
                 self.id, direction=direction, peer=peer, envelope=wire, at=datetime.now(UTC)
             )
-        except Exception:  # records must never take the conversation down
+        except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
     def _state(self) -> tuple[Any, ...]:
@@ -494,5 +495,5 @@ class FloorHost:
                 convener=f.convener,
                 at=datetime.now(UTC),
             )
-        except Exception:
+        except RecordsError:
             log.exception("conversation %s: could not record a floor change", self.id)

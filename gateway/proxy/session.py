@@ -60,6 +60,7 @@ from gateway.proxy.turns import (
     looks_final,  # noqa: F401 (lived here; importers still use it)
 )
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
+from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
 from gateway.render.tts import Synthesizer
@@ -164,7 +165,7 @@ def _score(signals: dict[str, TurnSignal], audio: np.ndarray, voiced_end: int) -
     for name, signal in signals.items():
         try:
             p = signal.score(audio, voiced_end)
-        except Exception:
+        except Exception:  # a model (onnxruntime, numpy): the turn still ends on the others
             log.exception("end-of-turn signal %s failed", name)
             continue
         if p is not None:
@@ -588,7 +589,7 @@ class VoiceSession:
             utt, spec, timing = await self._utterances.get()
             try:
                 await self._one_utterance(utt, spec, timing)
-            except Exception:
+            except Exception:  # the task must not die: one utterance lost, the next ones heard
                 log.exception("utterance failed")
                 self._done_one()
 
@@ -597,9 +598,13 @@ class VoiceSession:
     ) -> None:
         transcript: Transcript | None = None
         if spec is not None:
-            with contextlib.suppress(Exception):
+            try:
                 transcript = await spec
                 timing.speculative = True
+            except TranscriberBusy:
+                pass  # decoded again below, now that the utterance is final
+            except Exception:  # the model's own failure (CTranslate2): try once more below
+                log.exception("the speculative decode failed; decoding again")
         if transcript is None:
             try:
                 transcript = await self.models.transcriber.transcribe(
@@ -652,7 +657,7 @@ class VoiceSession:
         if self._recorder is not None:
             try:
                 self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
-            except Exception:
+            except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
         self.transcripts.append(text)
         await self._emit(
@@ -730,7 +735,7 @@ class VoiceSession:
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():  # type: ignore[union-attr]
                     raise
-            except Exception:
+            except Exception:  # the task must not die: one reply unspoken, the next ones heard
                 log.exception("could not speak %s", de.id)
             finally:
                 self._speaking = None
@@ -781,7 +786,7 @@ class VoiceSession:
             result = self._on_event(event)
             if asyncio.iscoroutine(result):
                 await result
-        except Exception:
+        except Exception:  # the caller's callback: its bug must not stop the session
             log.exception("UI event listener failed")
 
     def _emit_soon(self, event: UIEvent) -> None:

@@ -302,16 +302,15 @@ class PostgresRecorder(SQLRecorder):
             pool.close()
 
     # ------------------------------------------------------------------ reading (CLI, page)
-    def _one(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        with self._connection() as conn:
-            return conn.execute(query, params).fetchone()
-
     def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:
         """The stored WAV of one utterance, or None (it is served as the audio ``valueUrl``)."""
-        row = self._one(
-            "SELECT wav FROM clips WHERE conversation_id = %s AND dialog_event_id = %s",
-            (conversation_id, dialog_event_id),
-        )
+        with self._reading() as db:
+            row = self._one(
+                db,
+                "SELECT wav FROM clips WHERE conversation_id = ? AND dialog_event_id = ?",
+                conversation_id,
+                dialog_event_id,
+            )
         return bytes(row[0]) if row is not None else None
 
     def delete_conversation(self, conversation_id: str) -> bool:

@@ -128,7 +128,7 @@ def load_voice(settings: VoiceSettings, *, threads: int = 1) -> PiperVoice:
             log.info("loading Piper voice %s", key[0])
             try:
                 voice = _load_piper(*key)
-            except Exception as exc:
+            except Exception as exc:  # Piper and onnxruntime fail in ways of their own
                 raise SynthesisError(f"cannot load Piper voice {key[0]}: {exc}") from exc
             _voices[key] = voice
         return voice

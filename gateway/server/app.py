@@ -41,6 +41,7 @@ from gateway.ofp.jsonio import loads_external
 from gateway.proxy.session import SessionSettings, Timing, VoiceModels, VoiceSession
 from gateway.proxy.utterance import UtteranceParts
 from gateway.records.base import Recorder
+from gateway.records.errors import RecordsError
 from gateway.resources import web_root
 from gateway.server import access, rooms
 from gateway.server.clips import ClipShelf, VoiceRecords
@@ -246,7 +247,7 @@ class Gateway:
             await asyncio.sleep(interval)
             try:
                 purged = self.recorder.purge_expired(datetime.now(UTC))
-            except Exception:  # a failing disk must not stop the server; try again next time
+            except Exception:  # the task must not die: a failing store (or a bug) tries next time
                 log.exception("purging expired records failed")
                 continue
             if purged:
@@ -274,13 +275,15 @@ class Gateway:
             return
         try:
             await room.conversation.end()  # the agents are told: a bye from the person
-        except Exception:
+        except Exception:  # one room's bug must not keep the others (or the server) from ending
             log.exception("conversation %s: could not say bye", room_id)
         await room.conversation.close()
         self.metrics.conversations.set(len(self.rooms))
         if self.recorder is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
+            except RecordsError:
+                log.exception("conversation %s: could not record its end", room_id)
 
     async def drop_room(self, room_id: str) -> None:
         """Let a conversation go without ending it (another node holds or will hold it)."""
@@ -315,11 +318,11 @@ class Gateway:
                 self.recorder.conversation_started(
                     conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
                 )
-            except Exception:  # records must never take the conversation down (nor stop it)
+            except RecordsError:  # records must never take the conversation down (nor stop it)
                 log.exception("conversation %s: could not record its start", conv_id)
         rooms.hold(self, conv_id, room.token)  # so any node can take it up
         for url in self.settings.agents:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(AgentError):  # the invite reports what is wrong with it
                 conv.know(self.directory.resolve(url).manifest.identification)
         return conv_id, room
 
@@ -449,7 +452,6 @@ class Gateway:
         return _response(HTTPStatus.OK, clip, "audio/wav")
 
     def _export(self, raw_path: str) -> Response:
-        from gateway.records.errors import RecordsError
         from gateway.records.export import ExportRefused, export_conversation
 
         split = urlsplit(raw_path)
@@ -613,7 +615,7 @@ class Client:
                 except (ValueError, LookupError, AgentError) as exc:  # the request was wrong
                     log.info("refused a client request: %s", clip_text(str(exc), 300))
                     await self.send({"type": "error", "message": clip_text(str(exc), 1000)})
-                except Exception as exc:  # one bad request must not end the session
+                except Exception as exc:  # a bug in one request must not end the session
                     log.exception("client request failed: %s", clip_text(str(data.get("type")), 40))
                     await self.send({"type": "error", "message": clip_text(str(exc), 1000)})
         except ConnectionClosed:
@@ -631,7 +633,7 @@ class Client:
             if room.client is not None and room.client is not self:
                 old = room.client
                 await old.detach()
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(ConnectionClosed):  # that page is gone already
                     await old.ws.close(4000, "this conversation was opened in another page")
         self.room = room
         room.client = self

@@ -26,10 +26,12 @@ from collections import deque
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from gateway.agents.errors import UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.floor.host import FloorHost, FloorState, Limits
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
+from gateway.records.errors import RecordsError
 from gateway.records.model import StoredConversation
 from gateway.records.reading import read_envelope
 from gateway.server import access
@@ -54,7 +56,7 @@ def hold(gateway: Gateway, conversation_id: str, token: str | None = None) -> No
             node=gateway.node,
             token_digest=token_digest(token) if token is not None else None,
         )
-    except Exception:  # the conversation goes on; only taking it up elsewhere would fail
+    except RecordsError:  # the conversation goes on; only taking it up elsewhere would fail
         log.exception("conversation %s: could not record its holder", conversation_id)
 
 
@@ -64,7 +66,7 @@ def held_elsewhere(gateway: Gateway, conversation_id: str) -> bool:
         return False
     try:
         holder = gateway.recorder.holder(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read its holder", conversation_id)
         return False
     return holder is not None and bool(holder.node) and holder.node != gateway.node
@@ -81,7 +83,7 @@ def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
         return False
     try:
         holder = gateway.recorder.holder(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read its holder", conversation_id)
         return False
     return (
@@ -125,7 +127,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         if datetime.now(UTC) - holder.updated_at > timedelta(seconds=gateway.settings.rejoin_s):
             return None
         stored = recorder.get_conversation(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read it back", conversation_id)
         return None
     state = floor_state(stored)
@@ -170,7 +172,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
             continue
         try:
             agent = gateway.directory.resolve(ident.service_url)
-        except Exception:
+        except UnknownAgent:  # a built-in this node does not serve
             continue
         respond = getattr(agent, "respond", None)
         if respond is None:
@@ -186,7 +188,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
                 continue
             try:
                 respond(envelope)  # what it would say was said already, on the other node
-            except Exception:
+            except Exception:  # a built-in's bug on one old envelope must not stop the take-up
                 log.exception("%s could not replay a recorded envelope", ident.service_url)
             replayed += 1
     return replayed
