@@ -10,6 +10,8 @@ import pkgutil
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.errors import EXIT_GATEWAY_ERROR, Busy, ConfigError, GatewayError, SpeechError
 from gateway.ofp import EnvelopeError
 from gateway.records.errors import RecordsError
+from gateway.records.sql import SQLRecorder
+from gateway.records.store import SQLiteRecorder
 
 #: Modules left out of the walk, and why.
 SKIP = {
@@ -154,3 +158,46 @@ def test_main_turns_a_gateway_error_into_its_exit_code(
     assert capsys.readouterr().err == (
         "ofp-gateway: cannot open the record store x: the disk is full; free some space\n"
     )
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLRecorder]:
+    """Each record store, empty (PostgreSQL: a new database on the session's server)."""
+    if request.param == "sqlite":
+        opened: SQLRecorder = SQLiteRecorder(tmp_path / "records")
+    else:
+        from gateway.records.postgres import PostgresRecorder
+
+        opened = PostgresRecorder(request.getfixturevalue("postgres_url"))
+    yield opened
+    opened.close()
+
+
+def test_what_a_store_cannot_keep_is_a_records_error_and_the_store_goes_on(
+    store: SQLRecorder,
+) -> None:
+    """A speaker URI no engine can store (a lone surrogate, which JSON allows) fails as the one
+    error the host catches around the records, not as the driver's own."""
+    at = datetime.now(UTC)
+    hostile = {"speakerUri": "tag:\ud800", "conversationalName": "x"}
+    with pytest.raises(RecordsError, match=f"record (store|database) {re.escape(store.location)}"):
+        store.envelope("c1", direction="in", peer="tag:\ud800", envelope={}, at=at)
+    with pytest.raises(RecordsError):
+        store.floor_changed("c1", conversants=[hostile], floor_granted=[], convener=None, at=at)
+    store.envelope("c1", direction="in", peer="tag:ok", envelope={}, at=at)
+    assert [r.peer for r in store.get_conversation("c1").records] == ["tag:ok"]
+    with pytest.raises(ValueError, match="direction"):  # a caller's mistake stays a ValueError
+        store.envelope("c1", direction="sideways", peer="tag:ok", envelope={}, at=at)
+
+
+def test_a_closed_sqlite_store_fails_as_a_records_error(tmp_path: Path) -> None:
+    store = SQLiteRecorder(tmp_path / "records")
+    store.close()
+    for call in (
+        lambda: store.list_conversations(),
+        lambda: store.holder("c1"),
+        lambda: store.hold("c1", node="n1"),
+        lambda: store.conversation_ended("c1", at=datetime.now(UTC)),
+    ):
+        with pytest.raises(RecordsError, match="failed: Cannot operate on a closed database"):
+            call()
