@@ -33,6 +33,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │                                  address of a host name is refused  [agents.policy]
     ├── OFPError                       the Open Floor data model  [ofp.errors]
     │   └── EnvelopeError              + ValueError: not an envelope this gateway reads
+    ├── ProtocolError                  + ValueError: a page's message does not fit its
+    │                                  definition  [server.messages]
     ├── RecordsError                   a record cannot be stored, found or exported  [records.errors]
     │   └── ExportRefused              [records.export]
     └── SpeechError                    speech or audio that cannot be read or made

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from gateway.errors import GatewayError
 from gateway.ofp.errors import EnvelopeError
 from gateway.ofp.jsonio import loads_external
 from gateway.server.guard import clip_text
@@ -49,8 +50,9 @@ class SessionState(enum.StrEnum):
     SPEAKING = "speaking"
 
 
-class ProtocolError(ValueError):
-    """A message that does not fit its definition. Its text is meant for whoever sent it."""
+class ProtocolError(GatewayError, ValueError):
+    """A message that does not fit its definition. Its text is meant for whoever sent it.
+    (Also a ``ValueError``: the server answers it as a bad request.)"""
 
 
 def optional(default: Any = None) -> Any:
