@@ -1,5 +1,6 @@
-// The page <-> gateway message names (docs/client-protocol.md). Provisional, written by hand:
-// the typed protocol (gateway/server/messages.py) generates this file, with this shape.
+// The page <-> gateway message names (docs/client-protocol.md). Generated from
+// gateway/server/messages.py by `python -m gateway.server.messages --js`: do not
+// edit; tests/server/test_messages.py fails when this file is out of date.
 
 /** Message types the page sends. */
 export const TO_GATEWAY = Object.freeze({
@@ -26,9 +27,9 @@ export const FROM_GATEWAY = Object.freeze({
   notice: "notice",
   wake: "wake",
   flush: "flush",
-  error: "error",
-  pong: "pong",
   answer: "answer",
+  pong: "pong",
+  error: "error",
 });
 
 /** Session states in `state` messages. */
