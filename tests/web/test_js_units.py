@@ -20,7 +20,7 @@ def test_the_page_modules_pass_their_node_unit_tests() -> None:
     assert node, "no node on PATH: scripts/test installs it (Debian package nodejs)"
     assert JS_TESTS, "no tests/web/js/*.test.js found"
     done = subprocess.run(
-        [node, "--test", *map(str, JS_TESTS)],
+        [node, "--test", "--test-reporter=tap", *map(str, JS_TESTS)],
         cwd=ROOT,
         capture_output=True,
         text=True,
