@@ -64,7 +64,10 @@ const effects = {
   [FROM_GATEWAY.wake]: () => voice.chime(),
   [FROM_GATEWAY.flush]: () => voice.flush(),
   [FROM_GATEWAY.answer]: (m) => voice.answer(m.sdp),
-  [FROM_GATEWAY.error]: (m) => voice.refuse(new Error(m.message)) || complain(m.message),
+  [FROM_GATEWAY.error]: (m) => {
+    // While an offer is out, an error is the offer's: voice then falls back to the WebSocket.
+    if (!voice.refuse(new Error(m.message))) complain(m.message);
+  },
 };
 
 conn.addEventListener("status", (e) => {
