@@ -14,7 +14,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   │                              installation  [resources]
     │   ├── VoiceConfigError           + ValueError: the voice map is wrong  [render.voices]
     │   ├── TalkInputError             talk --wav/--out cannot be used  [talk.voice]
-    │   └── ClusterUnavailable         the local cluster's servers cannot run here
+    │   └── ClusterUnavailable         a server of the local cluster (a gateway node too)
+    │       │                          cannot run here or would not start  [cluster.local]
     │       ├── PostgresUnavailable    [cluster.postgres]
     │       └── HAProxyUnavailable     [cluster.haproxy]
     ├── Busy                           work refused under load rather than queued: try later
@@ -28,7 +29,7 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     ├── AgentError                     an agent could not be reached or understood  [agents.errors]
     │   ├── AgentTimeout, AgentUnreachable, AddressRefused, AgentHTTPError,
     │   │   AgentBadReply, ReplyTooLarge, RequestTooLarge
-    │   ├── UnknownAgent               + ValueError: no agent at that address  [agents.directory]
+    │   ├── UnknownAgent               + ValueError: no agent at that address  [agents.errors]
     │   └── RefusedHost                + OSError (what aiohttp's resolver must raise): every
     │                                  address of a host name is refused  [agents.policy]
     ├── OFPError                       the Open Floor data model  [ofp.errors]
