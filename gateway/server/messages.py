@@ -28,11 +28,27 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from gateway.ofp.errors import EnvelopeError
 from gateway.ofp.jsonio import loads_external
 from gateway.server.guard import clip_text
+
+if TYPE_CHECKING:
+    from gateway.ofp import DialogEvent
+
+#: Feature MIME types shown as an agent's html (beside a feature named ``html``).
+HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 class SessionState(enum.StrEnum):
@@ -264,6 +280,18 @@ class AgentUtterance(Message):
     private: bool = False
     #: Why ``html`` was left out (over the bounds of server/guard.py): show ``text`` instead.
     html_omitted: str | None = optional()
+
+    @classmethod
+    def of(cls, de: DialogEvent, *, speaker: str, private: bool) -> AgentUtterance:
+        """An agent's dialog event as the page shows it: its text, and its html features."""
+        html = tuple(
+            str(t.value)
+            for name, f in de.features.items()
+            if f.mime_type in HTML_TYPES or name == "html"
+            for t in f.tokens
+            if isinstance(t.value, str)
+        )
+        return cls(de.id, de.speaker_uri, speaker, de.text(), html=html, private=private)
 
 
 @dataclass(frozen=True)
@@ -524,7 +552,7 @@ def _quote(value: Any) -> str:
 
 def _object(text: str | bytes) -> Any:
     try:
-        data = loads_external(text, source="a WebSocket message")
+        data = loads_external(text, source="the WebSocket")
     except (EnvelopeError, RecursionError):
         raise ProtocolError("messages are JSON objects (not too deep)") from None
     if not isinstance(data, dict):

@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 
+from gateway.ofp import Feature, Token, text_event
 from gateway.proxy.turns import State
 from gateway.server import messages as m
 from gateway.server.guard import ECHO_CHARS
@@ -209,6 +210,17 @@ def test_a_hello_is_never_refused_for_its_fields() -> None:
     assert hello == m.Hello(transport="none", token="t")
     with pytest.raises(m.ProtocolError):  # but it must be a hello
         m.Hello.from_dict({"type": "text"})
+
+
+def test_an_agents_dialog_event_shows_its_text_and_its_html_features() -> None:
+    de = text_event("tag:agent", "plain words")
+    de.features["card"] = Feature(mime_type="text/html", tokens=[Token(value="<b>card</b>")])
+    de.features["html"] = Feature(mime_type="text/plain", tokens=[Token(value="<i>named</i>")])
+    de.features["other"] = Feature(mime_type="image/png", tokens=[Token(value="not html")])
+    shown = m.AgentUtterance.of(de, speaker="Agent", private=True)
+    assert shown == m.AgentUtterance(
+        de.id, "tag:agent", "Agent", "plain words", ("<b>card</b>", "<i>named</i>"), True
+    )
 
 
 def test_session_states_are_the_turn_takers() -> None:
