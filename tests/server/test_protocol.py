@@ -184,6 +184,13 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
     await again.wait_for(lambda e: e["type"] == "error" and "dance" in e["message"])
     await again.send(Invite("file:///etc/passwd"))
     await again.wait_for(lambda e: e["type"] == "error" and "https" in e["message"])
+    # Fields that do not fit the message's definition (gateway/server/messages.py) are named.
+    await again.send(type="ptt", down="yes")
+    await again.wait_for(lambda e: e["type"] == "error" and "'down' must be true" in e["message"])
+    await again.send(type="mode", mode="sometimes")
+    await again.wait_for(lambda e: e["type"] == "error" and "'ptt', 'handsfree'" in e["message"])
+    await again.send(type="offer", sdp="v=0")  # a text-only connection has no WebRTC
+    await again.wait_for(lambda e: e["type"] == "error" and "misplaced message 'offer'" in e["message"])
     await again.send(SayText("still here"))
     await again.wait_for(lambda e: e["type"] == "utterance" and "still here" in e["text"])
     await again.close()
