@@ -461,6 +461,8 @@ def _encode(value: Any) -> Any:
         return value.value
     if isinstance(value, tuple | list):
         return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
     return value
 
 
@@ -488,6 +490,11 @@ def _decode(value: Any, hint: Any, where: str) -> Any:
         if any(value == v and type(value) is type(v) for v in get_args(hint)):
             return value
         raise ProtocolError(f"{where} must be {_describe(hint)}, not {_quote(value)}")
+    if origin is dict:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise ProtocolError(f"{where} must be an object")
+        item = get_args(hint)[1]
+        return {k: _decode(v, item, f"{where}[{k!r}]") for k, v in value.items()}
     if origin in (tuple, list):
         if not isinstance(value, list):
             raise ProtocolError(f"{where} must be a list")

@@ -181,6 +181,24 @@ def test_what_is_read_is_typed_and_unknown_fields_are_ignored() -> None:
         m.Welcome.from_dict({**SAMPLES[11].to_dict(), "user": {"speakerUri": "u"}})
 
 
+def test_objects_of_named_values_are_read_value_by_value() -> None:
+    """(No message has one yet: the reader is ready for a ``dict[str, …]`` field.)"""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Stages(m.Message):
+        TYPE = "stages"
+        ms: dict[str, float | bool]
+
+    data = {"type": "stages", "ms": {"stt": 120, "speculative": True}}
+    assert Stages.from_dict(data) == Stages({"stt": 120.0, "speculative": True})
+    assert Stages({"stt": 1.5}).to_dict() == {"type": "stages", "ms": {"stt": 1.5}}
+    with pytest.raises(m.ProtocolError, match=r"'ms'\['stt'\] must be a number or true or false"):
+        Stages.from_dict({"type": "stages", "ms": {"stt": "fast"}})
+    with pytest.raises(m.ProtocolError, match="must be an object"):
+        Stages.from_dict({"type": "stages", "ms": [1]})
+
+
 def test_a_huge_type_is_quoted_short() -> None:
     with pytest.raises(m.ProtocolError) as info:
         m.read({"type": "x" * 200_000}, m.TO_GATEWAY)
