@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -65,6 +65,19 @@ from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
 from gateway.render.tts import Synthesizer
 from gateway.render.voices import VoiceBook
+from gateway.server.messages import (
+    AgentUtterance,
+    FinalTranscript,
+    FloorConversant,
+    FloorUpdate,
+    Flush,
+    FromGateway,
+    PageNotice,
+    PartialTranscript,
+    SessionState,
+    StateUpdate,
+    WakeHeard,
+)
 from gateway.voice.endpoint import EndpointSettings, Utterance
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal, default_signals
@@ -77,7 +90,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-UIEvent = dict[str, Any]
+#: What the session tells the page (gateway/server/messages.py).
+UIEvent = FromGateway
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
 
@@ -230,27 +244,21 @@ class Timing:
         }
 
 
-def _floor_view(floor: Floor) -> UIEvent:
-    return {
-        "type": "floor",
-        "conversants": [
-            {
-                "speakerUri": i.speaker_uri,
-                "serviceUrl": i.service_url,
-                "name": i.display_name,
-                "role": i.role,
-            }
+def _floor_view(floor: Floor) -> FloorUpdate:
+    return FloorUpdate(
+        tuple(
+            FloorConversant(i.speaker_uri, i.service_url, i.display_name, i.role)
             for i in floor.conversants
-        ],
-        "floorGranted": floor.floor_granted,
-        "convener": floor.convener,
-    }
+        ),
+        floor_granted=tuple(floor.floor_granted),
+        convener=floor.convener,
+    )
 
 
 class VoiceSession:
     """One person's voice, attached to a :class:`FloorHost`.
 
-    ``on_event`` receives UI events (dicts, documented in ``docs/client-protocol.md``); the
+    ``on_event`` receives the page's messages (:mod:`gateway.server.messages`); the
     transport plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
     ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
     """
@@ -348,7 +356,7 @@ class VoiceSession:
             text,
             start_time=rfc3339(),
         )
-        await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
+        await self._emit(FinalTranscript(text, id=de.id, typed=True))
         await self._send(de)
 
     async def invite(self, url: str) -> None:
@@ -399,7 +407,7 @@ class VoiceSession:
             self._speaking.cancel()
         self.playout.flush()
         if had:
-            self._emit_soon({"type": "flush"})
+            self._emit_soon(Flush())
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is
@@ -476,13 +484,13 @@ class VoiceSession:
             elif isinstance(a, StopPlayback):
                 self.stop_speaking()
             elif isinstance(a, StateChanged):
-                self._emit_soon({"type": "state", "state": a.state})
+                self._emit_soon(StateUpdate(SessionState(a.state)))
             elif isinstance(a, Sleep):
                 self._vad.reset()
             elif isinstance(a, StartPartial):
                 self._partial = asyncio.get_running_loop().create_task(self._run_partial(a.audio))
             elif isinstance(a, ShowPartial):
-                self._emit_soon({"type": "partial", "text": a.text})
+                self._emit_soon(PartialTranscript(a.text))
 
     def _start_decode(self, a: StartDecode) -> None:
         task = asyncio.get_running_loop().create_task(
@@ -523,11 +531,7 @@ class VoiceSession:
         except asyncio.QueueFull:
             self._busy -= 1
             self._emit_soon(
-                {
-                    "type": "notice",
-                    "reason": "@error",
-                    "text": "Too many utterances at once; that one was dropped.",
-                }
+                PageNotice("Too many utterances at once; that one was dropped.", "@error")
             )
 
     # ------------------------------------------------------------------ wake word
@@ -556,7 +560,7 @@ class VoiceSession:
     async def _woke(self, detection: WakeDetection, arrived: float) -> None:
         self._vad.reset()
         self._apply(self.turns.woke(time.monotonic()))  # the wake word is a barge-in
-        self._emit_soon({"type": "wake", "model": detection.model})
+        self._emit_soon(WakeHeard(detection.model))
         # The utterance starts where the phrase ended: feed what came after it, drop the rest.
         buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
         self._lookback.clear()
@@ -612,11 +616,7 @@ class VoiceSession:
                 )
             except TranscriberBusy:
                 await self._emit(
-                    {
-                        "type": "notice",
-                        "reason": "@error",
-                        "text": "Speech recognition is busy; please say that again.",
-                    }
+                    PageNotice("Speech recognition is busy; please say that again.", "@error")
                 )
                 self._done_one()
                 return
@@ -627,9 +627,9 @@ class VoiceSession:
         if not text or (self._wake is not None and _is_stop(text, self.settings.stop_words)):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
                 self.stop_speaking()
-                await self._emit({"type": "transcript", "text": text, "command": "stop"})
+                await self._emit(FinalTranscript(text, command="stop"))
             self._apply(self.turns.dismissed(time.monotonic()))
-            await self._emit({"type": "partial", "text": ""})
+            await self._emit(PartialTranscript(""))
             self._done_one()
             return
         if text != transcript.text.strip():
@@ -661,12 +661,7 @@ class VoiceSession:
                 log.exception("could not keep the audio of %s", de.id)
         self.transcripts.append(text)
         await self._emit(
-            {
-                "type": "transcript",
-                "text": text,
-                "id": de.id,
-                "confidence": round(transcript.confidence, 3),
-            }
+            FinalTranscript(text, id=de.id, confidence=round(transcript.confidence, 3))
         )
         self.timings.append(timing)
         self._awaiting = timing
@@ -697,24 +692,8 @@ class VoiceSession:
                 continue
             if self._awaiting is not None and self._awaiting.reply is None:
                 self._awaiting.reply = time.monotonic()
-            html = [
-                str(t.value)
-                for name, f in de.features.items()
-                if f.mime_type in ("text/html", "application/xhtml+xml") or name == "html"
-                for t in f.tokens
-                if isinstance(t.value, str)
-            ]
-            await self._emit(
-                {
-                    "type": "utterance",
-                    "id": de.id,
-                    "speakerUri": de.speaker_uri,
-                    "speaker": names.get(de.speaker_uri, de.speaker_uri),
-                    "text": de.text(),
-                    "html": html,
-                    "private": ev.is_private,
-                }
-            )
+            speaker = names.get(de.speaker_uri, de.speaker_uri)
+            await self._emit(AgentUtterance.of(de, speaker=speaker, private=ev.is_private))
             if self.speak_replies:
                 try:
                     self._replies.put_nowait(de)
@@ -722,9 +701,7 @@ class VoiceSession:
                     log.warning("reply queue full; not speaking %s", de.id)
 
     async def _noticed(self, notice: Notice) -> None:
-        await self._emit(
-            {"type": "notice", "text": notice.text, "reason": notice.reason, "agent": notice.agent}
-        )
+        await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))
 
     async def _render(self) -> None:
         while True:
