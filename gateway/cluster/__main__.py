@@ -7,7 +7,9 @@ import signal
 import sys
 import time
 
+from gateway.cli import override
 from gateway.cluster.local import LocalCluster
+from gateway.server.app import GatewaySettings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,8 +18,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m gateway.cluster",
         description="HAProxy in front of gateway nodes sharing PostgreSQL records, on loopback.",
     )
-    p.add_argument("--port", type=int, default=8080, help="HAProxy's port, people's URL (8080)")
-    p.add_argument("--nodes", type=int, default=2, help="gateway nodes (2)")
+    # People's URL is where a single ``serve`` would be; the rest are LocalCluster's defaults.
+    default = LocalCluster(port=GatewaySettings().port)
+    p.add_argument("--port", type=int, help=f"HAProxy's port, people's URL ({default.port})")
+    p.add_argument("--nodes", type=int, help=f"gateway nodes ({default.nodes_count})")
     p.add_argument(
         "--database",
         metavar="URL",
@@ -25,7 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("serve_args", nargs="*", help="passed to every `serve` (after --)")
     args = p.parse_args(argv)
-    cluster = LocalCluster(args.nodes, args.port, args.database, tuple(args.serve_args))
+    cluster = override(
+        default,
+        nodes_count=args.nodes,
+        port=args.port,
+        database=args.database,
+        serve_args=tuple(args.serve_args),
+    )
     print("starting PostgreSQL, the gateway nodes and HAProxy…", file=sys.stderr, flush=True)
     try:
         cluster.start()
