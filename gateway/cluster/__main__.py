@@ -12,14 +12,18 @@ from gateway.cluster.local import LocalCluster
 from gateway.server.app import GatewaySettings
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Start PostgreSQL, HAProxy and gateway nodes on loopback; stop them on Ctrl-C."""
+def _default() -> LocalCluster:
+    """People's URL is where a single ``serve`` would be; the rest is LocalCluster's own."""
+    return LocalCluster(port=GatewaySettings().port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options; their defaults are :func:`_default`'s (argparse's are None)."""
+    default = _default()
     p = argparse.ArgumentParser(
         prog="python -m gateway.cluster",
         description="HAProxy in front of gateway nodes sharing PostgreSQL records, on loopback.",
     )
-    # People's URL is where a single ``serve`` would be; the rest are LocalCluster's defaults.
-    default = LocalCluster(port=GatewaySettings().port)
     p.add_argument("--port", type=int, help=f"HAProxy's port, people's URL ({default.port})")
     p.add_argument("--nodes", type=int, help=f"gateway nodes ({default.nodes_count})")
     p.add_argument(
@@ -28,14 +32,23 @@ def main(argv: list[str] | None = None) -> int:
         help="an existing postgresql:// database (default: a temporary server)",
     )
     p.add_argument("serve_args", nargs="*", help="passed to every `serve` (after --)")
-    args = p.parse_args(argv)
-    cluster = override(
-        default,
+    return p
+
+
+def from_args(args: argparse.Namespace) -> LocalCluster:
+    """The cluster the options ask for; an option not given keeps the default."""
+    return override(
+        _default(),
         nodes_count=args.nodes,
         port=args.port,
         database=args.database,
-        serve_args=tuple(args.serve_args),
+        serve_args=tuple(args.serve_args) if args.serve_args else None,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start PostgreSQL, HAProxy and gateway nodes on loopback; stop them on Ctrl-C."""
+    cluster = from_args(build_parser().parse_args(argv))
     print("starting PostgreSQL, the gateway nodes and HAProxy…", file=sys.stderr, flush=True)
     try:
         cluster.start()
