@@ -62,7 +62,7 @@ async def talk_wav(
     directory: AgentDirectory,
     models: VoiceModels,
     recorder: Recorder | None = None,
-    paced: bool = True,
+    paced: bool = SessionSettings.paced,
     timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
     settings: SessionSettings | None = None,
