@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import logging
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway import __version__
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def given(**values: Any) -> dict[str, Any]:
