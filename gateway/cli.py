@@ -36,6 +36,11 @@ def override(settings: T, **values: Any) -> T:
     return replace(settings, **given(**values))
 
 
+def repeated(values: list[str] | None) -> tuple[str, ...] | None:
+    """A repeatable option's values as a settings tuple, or None when it was not given."""
+    return tuple(values) if values else None
+
+
 def add_data_option(p: argparse.ArgumentParser) -> None:
     """``--data``: where the records are (``serve``, ``talk``, ``history``, ``export``)."""
     from gateway.records.base import DATABASE_ENV

@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from gateway.cli import override
+from gateway.cli import override, repeated
 from gateway.cluster.local import LocalCluster
 from gateway.server.app import GatewaySettings
 
@@ -42,7 +42,7 @@ def from_args(args: argparse.Namespace) -> LocalCluster:
         nodes_count=args.nodes,
         port=args.port,
         database=args.database,
-        serve_args=tuple(args.serve_args) if args.serve_args else None,
+        serve_args=repeated(args.serve_args),
     )
 
 

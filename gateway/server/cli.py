@@ -9,7 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 
-from gateway.cli import add_allow_address_option, add_record_options, override
+from gateway.cli import add_allow_address_option, add_record_options, override, repeated
 from gateway.server.app import GatewaySettings
 from gateway.server.memory import restart_under_jemalloc
 from gateway.voice.stt import SttSettings
@@ -197,15 +197,15 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         g,
         host=args.host,
         port=args.port,
-        agents=_tuple(args.agent),
+        agents=repeated(args.agent),
         public_url=args.public_url,
-        allow_origins=_tuple(args.allow_origin),
-        allow_hosts=_tuple(args.allow_host),
+        allow_origins=repeated(args.allow_origin),
+        allow_hosts=repeated(args.allow_host),
         max_sessions=args.max_sessions,
         max_sessions_per_address=args.max_sessions_per_address,
         keep_audio=args.keep_audio,
         audio_url_ttl_s=args.audio_url_ttl,
-        ice_servers=_tuple(args.ice_server),
+        ice_servers=repeated(args.ice_server),
         max_frame_bytes=args.max_frame_bytes,
         trim_memory_s=args.trim_memory,
         drain_s=args.drain_seconds,
@@ -220,15 +220,10 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         data=args.data,
         record=False if args.no_record else None,
         retention_days=args.retention_days,
-        allow_addresses=_tuple(args.allow_address),
+        allow_addresses=repeated(args.allow_address),
         voices=args.voices,
         allocator=args.allocator,
     )
-
-
-def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
-    """A repeatable option's values, or None when it was not given."""
-    return tuple(values) if values else None
 
 
 def _count(text: str) -> int:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_allow_address_option, add_record_options, override
+from gateway.cli import add_allow_address_option, add_record_options, override, repeated
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def from_args(args: argparse.Namespace) -> TalkSettings:
         TalkSettings(),
         text=args.text,
         wav=args.wav,
-        agents=tuple(args.agent) if args.agent else None,
+        agents=repeated(args.agent),
         json=args.json,
         timeout_s=args.timeout,
         out=args.out,
@@ -65,7 +65,7 @@ def from_args(args: argparse.Namespace) -> TalkSettings:
         wake=args.wake,
         record=False if args.no_record else None,
         data=args.data,
-        allow_addresses=tuple(args.allow_address) if args.allow_address else None,
+        allow_addresses=repeated(args.allow_address),
     )
 
 
