@@ -7,13 +7,16 @@ Commands: ``serve`` (the browser gateway), ``talk`` (a conversation from the ter
 This module is the command table and the options several commands share. Each command declares
 its own options beside its code (``gateway/<part>/cli.py``) and builds its settings with one
 ``from_args``. Every option's argparse default is ``None``: an option not given means the
-settings dataclass's default, which lives there only (help texts read it from there).
+settings dataclass's default, which lives there only (help texts read it from there, when help
+is printed: :func:`defaults_shown`).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +44,27 @@ def repeated(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(values) if values else None
 
 
+def defaults_shown(read: Callable[[], dict[str, Any]]) -> type[argparse.HelpFormatter]:
+    """A help formatter that fills the ``str.format`` fields of help texts (``{g.port}``) from
+    ``read()``, called only when help is printed. The settings dataclasses live in the modules
+    that use them (the web server, the models): reading their defaults at ``--help`` rather than
+    for every command line keeps ``validate`` or ``history`` from importing all of them."""
+
+    class Formatter(argparse.HelpFormatter):
+        def _get_help_string(self, action: argparse.Action) -> str | None:
+            text = super()._get_help_string(action)
+            return text.format(**_shared(), **read()) if text and "{" in text else text
+
+    return Formatter
+
+
+def _shared() -> dict[str, Any]:
+    """What the shared options' help texts name."""
+    from gateway.agents.policy import ENV_VAR
+
+    return {"allow_env": ENV_VAR}
+
+
 def add_data_option(p: argparse.ArgumentParser) -> None:
     """``--data``: where the records are (``serve``, ``talk``, ``history``, ``export``)."""
     from gateway.records.base import DATABASE_ENV
@@ -63,21 +87,49 @@ def add_record_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_allow_address_option(p: argparse.ArgumentParser) -> None:
-    """``--allow-address``: the agents' address policy (``serve``, ``talk``)."""
-    from gateway.agents.policy import ENV_VAR
-
+    """``--allow-address``: the agents' address policy (``serve``, ``talk``; their help
+    formatter is :func:`defaults_shown`'s)."""
     p.add_argument(
         "--allow-address",
         action="append",
         metavar="CIDR",
         help="let agents be reached at these addresses although they are loopback/private "
-        f"(repeatable; also {ENV_VAR}=cidr,cidr). Example: 127.0.0.0/8",
+        "(repeatable; also {allow_env}=cidr,cidr). Example: 127.0.0.0/8",
     )
+
+
+# ------------------------------------------------------------------------------- agents serve
+def _agents_server_defaults() -> dict[str, Any]:
+    from gateway.agents.server import run_agents_server
+
+    return {k: v.default for k, v in inspect.signature(run_agents_server).parameters.items()}
+
+
+def add_agents_command(sub: argparse._SubParsersAction) -> None:
+    """``agents serve``: its defaults are :func:`~gateway.agents.server.run_agents_server`'s."""
+    p = sub.add_parser("agents", help="the built-in agents")
+    asub = p.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    ps = asub.add_parser(
+        "serve",
+        help="serve the built-in agents over HTTP",
+        formatter_class=defaults_shown(_agents_server_defaults),
+    )
+    ps.add_argument("--host", help="address to listen on ({host})")
+    ps.add_argument("--port", type=int, help="port ({port})")
+    ps.add_argument("--name", action="append", help="serve only this agent (repeatable)")
+    ps.set_defaults(func=cmd_agents_serve)
+
+
+def cmd_agents_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted; an option not given leaves the server's default."""
+    from gateway.agents.server import run_agents_server
+
+    run_agents_server(**given(host=args.host, port=args.port, names=args.name))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
-    from gateway.agents.cli import add_agents_command
     from gateway.ofp.cli import add_validate_command
     from gateway.records.cli import add_commands as add_records_commands
     from gateway.server.cli import add_serve_command

@@ -41,7 +41,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
-from gateway.cli import build_parser, main
+from gateway.cli import build_parser, given, main
 from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
 from tests.records.conftest import ALICE, BOB, record_conversation
@@ -630,13 +630,14 @@ def test_no_options_are_the_dataclass_defaults(monkeypatch: pytest.MonkeyPatch) 
     assert serve.gateway == GatewaySettings() and serve.stt == SttSettings()
     assert serve.gateway.session == SessionSettings()
     assert talk_from_args(parse(["talk"])) == TalkSettings()
-    assert TalkSettings().wake == SessionSettings().wake  # talk --wav's session, not its own
+    # talk --wav's wake word: the session's own default, not one of talk's.
+    assert SessionSettings(**given(wake=TalkSettings().wake)) == SessionSettings()
     assert cluster_from_args(cluster_parser().parse_args([])) == LocalCluster(
         port=GatewaySettings().port
     )
     # agents serve hands run_agents_server only what was given: its own defaults apply.
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr("gateway.agents.cli.run_agents_server", lambda **kw: calls.append(kw))
+    monkeypatch.setattr("gateway.agents.server.run_agents_server", lambda **kw: calls.append(kw))
     for argv in (["agents", "serve"], ["agents", "serve", "--port", "9"]):
         args = parse(argv)
         args.func(args)
@@ -671,6 +672,34 @@ def test_given_options_reach_the_settings() -> None:
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():
         assert talk_from_args(parse(["talk", option, *values])) != TalkSettings(), option
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_help_shows_the_dataclass_defaults() -> None:
+    """Help texts name their defaults as fields filled from the settings when help is printed:
+    none is left unfilled, and what they show is the dataclasses' (one example per command)."""
+    from gateway.server.app import GatewaySettings
+    from gateway.talk.settings import TalkSettings
+
+    parsers = list(_parsers(build_parser()))
+    for parser in parsers:
+        for action in parser._actions:
+            if action.help:
+                shown = parser._get_formatter()._expand_help(action)
+                assert "{" not in shown, (parser.prog, shown)
+    helps = {" ".join(p.prog.split()[1:]): p.format_help() for p in parsers}
+    assert {"serve", "talk", "agents serve", "history list"} <= helps.keys()
+    g = " ".join(helps["serve"].split())
+    assert f"({GatewaySettings().max_sessions}: what 2 cores serve well" in g
+    assert f"({GatewaySettings().session.endpoint.end_silence_ms})" in g
+    assert f"replies ({TalkSettings().timeout_s:g})" in " ".join(helps["talk"].split())
 
 
 def _documented() -> list[tuple[str, str]]:

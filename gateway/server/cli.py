@@ -8,11 +8,35 @@ import contextlib
 import signal
 import sys
 from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_allow_address_option, add_record_options, override, repeated
-from gateway.server.app import GatewaySettings
+from gateway.cli import (
+    add_allow_address_option,
+    add_record_options,
+    defaults_shown,
+    override,
+    repeated,
+)
 from gateway.server.memory import restart_under_jemalloc
-from gateway.voice.stt import SttSettings
+
+if TYPE_CHECKING:
+    from gateway.server.app import GatewaySettings
+    from gateway.voice.stt import SttSettings
+
+
+# Imported when settings are built, not with the parser: the app loads the web server and the
+# session (see gateway.cli.defaults_shown).
+def _gateway() -> GatewaySettings:
+    from gateway.server.app import GatewaySettings
+
+    return GatewaySettings()
+
+
+def _stt() -> SttSettings:
+    from gateway.voice.stt import SttSettings
+
+    return SttSettings()
 
 
 @dataclass(frozen=True)
@@ -20,8 +44,8 @@ class ServeSettings:
     """Everything ``serve`` is told: the gateway's settings and those of the parts built beside
     it. Built by :func:`from_args`; each default is the dataclass's own."""
 
-    gateway: GatewaySettings = field(default_factory=GatewaySettings)
-    stt: SttSettings = field(default_factory=SttSettings)
+    gateway: GatewaySettings = field(default_factory=_gateway)
+    stt: SttSettings = field(default_factory=_stt)
     #: Records: a folder or ``postgresql://`` URL (None: what the environment says), or none.
     data: str | None = None
     record: bool = True
@@ -35,25 +59,38 @@ class ServeSettings:
     allocator: str = "jemalloc"
 
 
+@cache
+def _shown() -> dict[str, Any]:
+    """What the help texts' fields name: the defaults (``d``, its gateway ``g``)."""
+    d = ServeSettings()
+    g = d.gateway
+    return {
+        "d": d,
+        "g": g,
+        "agents": ", ".join(g.agents),
+        "frame_kib": g.max_frame_bytes // 1024,
+        "end_silence_ms": g.session.endpoint.end_silence_ms,
+    }
+
+
 def add_serve_command(sub: argparse._SubParsersAction) -> None:
     """Register ``serve`` on the main parser; the help texts show :class:`ServeSettings`'s
     defaults."""
-    default = ServeSettings()
-    g = default.gateway
     p = sub.add_parser(
         "serve",
         help="serve the browser gateway (page, WebSocket, WebRTC)",
         description="Serve the page and the voice gateway. With no --agent, the "
         "built-in agents are on the floor, so it talks at once.",
+        formatter_class=defaults_shown(_shown),
     )
-    p.add_argument("--host", help=f"address to listen on ({g.host})")
-    p.add_argument("--port", type=int, help=f"port for the page and WebSocket ({g.port})")
+    p.add_argument("--host", help="address to listen on ({g.host})")
+    p.add_argument("--port", type=int, help="port for the page and WebSocket ({g.port})")
     p.add_argument(
         "--agent",
         action="append",
         metavar="URL|builtin:NAME",
         help="an agent every new conversation invites (repeatable; default: the built-ins, "
-        f"{', '.join(g.agents)})",
+        "{agents})",
     )
     add_allow_address_option(p)
     p.add_argument(
@@ -83,34 +120,34 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-sessions",
         type=int,
-        help=f"clients at once; more are refused ({g.max_sessions}: what 2 cores serve well, "
+        help="clients at once; more are refused ({g.max_sessions}: what 2 cores serve well, "
         "see README)",
     )
     p.add_argument(
         "--max-sessions-per-address",
         type=_count,
         metavar="N",
-        help=f"sessions at once from one visitor address ({g.max_sessions_per_address}; 0: no "
+        help="sessions at once from one visitor address ({g.max_sessions_per_address}; 0: no "
         "limit). Behind a reverse proxy on this machine, its X-Forwarded-For names the "
         "visitor; clients of this machine itself are not limited",
     )
     p.add_argument(
         "--max-frame-bytes",
         type=int,
-        help=f"largest WebSocket message accepted ({g.max_frame_bytes // 1024} KiB)",
+        help="largest WebSocket message accepted ({frame_kib} KiB)",
     )
     p.add_argument(
         "--audio-feature",
         choices=["inline", "url", "off"],
-        help="how utterances carry the person's audio (inline base64, a URL, or not; "
-        f"{g.audio_feature}). A URL is a capability: signed, for this clip only, valid "
+        help="how utterances carry the person's audio (inline base64, a URL, or not; default "
+        "{g.audio_feature}). A URL is a capability: signed, for this clip only, valid "
         "--audio-url-ttl seconds",
     )
     p.add_argument(
         "--audio-url-ttl",
         type=_positive_seconds,
         metavar="SECONDS",
-        help=f"how long agents may fetch a clip by its URL ({g.audio_url_ttl_s:g})",
+        help="how long agents may fetch a clip by its URL ({g.audio_url_ttl_s:g})",
     )
     p.add_argument(
         "--keep-audio",
@@ -129,25 +166,25 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--stt-model",
-        help=f"speech model: tiny.en, base, or a folder name ({default.stt.model})",
+        help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
         "--end-silence-ms",
         type=int,
         help="silence that ends an unfinished-sounding utterance "
-        f"({g.session.endpoint.end_silence_ms})",
+        "({end_silence_ms})",
     )
     p.add_argument(
         "--trim-memory",
         type=_seconds,
         metavar="SECONDS",
-        help=f"with --allocator system: hand freed memory back to the system this often "
-        f"({g.trim_memory_s:g}; 0: never). jemalloc does so by itself",
+        help="with --allocator system: hand freed memory back to the system this often "
+        "({g.trim_memory_s:g}; 0: never). jemalloc does so by itself",
     )
     p.add_argument(
         "--allocator",
         choices=["jemalloc", "system"],
-        help=f"memory allocator ({default.allocator}). jemalloc (Debian's libjemalloc2; serve "
+        help="memory allocator ({d.allocator}). jemalloc (Debian's libjemalloc2; serve "
         "restarts itself under it at once): less memory per person, a little more CPU (see "
         "README). system: the C library's malloc, trimmed every --trim-memory seconds",
     )
@@ -156,7 +193,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         type=_seconds,
         metavar="SECONDS",
         help="how long a conversation whose page went waits for it to come back before it ends "
-        f"and its agents are told bye ({g.rejoin_s:g})",
+        "and its agents are told bye ({g.rejoin_s:g})",
     )
     p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
@@ -167,7 +204,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in "
         "progress finish for at most this long, then hand the pages over to other nodes and "
-        f"exit ({g.drain_s:g})",
+        "exit ({g.drain_s:g})",
     )
     p.add_argument(
         "--node",
@@ -178,7 +215,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "--wake",
         metavar="NAME",
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
-        f"({g.wake})",
+        "(default {g.wake})",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -7,17 +7,34 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_allow_address_option, add_record_options, override, repeated
+from gateway.cli import (
+    add_allow_address_option,
+    add_record_options,
+    defaults_shown,
+    override,
+    repeated,
+)
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
 
 
+def _shown() -> dict[str, Any]:
+    """What the help texts' fields name: the defaults (``d``), read when help is printed."""
+    from gateway.proxy.session import SessionSettings
+
+    d = TalkSettings()
+    return {"d": d, "agents": ", ".join(d.agents), "wake": SessionSettings().wake}
+
+
 def add_talk_command(sub: argparse._SubParsersAction) -> None:
     """Register ``talk`` on the main parser."""
-    default = TalkSettings()
-    p = sub.add_parser("talk", help="hold a conversation with agents from the terminal")
+    p = sub.add_parser(
+        "talk",
+        help="hold a conversation with agents from the terminal",
+        formatter_class=defaults_shown(_shown),
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--text", help="what you say")
     src.add_argument("--wav", metavar="IN.wav", help="say what this recording says")
@@ -25,14 +42,12 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         "--agent",
         action="append",
         metavar="URL|builtin:NAME",
-        help=f"an agent to invite (repeatable; default {', '.join(default.agents)})",
+        help="an agent to invite (repeatable; default {agents})",
     )
     p.add_argument(
         "--json", action="store_true", default=None, help="print one JSON object with every envelope"
     )
-    p.add_argument(
-        "--timeout", type=float, help=f"seconds to wait for replies ({default.timeout_s:g})"
-    )
+    p.add_argument("--timeout", type=float, help="seconds to wait for replies ({d.timeout_s:g})")
     p.add_argument("--out", metavar="reply.wav", help="with --wav: write the reply audio here")
     p.add_argument(
         "--fast",
@@ -44,7 +59,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         "--wake",
         metavar="NAME",
         help="with --wav: a wake word (hey_jarvis, okay_nabu, alexa, hey_mycroft, "
-        f"phrase:TEXT; default {default.wake}); only speech after it becomes an utterance",
+        "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
     add_record_options(p)
     add_allow_address_option(p)
@@ -76,12 +91,12 @@ def usage_error(s: TalkSettings) -> str | None:
         return 'give --text "..." (or --wav FILE)'
     if s.text is not None:
         voice_only = [o for o, on in (("--out", s.out), ("--fast", s.fast)) if on]
-        voice_only += ["--wake"] if s.wake != TalkSettings.wake else []
+        voice_only += ["--wake"] if _waking(s) else []
         if voice_only:
             return f"{', '.join(voice_only)} only work with --wav (a recording), not with --text"
     if not s.record and s.data:
         return "--data names where to record, --no-record says not to: give one of them"
-    if s.wake != TalkSettings.wake and not s.wake.startswith("phrase:"):
+    if s.wake is not None and _waking(s) and not s.wake.startswith("phrase:"):
         from gateway.catalogue import ModelNotAvailable, wake_words
 
         try:
@@ -91,6 +106,11 @@ def usage_error(s: TalkSettings) -> str | None:
         if s.wake not in known:
             return f"unknown wake word {s.wake!r}: use one of {', '.join(known)}, phrase:TEXT"
     return None
+
+
+def _waking(s: TalkSettings) -> bool:
+    """Whether a wake word was asked for (``--wake off`` asks for none)."""
+    return s.wake not in (None, "off")
 
 
 def _directory_factory(s: TalkSettings) -> Any:

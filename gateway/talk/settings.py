@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.proxy.session import SessionSettings
-
 
 @dataclass(frozen=True)
 class TalkSettings:
@@ -26,8 +24,9 @@ class TalkSettings:
     out: str | None = None
     #: With ``wav``: feed the recording as fast as it is taken, not in real time.
     fast: bool = False
-    #: With ``wav``: a wake word that must be heard first (the session's setting).
-    wake: str = SessionSettings.wake
+    #: With ``wav``: a wake word that must be heard first, or ``off``; None leaves the
+    #: session's own setting (``SessionSettings.wake``).
+    wake: str | None = None
     #: Keep a record of the conversation (in ``data``, else where the environment says).
     record: bool = True
     data: str | None = None

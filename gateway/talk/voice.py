@@ -22,6 +22,7 @@ import numpy as np
 
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
+from gateway.cli import given
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
@@ -147,7 +148,7 @@ def run_talk_wav(
                 paced=not s.fast,
                 timeout=s.timeout_s,
                 on_line=on_line,
-                settings=SessionSettings(wake=s.wake),
+                settings=SessionSettings(**given(wake=s.wake)),
             )
         finally:
             await directory.aclose()
