@@ -17,7 +17,7 @@ import argparse
 import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway import __version__
@@ -34,14 +34,15 @@ def given(**values: Any) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def override(settings: T, **values: Any) -> T:
-    """``settings`` (a dataclass) with the fields whose options were given replaced."""
-    return replace(settings, **given(**values))
-
-
-def repeated(values: list[str] | None) -> tuple[str, ...] | None:
-    """A repeatable option's values as a settings tuple, or None when it was not given."""
-    return tuple(values) if values else None
+def from_options(settings: T, args: argparse.Namespace) -> T:
+    """``settings`` (a dataclass) with the fields whose options were given replaced. An option
+    names the field it sets by its ``dest``; one not given (None) leaves the field's default,
+    and a repeatable option's list becomes a tuple."""
+    values = {f.name: getattr(args, f.name, None) for f in fields(settings) if f.init}
+    return replace(
+        settings,
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in given(**values).items()},
+    )
 
 
 def defaults_shown(read: Callable[[], dict[str, Any]]) -> type[argparse.HelpFormatter]:
@@ -78,19 +79,21 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_record_options(p: argparse.ArgumentParser) -> None:
-    """``--data`` and ``--no-record``, for the commands that hold conversations."""
+def add_conversation_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that hold conversations (``serve``, ``talk``; their help
+    formatter is :func:`defaults_shown`'s): where they are recorded, and which addresses their
+    agents may be reached at."""
     add_data_option(p)
     p.add_argument(
-        "--no-record", action="store_true", default=None, help="keep no records of conversations"
+        "--no-record",
+        dest="record",
+        action="store_false",
+        default=None,
+        help="keep no records of conversations",
     )
-
-
-def add_allow_address_option(p: argparse.ArgumentParser) -> None:
-    """``--allow-address``: the agents' address policy (``serve``, ``talk``; their help
-    formatter is :func:`defaults_shown`'s)."""
     p.add_argument(
         "--allow-address",
+        dest="allow_addresses",
         action="append",
         metavar="CIDR",
         help="let agents be reached at these addresses although they are loopback/private "

@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from gateway.cli import override, repeated
+from gateway.cli import from_options
 from gateway.cluster.local import LocalCluster
 from gateway.server.app import GatewaySettings
 
@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="HAProxy in front of gateway nodes sharing PostgreSQL records, on loopback.",
     )
     p.add_argument("--port", type=int, help=f"HAProxy's port, people's URL ({default.port})")
-    p.add_argument("--nodes", type=int, help=f"gateway nodes ({default.nodes_count})")
+    p.add_argument(
+        "--nodes", dest="nodes_count", type=int, help=f"gateway nodes ({default.nodes_count})"
+    )
     p.add_argument(
         "--database",
         metavar="URL",
@@ -36,14 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def from_args(args: argparse.Namespace) -> LocalCluster:
-    """The cluster the options ask for; an option not given keeps the default."""
-    return override(
-        _default(),
-        nodes_count=args.nodes,
-        port=args.port,
-        database=args.database,
-        serve_args=repeated(args.serve_args),
-    )
+    """The cluster the options ask for (each option's ``dest`` is the field it sets); an
+    option not given keeps the default."""
+    return from_options(_default(), args)
 
 
 def main(argv: list[str] | None = None) -> int:

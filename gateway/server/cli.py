@@ -7,17 +7,11 @@ import asyncio
 import contextlib
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import (
-    add_allow_address_option,
-    add_record_options,
-    defaults_shown,
-    override,
-    repeated,
-)
+from gateway.cli import add_conversation_options, defaults_shown, from_options
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
@@ -87,27 +81,29 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, help="port for the page and WebSocket ({g.port})")
     p.add_argument(
         "--agent",
+        dest="agents",
         action="append",
         metavar="URL|builtin:NAME",
         help="an agent every new conversation invites (repeatable; default: the built-ins, "
         "{agents})",
     )
-    add_allow_address_option(p)
     p.add_argument(
         "--allow-origin",
+        dest="allow_origins",
         action="append",
         metavar="ORIGIN",
         help="another web origin allowed to open the WebSocket (repeatable)",
     )
     p.add_argument(
         "--allow-host",
+        dest="allow_hosts",
         action="append",
         metavar="NAME",
         help="another host name people reach the gateway by (repeatable). Requests for other "
         "names are refused (421), which stops DNS rebinding; localhost, IP addresses, --host "
         "and --public-url's host are always answered",
     )
-    add_record_options(p)
+    add_conversation_options(p)
     p.add_argument(
         "--retention-days",
         type=float,
@@ -138,6 +134,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--audio-feature",
+        dest="audio",
         choices=["inline", "url", "off"],
         help="how utterances carry the person's audio (inline base64, a URL, or not; default "
         "{g.audio_feature}). A URL is a capability: signed, for this clip only, valid "
@@ -145,6 +142,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--audio-url-ttl",
+        dest="audio_url_ttl_s",
         type=_positive_seconds,
         metavar="SECONDS",
         help="how long agents may fetch a clip by its URL ({g.audio_url_ttl_s:g})",
@@ -158,6 +156,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--ice-server",
+        dest="ice_servers",
         action="append",
         type=_ice_server,
         metavar="URL",
@@ -166,6 +165,8 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--stt-model",
+        dest="model",
+        metavar="MODEL",
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
@@ -176,6 +177,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--trim-memory",
+        dest="trim_memory_s",
         type=_seconds,
         metavar="SECONDS",
         help="with --allocator system: hand freed memory back to the system this often "
@@ -190,6 +192,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--rejoin",
+        dest="rejoin_s",
         type=_seconds,
         metavar="SECONDS",
         help="how long a conversation whose page went waits for it to come back before it ends "
@@ -200,6 +203,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--drain-seconds",
+        dest="drain_s",
         type=_seconds,
         metavar="SECONDS",
         help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in "
@@ -221,45 +225,20 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
 
 
 def from_args(args: argparse.Namespace) -> ServeSettings:
-    """The settings the options ask for; an option not given keeps the dataclass default."""
-    default = ServeSettings()
-    g = default.gateway
-    session = override(
-        g.session,
-        endpoint=override(g.session.endpoint, end_silence_ms=args.end_silence_ms),
-        parts=override(g.session.parts, audio=args.audio_feature),
-        wake=args.wake,
+    """The settings the options ask for: each option's ``dest`` is the field it sets, in
+    :class:`ServeSettings` or the settings inside it; an option not given keeps the dataclass
+    default."""
+    d = ServeSettings()
+    s = d.gateway.session
+    session = replace(
+        from_options(s, args),
+        endpoint=from_options(s.endpoint, args),
+        parts=from_options(s.parts, args),
     )
-    gateway = override(
-        g,
-        host=args.host,
-        port=args.port,
-        agents=repeated(args.agent),
-        public_url=args.public_url,
-        allow_origins=repeated(args.allow_origin),
-        allow_hosts=repeated(args.allow_host),
-        max_sessions=args.max_sessions,
-        max_sessions_per_address=args.max_sessions_per_address,
-        keep_audio=args.keep_audio,
-        audio_url_ttl_s=args.audio_url_ttl,
-        ice_servers=repeated(args.ice_server),
-        max_frame_bytes=args.max_frame_bytes,
-        trim_memory_s=args.trim_memory,
-        drain_s=args.drain_seconds,
-        node=args.node,
-        rejoin_s=args.rejoin,
-        session=session,
-    )
-    return override(
-        default,
-        gateway=gateway,
-        stt=override(default.stt, model=args.stt_model),
-        data=args.data,
-        record=False if args.no_record else None,
-        retention_days=args.retention_days,
-        allow_addresses=repeated(args.allow_address),
-        voices=args.voices,
-        allocator=args.allocator,
+    return replace(
+        from_options(d, args),
+        gateway=replace(from_options(d.gateway, args), session=session),
+        stt=from_options(d.stt, args),
     )
 
 

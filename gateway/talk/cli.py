@@ -7,13 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import (
-    add_allow_address_option,
-    add_record_options,
-    defaults_shown,
-    override,
-    repeated,
-)
+from gateway.cli import add_conversation_options, defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -40,6 +34,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--wav", metavar="IN.wav", help="say what this recording says")
     p.add_argument(
         "--agent",
+        dest="agents",
         action="append",
         metavar="URL|builtin:NAME",
         help="an agent to invite (repeatable; default {agents})",
@@ -47,7 +42,13 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", action="store_true", default=None, help="print one JSON object with every envelope"
     )
-    p.add_argument("--timeout", type=float, help="seconds to wait for replies ({d.timeout_s:g})")
+    p.add_argument(
+        "--timeout",
+        dest="timeout_s",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for replies ({d.timeout_s:g})",
+    )
     p.add_argument("--out", metavar="reply.wav", help="with --wav: write the reply audio here")
     p.add_argument(
         "--fast",
@@ -61,27 +62,14 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         help="with --wav: a wake word (hey_jarvis, okay_nabu, alexa, hey_mycroft, "
         "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
-    add_record_options(p)
-    add_allow_address_option(p)
+    add_conversation_options(p)
     p.set_defaults(func=cmd_talk)
 
 
 def from_args(args: argparse.Namespace) -> TalkSettings:
-    """The settings the options ask for; an option not given keeps the dataclass default."""
-    return override(
-        TalkSettings(),
-        text=args.text,
-        wav=args.wav,
-        agents=repeated(args.agent),
-        json=args.json,
-        timeout_s=args.timeout,
-        out=args.out,
-        fast=args.fast,
-        wake=args.wake,
-        record=False if args.no_record else None,
-        data=args.data,
-        allow_addresses=repeated(args.allow_address),
-    )
+    """The settings the options ask for (each option's ``dest`` is the field it sets); an
+    option not given keeps the dataclass default."""
+    return from_options(TalkSettings(), args)
 
 
 def usage_error(s: TalkSettings) -> str | None:
