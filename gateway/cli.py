@@ -4,11 +4,12 @@ Commands: ``serve`` (the browser gateway), ``talk`` (a conversation from the ter
 ``validate`` (check envelopes), ``agents serve`` (the built-in agents over HTTP), ``history`` and
 ``export`` (conversation records).
 
-This module is the command table and the options several commands share. Each command declares
-its own options beside its code (``gateway/<part>/cli.py``) and builds its settings with one
-``from_args``. Every option's argparse default is ``None``: an option not given means the
-settings dataclass's default, which lives there only (help texts read it from there, when help
-is printed: :func:`defaults_shown`).
+This module is the command table, the options several commands share, and ``agents serve``
+(two options). Each other command declares its options beside its code
+(``gateway/<part>/cli.py``) and builds its settings with one ``from_args``. An option's ``dest``
+is the name of the settings field it sets (:func:`from_options`), and its argparse default is
+``None``: an option not given means the settings dataclass's default, which lives there only
+(help texts read it from there when help is printed: :func:`defaults_shown`).
 """
 
 from __future__ import annotations
