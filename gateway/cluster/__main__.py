@@ -26,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--port", type=int, help=f"HAProxy's port, people's URL ({default.port})")
     p.add_argument(
-        "--nodes", dest="nodes_count", type=int, help=f"gateway nodes ({default.nodes_count})"
+        "--nodes",
+        dest="nodes_count",
+        type=int,
+        metavar="N",
+        help=f"gateway nodes ({default.nodes_count})",
     )
     p.add_argument(
         "--database",
