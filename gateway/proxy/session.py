@@ -113,13 +113,13 @@ def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
 class SessionSettings:
     """How one voice session behaves.
 
-    ``end_silence_ms`` (in ``endpoint``) is 700 ms rather than the endpointer's default: the
+    ``end_silence_ms`` (in ``endpoint``) is longer than the endpointer's default: the
     early end at a finished-looking pause makes most turns fast, so the full silence only
     applies to speech that trails off — where waiting longer is what avoids cutting people off.
     """
 
     endpoint: EndpointSettings = field(
-        default_factory=lambda: EndpointSettings(end_silence_ms=700, pause_ms=200)
+        default_factory=lambda: EndpointSettings(end_silence_ms=700)
     )
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.

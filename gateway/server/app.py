@@ -44,7 +44,12 @@ LAG_PROBE_S = 0.05
 
 @dataclass(frozen=True)
 class GatewaySettings:
-    """What ``serve`` is told on its command line; defaults suit one machine."""
+    """What ``serve`` is told on its command line; defaults suit one machine.
+
+    ``session`` is every voice session's settings (a connection changes only its transport's
+    parts, with :func:`dataclasses.replace`): the wake word and the audio feature live there
+    only, and :attr:`wake` and :attr:`audio_feature` read them.
+    """
 
     host: str = "127.0.0.1"
     port: int = 8080
@@ -67,25 +72,33 @@ class GatewaySettings:
     node: str = ""
     #: Seconds between handing freed memory back to the system (server/memory.py); 0: never.
     trim_memory_s: float = TRIM_INTERVAL_S
-    audio_feature: str = "inline"
     #: Other host names the gateway answers for (``--allow-host``); see access.HostPolicy.
     allow_hosts: tuple[str, ...] = ()
     #: Keep the person's voice in the records (``--keep-audio``). Off: a voice is personal
     #: data a public service should not hoard; transcripts, words and timings are kept.
     keep_audio: bool = False
     #: How long an agent may fetch a clip by its capability URL (``url`` audio mode).
-    audio_url_ttl_s: float = access.AUDIO_URL_TTL_S
+    audio_url_ttl_s: float = 300.0
     #: STUN/TURN servers the WebRTC side may use (``--ice-server``). None by default: a gateway
     #: on this machine reaches its pages over host candidates and contacts nobody else.
     ice_servers: tuple[str, ...] = ()
     #: Sessions at once from one visitor address (0: no limit); the machine's own clients
     #: are not limited (see access.client_address).
-    max_sessions_per_address: int = access.MAX_SESSIONS_PER_ADDRESS
-    wake: str = "off"
+    max_sessions_per_address: int = 4
     #: Seconds between purges of records older than the recorder's retention, while serving (a
     #: retention shorter than ten of these is checked ten times per retention instead).
     purge_every_s: float = 3600.0
     session: SessionSettings = field(default_factory=SessionSettings)
+
+    @property
+    def wake(self) -> str:
+        """The wake word a page gets unless it chooses another (``off``: none)."""
+        return self.session.wake
+
+    @property
+    def audio_feature(self) -> str:
+        """How utterances carry the person's audio: ``inline``, ``url`` or ``off``."""
+        return self.session.parts.audio
 
     @property
     def base_url(self) -> str:

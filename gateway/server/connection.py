@@ -22,8 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
-from gateway.proxy.session import SessionSettings, Timing, VoiceSession
-from gateway.proxy.utterance import UtteranceParts
+from gateway.proxy.session import Timing, VoiceSession
 from gateway.server import access, rooms
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
@@ -136,20 +135,16 @@ class PageConnection:
         room.attach(self)
         self.transport = hello.transport
         out_rate = WEBRTC_RATE if self.transport == "webrtc" else WS_PCM_OUT_RATE
-        parts = UtteranceParts(audio=s.audio_feature)  # type: ignore[arg-type]
         wake = hello.wake if hello.wake is not None else s.wake
         if wake != "off" and wake not in wake_words() and not wake.startswith("phrase:"):
             wake = s.wake  # an unknown choice from the page falls back to the server's
-        settings = SessionSettings(
-            **{
-                **s.session.__dict__,
-                "out_rate": out_rate,
-                "fill_silence": self.transport == "webrtc",
-                # The page's WebSocket player keeps its own buffer: a lead rides over jitter.
-                "playout_lead_ms": WS_LEAD_MS if self.transport == "ws" else 0,
-                "parts": parts,
-                "wake": wake,
-            }
+        settings = replace(
+            s.session,
+            out_rate=out_rate,
+            fill_silence=self.transport == "webrtc",
+            # The page's WebSocket player keeps its own buffer: a lead rides over jitter.
+            playout_lead_ms=WS_LEAD_MS if self.transport == "ws" else 0,
+            wake=wake,
         )
         self.session = VoiceSession(
             room.conversation,
