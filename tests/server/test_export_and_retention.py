@@ -13,7 +13,7 @@ import pytest
 
 from gateway.records import SQLiteRecorder
 from gateway.records.cli import add_commands
-from tests.server.test_protocol import Page
+from tests.support.page import Page
 from tests.support.processes import Served, start_gateway, stop_gateway
 
 

@@ -20,7 +20,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.server.hostile import LoopbackAgent, get, quiet, raw_http, records, ws_handshake
-from tests.server.test_protocol import Page
+from tests.support.page import Page
 from tests.support.processes import PARROT_ON_LOOPBACK, Served
 from tests.support.speech import piper_16k, silence
 

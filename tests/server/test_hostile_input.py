@@ -23,7 +23,7 @@ from tests.server.hostile import (
     utterance,
     ws_handshake,
 )
-from tests.server.test_protocol import Page
+from tests.support.page import Page
 from tests.support.processes import PARROT_ON_LOOPBACK, Served
 
 BAD_TEXT = "bad \ud800 reply"
