@@ -392,6 +392,11 @@ async def paced_run(clips: list[Clip], models: VoiceModels, rule: TurnRule) -> l
                     "endpoint": first.get("endpoint"),
                     "total": first.get("total"),
                     "earlyEnd": first.get("earlyEnd"),
+                    "endReason": first.get("endReason"),
+                    "waitMs": first.get("waitMs"),
+                    "verdictMs": first.get("verdictMs"),
+                    "decode": first.get("decode"),
+                    "queued": first.get("queued"),
                 }
             )
     finally:
@@ -437,6 +442,18 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     )
     if words:
         print(f"one-word answers: median {out['wordTotalMedian']:.0f} ms")
+    reasons: dict[str, int] = {}
+    for r in complete:
+        reasons[str(r.get("endReason"))] = reasons.get(str(r.get("endReason")), 0) + 1
+    out["endReasons"] = reasons
+    print(f"why complete requests ended: {reasons}")
+    slow = sorted((r for r in complete if r["total"] is not None), key=lambda r: -r["total"])
+    for r in slow[:6]:  # where the tail comes from: the rule's wait, or a late verdict
+        print(
+            f"  {r['total']:>6.0f} ms  {r['voice']:<6} {r['text']!r:<48} heard "
+            f"{' '.join(r['heard'])!r}: {r.get('endReason')}, wait {r.get('waitMs')}, "
+            f"verdict at {r.get('verdictMs')} ms of silence, decode {r.get('decode')} ms"
+        )
     if waited:
         print(
             f"paused requests kept whole: waited {out['pausedWaitMedian']:.0f} ms median "
@@ -460,6 +477,11 @@ async def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
     parser.add_argument("--skip-tradeoff", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
+    parser.add_argument(
+        "--kinds",
+        default="paused,complete,word",
+        help="which requests run through the pipeline (quick A/B runs: complete,word)",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     args = parser.parse_args()
@@ -543,8 +565,9 @@ async def main() -> None:
                 f"{r['wordWaitMedian']:>7.0f}",
                 flush=True,
             )
+    kinds = set(args.kinds.split(","))
     for name in filter(None, args.paced.split(",")):
-        rows = await paced_run(clips, models, RULES[name])
+        rows = await paced_run([c for c in clips if c.kind in kinds], models, RULES[name])
         results.setdefault("paced", []).append(report_paced(name, rows))
         results.setdefault("pacedRows", {})[name] = rows
     results["loadEnd"] = uptime()

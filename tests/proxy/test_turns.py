@@ -382,3 +382,89 @@ def test_a_stop_command_said_once_or_repeated():
     assert _is_stop("Never mind.", stops)
     assert not _is_stop("Stop the music and play jazz.", stops)
     assert not _is_stop("Stop, cancel.", stops) and not _is_stop("Don't stop.", stops)
+
+
+# ------------------------------------------------------------------ the decision, for timings
+
+
+def test_the_end_says_why_and_what_the_rule_chose():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(160, 0.0)
+    d.judge("Turn on the lights.", prosody=0.9)
+    _, end = ended_at(d, 1000)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("finished", 200, 160)
+    d.run(800, 0.9)
+    d.run(288, 0.0)
+    d.judge("Turn on the lights.", prosody=0.1)  # arrives after the short pause
+    _, end = ended_at(d, 2000)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("doubt", 1500, 288)
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge("Turn on the", prosody=0.9)
+    _, end = ended_at(d, 2000)
+    assert (end.reason, end.wait_ms) == ("unfinished", 900) and not end.early
+
+
+def test_an_end_without_a_verdict_says_so():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    _, end = ended_at(d, 2500)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("end silence", None, None)
+    d.turns.set_mode("ptt")
+    d.turns.set_ptt(True, d.now)
+    d.run(640, 0.9)
+    [end] = d.of(EndTurn, d.turns.set_ptt(False, d.now))
+    assert end.reason == "push-to-talk"
+
+
+def test_rule_decisions_name_their_reason():
+    rule = SessionSettings().turn_rule
+    assert rule.decide(Verdict("Turn on the lights.", {"prosody": 0.9})).reason == "finished"
+    assert rule.decide(Verdict("Turn on the lights.", {"prosody": 0.55})).reason == "doubt"
+    assert rule.decide(Verdict("Turn on the", {"prosody": 0.9})).reason == "unfinished"
+    assert rule.decide(Verdict("Yes.", {"prosody": 0.9})).reason == "one word"
+
+
+# ------------------------------------------------------------------ a client that stops sending
+
+
+def test_a_client_that_stops_sending_ends_its_turn():
+    d = Driver()
+    d.run(800, 0.9)
+    t = d.turns
+    assert t.no_audio(d.now + 0.3) == [], "a short stall is waited for like late audio"
+    assert t.active
+    out = t.no_audio(d.now + 0.6)
+    [decode] = d.of(StartDecode, out)
+    assert not d.of(EndTurn, out), "the transcript is wanted first"
+    d.actions += out
+    [end] = d.of(EndTurn, d.judge("Turn on the lights."))
+    assert end.early and end.reason == "finished" and end.decode == decode.id
+    # The gap became silence after the speech, as a silent microphone's would.
+    u = end.utterance
+    assert u.voiced_end - u.start == decode.voiced_end
+    assert not np.any(u.audio[u.voiced_end - u.start :])
+    assert t.no_audio(d.now + 5) == [], "no turn under way: nothing to end"
+
+
+def test_a_stalled_client_without_a_verdict_ends_at_the_bound():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    assert d.of(StartDecode, d.turns.no_audio(d.now + 0.6))
+    assert not d.of(EndTurn, d.turns.no_audio(d.now + 1.9))
+    [end] = d.of(EndTurn, d.turns.no_audio(d.now + 2.1))
+    assert end.reason == "end silence" and not end.early
+
+
+def test_audio_after_a_counted_gap_resumes_the_turn():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.turns.no_audio(d.now + 0.6)
+    d.now += 0.6
+    out = d.run(320, 0.9)  # the connection came back mid-sentence
+    assert d.of(CancelDecode, out) and d.turns.active
+    d.run(128, 0.0)
+    d.judge("Turn on the lights in the kitchen.", prosody=0.9)
+    _, end = ended_at(d, 1000)
+    assert end.utterance.voiced_end - end.utterance.start > (800 + 600 + 320) * 16
