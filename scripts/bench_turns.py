@@ -366,10 +366,15 @@ def held_out(clips: list[Clip], prosody: ProsodySignal) -> str:
 # ---------------------------------------------------------------------------------- pipeline
 
 
-async def paced_run(clips: list[Clip], models: VoiceModels, rule: TurnRule) -> list[dict]:
+async def paced_run(
+    clips: list[Clip], models: VoiceModels, rule: TurnRule, speculate_ms: int | None = None
+) -> list[dict]:
     rows = []
     directory = AgentDirectory(AddressPolicy([]))
     settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    if speculate_ms is not None:
+        endpoint = dataclasses.replace(settings.endpoint, speculate_ms=speculate_ms)
+        settings = dataclasses.replace(settings, endpoint=endpoint)
     try:
         for clip in clips:
             result, _ = await talk_wav(
@@ -482,6 +487,12 @@ async def main() -> None:
         default="paused,complete,word",
         help="which requests run through the pipeline (quick A/B runs: complete,word)",
     )
+    parser.add_argument(
+        "--speculate-ms",
+        default="",
+        help="paced runs: the silence that starts the speculative decode (comma-separated: "
+        "each rule runs once per value, interleaved; default: the session's)",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     args = parser.parse_args()
@@ -566,10 +577,12 @@ async def main() -> None:
                 flush=True,
             )
     kinds = set(args.kinds.split(","))
-    for name in filter(None, args.paced.split(",")):
-        rows = await paced_run([c for c in clips if c.kind in kinds], models, RULES[name])
-        results.setdefault("paced", []).append(report_paced(name, rows))
-        results.setdefault("pacedRows", {})[name] = rows
+    speculate = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
+    for name, spec in itertools.product(filter(None, args.paced.split(",")), speculate):
+        label = name if spec is None else f"{name} speculate {spec} ms"
+        rows = await paced_run([c for c in clips if c.kind in kinds], models, RULES[name], spec)
+        results.setdefault("paced", []).append(report_paced(label, rows))
+        results.setdefault("pacedRows", {})[label] = rows
     results["loadEnd"] = uptime()
     print(f"load average at end: {uptime()}")
     if args.json:

@@ -31,8 +31,9 @@ class EndpointSettings:
             utterance. VAD fires a chunk or two after a soft onset ("h", "f", "s"); without this
             margin Whisper hears "ello" for "hello". Longer costs only decode time.
         min_speech_ms: voiced audio needed before speech counts as started. Shorter lets clicks,
-            coughs and door knocks start utterances (and interrupt an agent); longer drops short
-            answers ("no" is ~250 ms).
+            coughs and door knocks start utterances; longer drops short answers: piper's "No."
+            is voiced for 192-320 ms (six renditions), and at 250 ms half of them were never
+            heard. Barge-in has its own, shorter threshold (the session's ``barge_in_ms``).
         end_silence_ms: silence that ends an utterance. This is the main latency lever: every
             reply waits this long after the last word. People pause 200–500 ms inside sentences
             (breaths, commas, thinking); 550 ms rarely cuts a sentence in two while keeping the
@@ -54,7 +55,7 @@ class EndpointSettings:
     """
 
     pre_roll_ms: int = 300
-    min_speech_ms: int = 250
+    min_speech_ms: int = 160
     end_silence_ms: int = 550
     pause_ms: int = 200
     speculate_ms: int = 100

@@ -468,3 +468,35 @@ def test_audio_after_a_counted_gap_resumes_the_turn():
     d.judge("Turn on the lights in the kitchen.", prosody=0.9)
     _, end = ended_at(d, 1000)
     assert end.utterance.voiced_end - end.utterance.start > (800 + 600 + 320) * 16
+
+
+def test_one_word_heard_twice_is_still_one_word():
+    from gateway.proxy.turns import looks_final
+
+    rule = SessionSettings().turn_rule
+    assert not looks_final("No. No.", min_words=2) and looks_final("No. No.")
+    assert rule.decide(Verdict("No. No.", {"prosody": 0.2})) == rule.decide(
+        Verdict("No.", {"prosody": 0.2})
+    )
+    assert rule.decide(Verdict("Thanks. Thanks.", {"prosody": 0.9})).reason == "one word"
+    assert looks_final("Go home.", min_words=2), "two different words are a sentence"
+
+
+@pytest.mark.parametrize(
+    ("text", "prosody", "reason"),
+    [
+        ("Open the garage door", 0.65, "unpunctuated"),  # Whisper left the period off
+        ("Open the garage door", 0.3, "unfinished"),  # ... and the voice doubts it
+        ("turn on the light", 0.14, "unfinished"),
+        ("Book a table for", 0.9, "unfinished"),  # a sentence does not end on "for"
+        ("Turn on the lights,", 0.9, "unfinished"),
+        ("Turn on the lights -", 0.9, "unfinished"),
+        ("Open", 0.9, "unfinished"),  # one word needs its punctuation
+    ],
+)
+def test_words_without_their_final_mark(text, prosody, reason):
+    rule = SessionSettings().turn_rule
+    decision = rule.decide(Verdict(text, {"prosody": prosody}))
+    assert decision.reason == reason
+    assert decision.wait_ms == (rule.unpunctuated_ms if reason == "unpunctuated" else 900)
+    assert TurnRule().decide(Verdict(text)).reason == "unfinished", "no signal: not trusted"
