@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -55,6 +56,7 @@ from gateway.talk.voice import summarise, talk_wav
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
+from gateway.voice.vad import CHUNK_MS
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -251,16 +253,33 @@ def rescored(pause: Pause, prosody: ProsodySignal) -> Verdict:
     return Verdict(pause.verdict.text, scores)
 
 
+#: Replayed decodes take what they took when the set was judged, unless ``--decode-ms`` says
+#: otherwise (a load-independent comparison: a busy machine's decodes are slower, not its rule).
+DECODE_MS: float | None = None
+
+
+def _chunks_ms(ms: float) -> float:
+    """``ms`` rounded up to whole VAD chunks: silence is counted a chunk at a time."""
+    return math.ceil(ms / CHUNK_MS) * CHUNK_MS
+
+
 def replay(
-    clip: Clip, rule: TurnRule, prosody: ProsodySignal | None = None, speculate_ms: int = 100
+    clip: Clip,
+    rule: TurnRule,
+    prosody: ProsodySignal | None = None,
+    speculate_ms: int | None = None,
 ) -> tuple[bool, float]:
     """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
-    once the pause reaches the rule's wait and the verdict is ready."""
+    once the pause reaches the rule's wait and the verdict is ready (the decode starts at
+    ``speculate_ms`` of silence: the session's by default)."""
     prosody = prosody or ProsodySignal()
+    if speculate_ms is None:
+        speculate_ms = SessionSettings().endpoint.speculate_ms
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
-        wait = max(rule.wait_ms(verdict), speculate_ms + pause.decode_ms)
-        wait = min(wait, rule.max_wait_ms)
+        decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
+        wait = max(rule.wait_ms(verdict), _chunks_ms(speculate_ms) + decode)
+        wait = _chunks_ms(min(wait, rule.max_wait_ms))
         if pause.final:
             return False, wait
         if pause.length_ms >= wait:
@@ -282,6 +301,9 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
         for ms in PAUSES_MS:
             paused = [c for c in clips if c.kind == "paused" and c.pause_ms == ms]
             row[f"cut{ms}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
+            for voice in VOICES:
+                sel = [c for c in paused if c.voice == voice]
+                row[f"cut{voice}{ms}"] = sum(replay(c, rule)[0] for c in sel) / len(sel)
         for voice in VOICES:
             paused = [c for c in clips if c.kind == "paused" and c.voice == voice]
             row[f"cut{voice}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
@@ -300,7 +322,8 @@ def pareto(rows: list[dict], keep: set[str]) -> list[dict]:
     """The named rules, and the swept ones no other beats on worst cut-off, median and p95."""
 
     def key(r: dict) -> tuple[float, float, float]:
-        return (max(r["cut350"], r["cut500"], r["cut700"]), r["waitP95"], r["waitMedian"])
+        worst = max(r[f"cut{v}{ms}"] for v in VOICES for ms in PAUSES_MS)
+        return (worst, r["waitP95"], r["waitMedian"])
 
     front = [
         r
@@ -493,6 +516,17 @@ async def main() -> None:
         help="paced runs: the silence that starts the speculative decode (comma-separated: "
         "each rule runs once per value, interleaved; default: the session's)",
     )
+    parser.add_argument(
+        "--decode-ms",
+        type=float,
+        help="trade-off: every replayed decode takes this long (default: as measured when the "
+        "set was judged; a busy machine's decodes are slower, not its rule)",
+    )
+    parser.add_argument(
+        "--extra-sets",
+        default="",
+        help="trade-off only: more cached sets (from --cache), comma-separated, replayed too",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     args = parser.parse_args()
@@ -501,6 +535,8 @@ async def main() -> None:
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
     clips = pickle.loads(Path(args.cache).read_bytes()) if cached else await make_set(models)
+    global DECODE_MS
+    DECODE_MS = args.decode_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
     results: dict = {"loadStart": uptime()}
@@ -513,7 +549,10 @@ async def main() -> None:
                 await judge_pauses(clip, models, signals)
             if args.cache:
                 Path(args.cache).write_bytes(pickle.dumps(clips))
-        for clip in clips:  # prosody again, as the code is now (a cached set may be older)
+        extra = [
+            c for f in args.extra_sets.split(",") if f for c in pickle.loads(Path(f).read_bytes())
+        ]
+        for clip in clips + extra:  # prosody again, as the code is now (a cached set may be older)
             stream = np.concatenate([clip.pcm, np.zeros(SAMPLE_RATE * 2, np.int16)])
             for p in clip.pauses:
                 f = features(stream, p.voiced_end)
@@ -531,7 +570,10 @@ async def main() -> None:
         for sig in ("prosody", "smart_turn"):
             mid = [rescored(p, ProsodySignal()).scores.get(sig) for p in inserted]
             end = [
-                rescored(p, ProsodySignal()).scores.get(sig) for c in clips for p in c.pauses if p.final
+                rescored(p, ProsodySignal()).scores.get(sig)
+                for c in clips
+                for p in c.pauses
+                if p.final
             ]
             mid = [v for v in mid if v is not None]
             end = [v for v in end if v is not None]
@@ -542,38 +584,40 @@ async def main() -> None:
         rules = dict(RULES)
         if args.sweep:
             grid = itertools.product(
-                (0.5, 0.6, 0.7, 0.8, 0.9),
-                (0.1, 0.2, 0.3, 0.5),
-                (900, 1200, 1500, 2000),
-                (900, 1200),
+                (0.6, 0.7, 0.8, 0.9, 0.95),
+                (0.3, 0.5),
+                (1000, 1500, 2000),
+                (200, 300, 400, 500, 600),
             )
-            for hi, lo, doubt, unfinished in grid:
+            for hi, lo, doubt, pause in grid:
                 if lo <= hi:
-                    rules[f"p{hi}-{lo} d{doubt} u{unfinished}"] = TurnRule(
-                        signals=("prosody",),
-                        doubt_ms=doubt,
-                        unfinished_ms=unfinished,
-                        max_wait_ms=2000,
+                    rules[f"p{hi}-{lo} doubt{doubt} pause{pause}"] = dataclasses.replace(
+                        SessionSettings().turn_rule,
                         confident=hi,
                         doubtful=lo,
-                        one_word_ms=500,
+                        doubt_ms=doubt,
+                        pause_ms=pause,
+                        one_word_ms=max(pause, 500),
                     )
-        rows = tradeoff(clips, rules)
+        rows = tradeoff(clips + extra, rules)
         if args.sweep:
             rows = pareto(rows, keep=set(RULES))
         results["tradeoff"] = rows
         print(
             "\n== trade-off (replayed verdicts; wait = silence after the last word before the turn ends)"
         )
+        cuts = [f"{v}{ms}" for v in VOICES for ms in PAUSES_MS]
         print(
-            f"{'rule':<22} {'cut350':>7} {'cut500':>7} {'cut700':>7} {'piper':>6} {'espeak':>7} "
-            f"{'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
+            f"{'rule':<32} "
+            + " ".join(f"{c:>9}" for c in cuts)
+            + f" {'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
         )
         for r in rows:
             print(
-                f"{r['rule']:<22} {r['cut350']:>7.0%} {r['cut500']:>7.0%} {r['cut700']:>7.0%} "
-                f"{r['cutpiper']:>6.0%} {r['cutespeak']:>7.0%} {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f} "
-                f"{r['wordWaitMedian']:>7.0f}",
+                f"{r['rule']:<32} "
+                + " ".join(f"{r['cut' + c]:>9.0%}" for c in cuts)
+                + f" {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f}"
+                f" {r['wordWaitMedian']:>7.0f}",
                 flush=True,
             )
     kinds = set(args.kinds.split(","))

@@ -12,7 +12,7 @@ Turn-taking is decided by :class:`gateway.proxy.turns.TurnTaker` (sans I/O: it i
 VAD's chunks and the time and returns actions); this class is its driver — it runs the decodes,
 the end-of-turn signals, playback and the UI events the turn-taker asks for.
 
-Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 100 ms
+Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms
 of silence), and the end-of-turn signals (prosody) are read from the audio alongside. If the
 transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
 as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait

@@ -87,8 +87,9 @@ def test_a_pause_starts_a_decode_of_the_audio_so_far_and_speech_cancels_it():
     d.run(640, 0.9)
     out = d.run(128, 0.0)
     [decode] = d.of(StartDecode, out)
-    # Pre-roll (300 ms) + 640 ms of speech + the silence so far; speech ends at 640 ms in.
-    assert decode.voiced_end == len(decode.audio) - 4 * CHUNK_SAMPLES
+    # Pre-roll (300 ms) + 640 ms of speech + the silence so far (speculate_ms, 64 ms: two
+    # chunks); speech ends at 640 ms in.
+    assert decode.voiced_end == len(decode.audio) - 2 * CHUNK_SAMPLES
     assert abs(decode.speech_end_s - (decode.voiced_end / 16_000)) < 1e-9
     out = d.run(64, 0.9)
     assert d.of(CancelDecode, out) == [CancelDecode(decode.id)]
