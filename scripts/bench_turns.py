@@ -107,6 +107,9 @@ RULES: dict[str, TurnRule] = {
     "default+p0.8-0.2": dataclasses.replace(
         SessionSettings().turn_rule, confident=0.8, doubtful=0.2
     ),
+    "default+unpunctuated400": dataclasses.replace(
+        SessionSettings().turn_rule, unpunctuated_ms=400
+    ),
     "default+pause300": dataclasses.replace(SessionSettings().turn_rule, pause_ms=300),
     "default+pause400": dataclasses.replace(SessionSettings().turn_rule, pause_ms=400),
     "default+pause500": dataclasses.replace(SessionSettings().turn_rule, pause_ms=500),

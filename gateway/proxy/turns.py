@@ -188,10 +188,11 @@ class TurnRule:
             Whisper punctuates fragments too, so one word alone is not trusted.
         unpunctuated_ms: the wait for words that read as a finished sentence but for the
             final punctuation (:func:`unpunctuated_final`) when the audio signals are confident
-            it is finished (None, or no signal: ``unfinished_ms``). On the benchmark Whisper
-            left the period off one complete request in 30 ("Open the garage door", prosody
-            0.65), which waited 900 ms; the mid-sentence pauses it left unpunctuated ended on a
-            continuation word or sounded unfinished (prosody 0.14-0.20).
+            it is finished (None, or no signal: ``unfinished_ms``). Off by default, measured:
+            on the benchmark Whisper left the period off one complete request in 30 ("Open the
+            garage door", prosody 0.65: 900 ms waited), but also off an espeak "Turn on the
+            light" paused mid-sentence whose voice sounded finished, which at 400 ms was cut
+            off. Whisper leaving the period off is itself a sign it heard no ending.
         gap_ms: no audio at all for this long, mid-turn, counts as silence (the client
             stopped sending: a muted microphone, a stalled connection). Clients send a frame
             every 20 ms; a shorter stall is waited for like late audio, since counting it as
@@ -207,7 +208,7 @@ class TurnRule:
     doubtful: float = 0.5
     min_words: int = 2
     one_word_ms: int | None = None
-    unpunctuated_ms: int | None = 400
+    unpunctuated_ms: int | None = None
     gap_ms: int = 500
 
     def __post_init__(self) -> None:

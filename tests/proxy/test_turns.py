@@ -6,6 +6,8 @@ every rule is checked exactly and the whole file runs in milliseconds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -496,8 +498,10 @@ def test_one_word_heard_twice_is_still_one_word():
     ],
 )
 def test_words_without_their_final_mark(text, prosody, reason):
-    rule = SessionSettings().turn_rule
+    default = SessionSettings().turn_rule
+    rule = replace(default, unpunctuated_ms=400)
     decision = rule.decide(Verdict(text, {"prosody": prosody}))
     assert decision.reason == reason
-    assert decision.wait_ms == (rule.unpunctuated_ms if reason == "unpunctuated" else 900)
-    assert TurnRule().decide(Verdict(text)).reason == "unfinished", "no signal: not trusted"
+    assert decision.wait_ms == (400 if reason == "unpunctuated" else 900)
+    assert default.decide(Verdict(text, {"prosody": prosody})).reason == "unfinished", "off"
+    assert replace(TurnRule(), unpunctuated_ms=400).decide(Verdict(text)).reason == "unfinished"
