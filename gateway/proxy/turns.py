@@ -11,7 +11,10 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   decode starts (:class:`StartDecode`); its result, with the audio end-of-turn signals, is a
   :class:`Verdict`, and the :class:`TurnRule` turns the verdict into how much silence to wait
   before ending the turn — short when everything says "finished", longer the more the signals
-  doubt it, never more than the rule's ``max_wait_ms``;
+  doubt it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why
+  it ended and what the rule chose (assert on that, not on wall time);
+* **a client that stops sending**: a gap of ``gap_ms`` with no audio at all counts as
+  silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
 * **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
 * **wake windows**: asleep, audio reaches nothing but the wake detector; after the wake word
   speech must begin within ``wake_listen_ms``; after a reply, ``follow_up_ms`` to answer;
