@@ -21,7 +21,13 @@ Two parts:
    complete requests, and how long paused requests waited after their real end.
 
     PYTHONPATH=. .venv/bin/python scripts/bench_turns.py [--paced default,transcript]
-        [--smart-turn PATH.onnx] [--fit]
+        [--smart-turn PATH.onnx] [--fit] [--sweep] [--cache SET.pkl] [--json OUT.json]
+
+Comparing rules on a busy machine: ``--decode-ms 170`` replays every decode at the idle
+machine's speed (a busy machine's decodes are slower, not its rule); ``--extra-sets`` replays
+more cached sets too. Quick pipeline A/B runs: ``--kinds complete,word`` and
+``--speculate-ms 100,64`` (interleaved). Each paced request keeps its end reason, the rule's
+wait and when the verdict came, and the slowest complete requests are listed with them.
 
 ``uptime`` is printed with every run: latency depends on the machine's load.
 """
