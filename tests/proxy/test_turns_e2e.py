@@ -15,6 +15,7 @@ from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceSession
 from gateway.proxy.session import SessionSettings
+from gateway.server.messages import FinalTranscript
 from gateway.talk.voice import talk_wav
 from tests.speech import espeak_wav, piper_variant, silence, trim
 
@@ -79,11 +80,11 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
     conv = FloorHost(
         "stops", user=user_identity(), resolve=directory.resolve, on_user=lambda e: None
     )
-    said: list[dict] = []
+    said: list[FinalTranscript] = []
     session = VoiceSession(
         conv,
         models,
-        on_event=lambda e: said.append(e) if e["type"] == "transcript" else None,
+        on_event=lambda e: said.append(e) if isinstance(e, FinalTranscript) else None,
         fetch=None,
         settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
     )
@@ -104,6 +105,6 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
         await session.close()
         await conv.close()
         await directory.aclose()
-    assert len(said) == 1 and "radio" in said[0]["text"].lower(), said
+    assert len(said) == 1 and "radio" in said[0].text.lower(), said
     [t] = session.timings
     assert t.end_reason in ("finished", "doubt", "unpunctuated"), t
