@@ -584,6 +584,7 @@ class Client:
         self.address: str | None = None
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
+        self._timing_tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         try:
@@ -768,6 +769,20 @@ class Client:
 
     def _timing(self, timing: Timing) -> None:
         self.gateway.metrics.observe_timing(timing.as_ms())
+        # The client learns where its turn's time went (scripts/load.py reports it per stage).
+        # Its own clock differs: the stages are anchored to the moment this is sent.
+        task = asyncio.get_running_loop().create_task(self._send_timing(timing))
+        self._timing_tasks.add(task)
+        task.add_done_callback(self._timing_tasks.discard)
+
+    async def _send_timing(self, timing: Timing) -> None:
+        await self.send(
+            {
+                "type": "timing",
+                "stagesMs": timing.as_ms(),
+                "sinceLastVoicedMs": round(1000 * (time.monotonic() - timing.last_voiced), 1),
+            }
+        )
 
     async def _event(self, event: dict[str, Any]) -> None:
         event = _bounded_html(event)
