@@ -29,7 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import Client, Clip, ServedGateway, Tally, load_clips, read_proc
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.load_client import Client, Clip, Tally, load_clips
+from tests.support.load_metrics import ServedGateway, read_proc
 
 TRANSPORTS = ("ws", "webrtc", "none")
 #: Seconds for the gateway to finish closing what was just hung up before it is read.

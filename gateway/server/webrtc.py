@@ -78,16 +78,16 @@ def listen_promptly(pc: RTCPeerConnection) -> int:
         receiver = transceiver.receiver
         if transceiver.kind != "audio" or receiver is None:
             continue
-        if isinstance(getattr(receiver, _JITTER_ATTR, None), JitterBuffer):
-            setattr(receiver, _JITTER_ATTR, PromptJitterBuffer())
+        if isinstance(getattr(receiver, JITTER_ATTR, None), JitterBuffer):
+            setattr(receiver, JITTER_ATTR, PromptJitterBuffer())
             replaced += 1
         else:
-            log.warning("aiortc's receiver has no %s: inbound audio keeps its 80 ms", _JITTER_ATTR)
+            log.warning("aiortc's receiver has no %s: inbound audio keeps its 80 ms", JITTER_ATTR)
     return replaced
 
 
 #: Where aiortc's RTCRtpReceiver keeps its jitter buffer (a name-mangled private attribute).
-_JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
+JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
 
 
 class PlayoutTrack(MediaStreamTrack):
