@@ -311,30 +311,40 @@ class Client:
 
     async def converse(self, until: float) -> None:
         """Take turns until ``until`` (monotonic): pause, speak, wait for the reply to end."""
-        await self._reply_finished(10)  # the parrot's greeting, heard out as a person would
+        await self.greeted()
         n = self.rng.randrange(len(self.clips))
         while time.monotonic() < until:
             await asyncio.sleep(self.rng.uniform(2.0, 4.0))
             if time.monotonic() >= until:
                 break
-            self._spoke = self._lost = False
-            turn = Turn(0.0)
-            self._turn = turn
-            clip = self.clips[n % len(self.clips)]
-            try:
-                # Bounded: a dropped connection stops the frames, and the clip would never end.
-                turn.end_of_speech = await asyncio.wait_for(
-                    self.mouth.say(clip), FRAME_S * len(clip.ws) + MOUTH_SLACK_S
-                )
-            except TimeoutError:
-                self.tally.errors.append(f"a {self.transport} client's audio stopped going out")
+            if await self.take_turn(self.clips[n % len(self.clips)]) is None:
                 return
             n += 1
-            self.tally.turns.append(turn)
-            if self.rtc:
-                self.tally.rtc_turns.append(turn)
-            await self._reply_finished(TURN_TIMEOUT_S)
-            self._turn = None
+
+    async def take_turn(self, clip: Clip) -> Turn | None:
+        """Say ``clip`` and wait for the reply to end; the turn, or None if the audio stopped
+        going out (a dropped connection)."""
+        self._spoke = self._lost = False
+        turn = Turn(0.0)
+        self._turn = turn
+        try:
+            # Bounded: a dropped connection stops the frames, and the clip would never end.
+            turn.end_of_speech = await asyncio.wait_for(
+                self.mouth.say(clip), FRAME_S * len(clip.ws) + MOUTH_SLACK_S
+            )
+        except TimeoutError:
+            self.tally.errors.append(f"a {self.transport} client's audio stopped going out")
+            return None
+        self.tally.turns.append(turn)
+        if self.rtc:
+            self.tally.rtc_turns.append(turn)
+        await self._reply_finished(TURN_TIMEOUT_S)
+        self._turn = None
+        return turn
+
+    async def greeted(self, timeout: float = 10) -> None:
+        """Hear out the parrot's greeting, as a person would (at most ``timeout`` seconds)."""
+        await self._reply_finished(timeout)
 
     async def _reply_finished(self, timeout: float) -> None:
         """Wait until the gateway spoke and then stayed quiet for :data:`REPLY_SETTLE_S` (a
