@@ -46,6 +46,7 @@ from gateway.server import access, rooms
 from gateway.server.clips import ClipShelf, VoiceRecords
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
+from gateway.server.messages import TurnStages, TurnTiming
 from gateway.server.metrics import Metrics
 from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON, readiness
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
@@ -776,13 +777,20 @@ class Client:
         task.add_done_callback(self._timing_tasks.discard)
 
     async def _send_timing(self, timing: Timing) -> None:
-        await self.send(
-            {
-                "type": "timing",
-                "stagesMs": timing.as_ms(),
-                "sinceLastVoicedMs": round(1000 * (time.monotonic() - timing.last_voiced), 1),
-            }
+        ms: dict[str, Any] = timing.as_ms()
+        stages = TurnStages(
+            endpoint=ms["endpoint"],
+            stt=ms["stt"],
+            agent=ms["agent"],
+            tts_first_audio=ms["ttsFirstAudio"],
+            total=ms["total"],
+            decode=ms["decode"],
+            queued=ms["queued"],
+            speculative=ms["speculative"],
+            early_end=ms["earlyEnd"],
         )
+        since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
+        await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since).to_dict())
 
     async def _event(self, event: dict[str, Any]) -> None:
         event = _bounded_html(event)

@@ -15,7 +15,8 @@ from aiortc.rtp import RtpPacket
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio.playout import Playout
-from gateway.proxy.session import VoiceModels
+from gateway.proxy.session import Timing, VoiceModels
+from gateway.server import messages as m
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.webrtc import JITTER_ATTR, WEBRTC_RATE, PromptJitterBuffer, WebRTCLink
 from tests.support.load_client import Client, Tally, load_clips
@@ -101,6 +102,15 @@ async def test_inbound_audio_is_not_held_for_later_packets() -> None:
     finally:
         await client.close()
         await link.close()
+
+
+def test_the_timing_message_carries_every_stage_the_session_measures() -> None:
+    timing = Timing(last_voiced=1.0, endpoint=1.2, transcript=1.25, sent=1.26, reply=1.27)
+    timing.first_audio = 1.4
+    sent = m.TurnTiming(
+        m.TurnStages(endpoint=200.0, stt=50.0, agent=10.0, tts_first_audio=130.0, total=400.0), 1.0
+    ).to_dict()
+    assert set(sent["stagesMs"]) == set(timing.as_ms())
 
 
 def free_port() -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fractions
-import json
 import random
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from gateway.audio import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, resample
+from gateway.server import messages as m
 from gateway.server.webrtc import JITTER_ATTR, WEBRTC_RATE, PromptJitterBuffer
 from tests.speech import piper_16k
 
@@ -261,7 +261,7 @@ class Client:
         self.pc: RTCPeerConnection | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._turn: Turn | None = None
-        self._state = ("listening", 0.0)  # the session's state and when it began
+        self._state = (m.SessionState.LISTENING, 0.0)  # the session's state, since when
         self._spoke = False  # the gateway has spoken since this turn began
         self._lost = False  # the gateway gave up on this turn (a notice)
         self._answer: asyncio.Future[str] | None = None
@@ -272,13 +272,12 @@ class Client:
         self.ws = await connect(self.url, max_size=2**20, compression=None)
         try:
             # A full gateway closes at once, maybe before the hello is even sent.
-            await self.ws.send(json.dumps({"type": "hello", "transport": self.transport}))
-            welcome = json.loads(await self.ws.recv())
+            await self.ws.send(m.Hello(transport=self.transport).to_json())  # type: ignore[arg-type]
+            m.Welcome.from_json(await self.ws.recv())
         except ConnectionClosed as exc:
             reason = exc.rcvd.reason if exc.rcvd else "closed"
             self.tally.refused.append(f"{exc.rcvd.code if exc.rcvd else '?'} {reason}")
             return False
-        assert welcome["type"] == "welcome", welcome
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._read_ws()))
         if self.rtc:
@@ -305,7 +304,7 @@ class Client:
 
         await pc.setLocalDescription(await pc.createOffer())
         self._answer = asyncio.get_running_loop().create_future()
-        await self.ws.send(json.dumps({"type": "offer", "sdp": pc.localDescription.sdp}))
+        await self.ws.send(m.SdpOffer(pc.localDescription.sdp).to_json())
         sdp = await asyncio.wait_for(self._answer, 10)
         await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="answer"))
 
@@ -352,38 +351,39 @@ class Client:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not self._lost:
             state, since = self._state
-            if self._spoke and state == "listening" and time.monotonic() - since >= REPLY_SETTLE_S:
+            quiet = time.monotonic() - since >= REPLY_SETTLE_S
+            if self._spoke and state is m.SessionState.LISTENING and quiet:
                 return
             await asyncio.sleep(0.1)
 
-    def _on_event(self, event: dict[str, Any], arrived: float) -> None:
-        kind = event.get("type")
+    def _on_event(self, message: m.Message, arrived: float) -> None:
         turn = self._turn
-        if kind == "transcript" and not event.get("typed"):
-            if turn is not None and turn.transcript is None:
-                turn.transcript = arrived
-                turn.text = str(event.get("text", ""))
-        elif kind == "timing":
-            if turn is not None and turn.stages is None and turn.end_of_speech:
-                turn.stages = dict(event.get("stagesMs") or {})
-                turn.heard = arrived - float(event.get("sinceLastVoicedMs", 0.0)) / 1000
-        elif kind == "state":
-            state = str(event.get("state"))
-            if state == "speaking":
-                if self._spoke and turn is not None:
-                    turn.gaps += 1  # the reply went quiet mid-way and resumed
-                self._spoke = True
-            self._state = (state, arrived)
-        elif kind == "notice":
-            self.tally.notices.append(str(event.get("text")))
-            if turn is not None and turn.transcript is None:
-                self._lost = True  # e.g. "please say that again": this turn is lost
-        elif kind == "utterance":
-            self.replies += 1
-        elif kind == "answer" and self._answer is not None and not self._answer.done():
-            self._answer.set_result(str(event.get("sdp", "")))
-        elif kind == "error":
-            self.tally.errors.append(str(event.get("message")))
+        match message:
+            case m.FinalTranscript(typed=None, command=None):
+                if turn is not None and turn.transcript is None:
+                    turn.transcript = arrived
+                    turn.text = message.text
+            case m.TurnTiming():
+                if turn is not None and turn.stages is None and turn.end_of_speech:
+                    turn.stages = message.to_dict()["stagesMs"]
+                    turn.heard = arrived - message.since_last_voiced_ms / 1000
+            case m.StateUpdate():
+                if message.state is m.SessionState.SPEAKING:
+                    if self._spoke and turn is not None:
+                        turn.gaps += 1  # the reply went quiet mid-way and resumed
+                    self._spoke = True
+                self._state = (message.state, arrived)
+            case m.PageNotice():
+                self.tally.notices.append(message.text)
+                if turn is not None and turn.transcript is None:
+                    self._lost = True  # e.g. "please say that again": this turn is lost
+            case m.AgentUtterance():
+                self.replies += 1
+            case m.SdpAnswer():
+                if self._answer is not None and not self._answer.done():
+                    self._answer.set_result(message.sdp)
+            case m.RequestError():
+                self.tally.errors.append(message.message)
 
     def _awaiting_audio(self) -> Turn | None:
         """The turn whose first reply audio is awaited, if any."""
@@ -404,7 +404,12 @@ class Client:
                     if turn is not None and _loud(np.frombuffer(message, "<i2")):
                         turn.first_audio = arrived
                 else:
-                    self._on_event(json.loads(message), arrived)
+                    try:
+                        event = m.read_json(message, m.FROM_GATEWAY)
+                    except m.ProtocolError as exc:  # a newer gateway's message: not counted
+                        self.tally.notices.append(f"unread message: {exc}")
+                        continue
+                    self._on_event(event, arrived)
 
     async def _speak_ws(self) -> None:
         assert self.ws is not None

@@ -1,0 +1,293 @@
+"""The page ↔ gateway messages (gateway/server/messages.py): the wire form, reading hostile input,
+and the page's copy of the names (web/protocol.js, web/*.js, docs/client-protocol.md) in step."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from gateway.proxy.turns import State
+from gateway.server import messages as m
+from gateway.server.guard import ECHO_CHARS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: One of every message; a class added without a sample here fails test_every_message_has_a_sample.
+SAMPLES: list[m.Message] = [
+    m.Hello(transport="ws", conversation_id="conv:1", token="t", mode="ptt", wake="off"),
+    m.Hello(),
+    m.SayText("hello"),
+    m.Invite("builtin:parrot"),
+    m.Uninvite("tag:parrot"),
+    m.SetMode("handsfree"),
+    m.PushToTalk(down=True),
+    m.SetWake("phrase:hey floor"),
+    m.StopSpeaking(),
+    m.Ping(),
+    m.SdpOffer("v=0"),
+    m.Welcome(
+        conversation_id="conv:1",
+        token="t",
+        rejoined=True,
+        user=m.WelcomeUser("user:1", "You"),
+        audio=m.AudioRates(16_000, 24_000),
+        history=(
+            m.FinalTranscript("hi", id="de:1", typed=True),
+            m.AgentUtterance("de:2", "tag:parrot", "Parrot", "You said: hi", ("<b>hi</b>",)),
+            m.PageNotice("Clock left", "@timedOut", agent="builtin:clock"),
+        ),
+        builtins=("clock", "parrot"),
+        wake="alexa",
+        wake_words=("alexa", "hey_jarvis"),
+        keep_audio=True,
+    ),
+    m.StateUpdate(m.SessionState.HEARING),
+    m.PartialTranscript("hel"),
+    m.FinalTranscript("hello", id="de:3", confidence=0.875),
+    m.FinalTranscript("Stop.", command="stop"),
+    m.AgentUtterance("de:4", "tag:x", "X", "big", html=(), private=True, html_omitted="too deep"),
+    m.FloorUpdate(
+        (m.FloorConversant("user:1", "", "You"), m.FloorConversant("tag:p", "builtin:p", "P", "r")),
+        floor_granted=("user:1",),
+        convener="tag:p",
+    ),
+    m.PageNotice("Too many utterances at once", "@error"),
+    m.WakeHeard("alexa"),
+    m.Flush(),
+    m.SdpAnswer("v=0"),
+    m.Pong(),
+    m.TurnTiming(
+        m.TurnStages(endpoint=210.0, stt=3.5, agent=None, tts_first_audio=95.25, total=330.0),
+        since_last_voiced_ms=334.5,
+    ),
+    m.RequestError("no"),
+]
+
+
+def test_every_message_has_a_sample() -> None:
+    sampled = {type(s) for s in SAMPLES}
+    assert set(m.TO_GATEWAY.values()) | set(m.FROM_GATEWAY.values()) == sampled
+
+
+@pytest.mark.parametrize("message", SAMPLES, ids=lambda s: f"{type(s).__name__}")
+def test_every_message_reads_back_as_itself(message: m.Message) -> None:
+    registry = m.TO_GATEWAY if type(message) in m.TO_GATEWAY.values() else m.FROM_GATEWAY
+    text = message.to_json()
+    assert json.loads(text)["type"] == message.TYPE
+    assert m.read_json(text, registry) == message
+    assert type(message).from_json(text) == message
+
+
+def test_the_wire_form_is_the_documented_one() -> None:
+    """camelCase names; optional fields absent while None; other fields always there."""
+    welcome = SAMPLES[11]
+    assert isinstance(welcome, m.Welcome)
+    assert welcome.to_dict() == {
+        "type": "welcome",
+        "conversationId": "conv:1",
+        "token": "t",
+        "rejoined": True,
+        "user": {"speakerUri": "user:1", "name": "You"},
+        "audio": {"inRate": 16000, "outRate": 24000},
+        "history": [
+            {"type": "transcript", "text": "hi", "id": "de:1", "typed": True},
+            {
+                "type": "utterance",
+                "id": "de:2",
+                "speakerUri": "tag:parrot",
+                "speaker": "Parrot",
+                "text": "You said: hi",
+                "html": ["<b>hi</b>"],
+                "private": False,
+            },
+            {
+                "type": "notice",
+                "text": "Clock left",
+                "reason": "@timedOut",
+                "agent": "builtin:clock",
+            },
+        ],
+        "builtins": ["clock", "parrot"],
+        "wake": "alexa",
+        "wakeWords": ["alexa", "hey_jarvis"],
+        "keepAudio": True,
+    }
+    assert m.FinalTranscript("Stop.", command="stop").to_dict() == {
+        "type": "transcript",
+        "text": "Stop.",
+        "command": "stop",
+    }
+    floor = m.FloorUpdate((m.FloorConversant("user:1", "", "You"),)).to_dict()
+    assert floor == {
+        "type": "floor",
+        "conversants": [{"speakerUri": "user:1", "serviceUrl": "", "name": "You", "role": None}],
+        "floorGranted": [],
+        "convener": None,  # the page reads null: no convener
+    }
+    assert m.StateUpdate(m.SessionState.IDLE).to_json() == '{"type": "state", "state": "idle"}'
+    assert m.Hello().to_dict() == {"type": "hello", "transport": "none"}
+
+
+def test_a_lone_surrogate_goes_out_escaped_and_the_rest_as_utf8() -> None:
+    assert m.PartialTranscript("été").to_json() == '{"type": "partial", "text": "été"}'
+    text = m.PartialTranscript("bad \ud800").to_json()
+    assert "\\ud800" in text
+    text.encode("utf-8")  # sendable
+    with pytest.raises(ValueError):
+        m.FinalTranscript("x", confidence=float("nan")).to_json()
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"type": "dance"}, "unknown or misplaced message 'dance'"),
+        ({"text": "no type"}, "unknown or misplaced message None"),
+        ({"type": 7}, "unknown or misplaced message 7"),
+        ({"type": "welcome"}, "unknown or misplaced message 'welcome'"),  # the wrong direction
+        ({"type": "mode", "mode": "x"}, "'mode' must be one of 'ptt', 'handsfree', not 'x'"),
+        ({"type": "mode"}, "the 'mode' message needs 'mode'"),
+        ({"type": "ptt", "down": "yes"}, "'down' must be true or false"),
+        ({"type": "ptt", "down": 1}, "'down' must be true or false"),
+        ({"type": "text", "text": ["a"]}, "'text' must be a string"),
+        ({"type": "wake", "wake": None}, "'wake' must be a string"),
+        ({"type": "offer", "sdp": {}}, "'sdp' must be a string"),
+        ([1, 2], "messages are JSON objects"),
+    ],
+)
+def test_bad_messages_are_refused_with_a_reason(data: object, said: str) -> None:
+    with pytest.raises(m.ProtocolError) as info:
+        m.read(data, m.TO_GATEWAY)
+    assert said in str(info.value)
+
+
+def test_what_is_read_is_typed_and_unknown_fields_are_ignored() -> None:
+    msg = m.read({"type": "ptt", "down": True, "extra": {"from": "a newer page"}}, m.TO_GATEWAY)
+    assert msg == m.PushToTalk(down=True)
+    assert m.read({"type": "text"}, m.TO_GATEWAY) == m.SayText("")
+    assert m.read({"type": "state", "state": "thinking"}, m.FROM_GATEWAY) == m.StateUpdate(
+        m.SessionState.THINKING
+    )
+    with pytest.raises(m.ProtocolError, match="one of 'idle'"):
+        m.read({"type": "state", "state": "dozing"}, m.FROM_GATEWAY)
+    # A number where a float is due is a float; a boolean is not a number.
+    assert m.read({"type": "transcript", "text": "x", "confidence": 1}, m.FROM_GATEWAY) == (
+        m.FinalTranscript("x", confidence=1.0)
+    )
+    with pytest.raises(m.ProtocolError):
+        m.read({"type": "transcript", "text": "x", "confidence": True}, m.FROM_GATEWAY)
+    # A nested object is read and checked too.
+    with pytest.raises(m.ProtocolError, match=r"'user'.*needs 'name'"):
+        m.Welcome.from_dict({**SAMPLES[11].to_dict(), "user": {"speakerUri": "u"}})
+
+
+def test_a_huge_type_is_quoted_short() -> None:
+    with pytest.raises(m.ProtocolError) as info:
+        m.read({"type": "x" * 200_000}, m.TO_GATEWAY)
+    assert len(str(info.value)) < ECHO_CHARS + 100 and "200002 characters" in str(info.value)
+
+
+def test_json_text_is_read_through_the_parse_boundary() -> None:
+    deep = '{"type": "text", "text": ' + "[" * 5000 + "]" * 5000 + "}"
+    for bad in ("not json", "[1]", deep, b"\xff\xfe"):
+        with pytest.raises(m.ProtocolError, match="JSON objects"):
+            m.read_json(bad, m.TO_GATEWAY)
+    said = m.read_json('{"type": "text", "text": "typed \\ud800 here"}', m.TO_GATEWAY)
+    assert said == m.SayText("typed \ufffd here")
+
+
+def test_a_hello_is_never_refused_for_its_fields() -> None:
+    hello = m.Hello.from_dict(
+        {
+            "type": "hello",
+            "transport": "carrier pigeon",
+            "conversationId": 5,
+            "token": "t",
+            "mode": "sometimes",
+            "wake": ["alexa"],
+        }
+    )
+    assert hello == m.Hello(transport="none", token="t")
+    with pytest.raises(m.ProtocolError):  # but it must be a hello
+        m.Hello.from_dict({"type": "text"})
+
+
+def test_session_states_are_the_turn_takers() -> None:
+    assert [s.value for s in m.SessionState] == list(get_args(State))
+
+
+# ---------------------------------------------------------------------------- the page's copy
+def test_web_protocol_js_is_generated_from_the_python_definitions() -> None:
+    checked_in = (ROOT / "web" / "protocol.js").read_text()
+    assert checked_in == m.render_js(), (
+        "web/protocol.js is out of date: python -m gateway.server.messages --js > web/protocol.js"
+    )
+    assert m.main(["--js"]) == 0
+
+
+def _page_sources() -> dict[str, str]:
+    return {
+        p.name: p.read_text()
+        for p in sorted((ROOT / "web").glob("*.js"))
+        if p.name != "protocol.js"
+    }
+
+
+def _block(source: str, opening: str) -> str:
+    """The text of the object literal that starts at ``opening`` (up to its closing brace)."""
+    start = source.index(opening) + len(opening)
+    depth, i = 1, start
+    while depth:
+        depth += {"{": 1, "}": -1}.get(source[i], 0)
+        i += 1
+    return source[start : i - 1]
+
+
+def test_the_page_speaks_the_python_protocol() -> None:
+    """Every message the page sends or handles, and every state it labels, is one Python defines;
+    and the page sends every kind of message, handles every one it can be sent, labels every
+    state — so a name added or renamed on either side fails here, not in a browser."""
+    sources = _page_sources()
+    js = "\n".join(sources.values())
+    names = {
+        "TO_GATEWAY": set(m.TO_GATEWAY),
+        "FROM_GATEWAY": set(m.FROM_GATEWAY),
+        "STATES": {s.value for s in m.SessionState},
+    }
+    # Names taken from web/protocol.js must be there.
+    for obj, name in re.findall(r"\b(TO_GATEWAY|FROM_GATEWAY|STATES)\.(\w+)", js):
+        assert name in names[obj], f"{obj}.{name} is not in gateway/server/messages.py"
+
+    sent = set(re.findall(r"\btype:\s*TO_GATEWAY\.(\w+)", js))
+    sent |= set(re.findall(r"send\(\{\s*type:\s*\"(\w+)\"", js))  # conn.send({ type: "text", … })
+    sent |= set(re.findall(r"\{\s*type:\s*\"(hello)\"", js))
+    handled = set(re.findall(r"\bFROM_GATEWAY\.(\w+)", js))
+    handled |= set(re.findall(r"\bmessage\.type\s*===\s*\"(\w+)\"", js))
+    labelled = set(re.findall(r"\bSTATES\.(\w+)", js))
+    for source in sources.values():
+        if "const handlers = {" in source:
+            handled |= set(re.findall(r"^\s*(\w+):", _block(source, "const handlers = {"), re.M))
+        if "const STATE_LABELS = {" in source:
+            labelled |= set(
+                re.findall(r"^\s*(\w+):", _block(source, "const STATE_LABELS = {"), re.M)
+            )
+
+    assert sent <= names["TO_GATEWAY"], f"the page sends {sent - names['TO_GATEWAY']}"
+    assert handled <= names["FROM_GATEWAY"], f"the page handles {handled - names['FROM_GATEWAY']}"
+    assert sent == names["TO_GATEWAY"], f"the page never sends {names['TO_GATEWAY'] - sent}"
+    # A pong needs no handler: any message is a sign of life to web/connection.js. A turn's
+    # timing is for clients that measure (scripts/load.py); the page does not show it.
+    unhandled = names["FROM_GATEWAY"] - handled - {"pong", "timing"}
+    assert not unhandled, f"the page has no handler for {unhandled}"
+    # "off" is the page's own (no voice running), not a session state.
+    assert labelled - {"off"} == names["STATES"]
+
+
+def test_the_protocol_document_names_every_message() -> None:
+    doc = (ROOT / "docs" / "client-protocol.md").read_text()
+    documented = set(re.findall(r"\{\"type\": \"(\w+)\"", doc))
+    assert set(m.TO_GATEWAY) | set(m.FROM_GATEWAY) <= documented
+    assert "gateway/server/messages.py" in doc
