@@ -160,6 +160,9 @@ async def run_load(
             100 * (end_busy - start_busy - gateway_cpu - own_cpu) / elapsed, 1
         ),
         "gatewayStagesMs": stages,
+        # Over WebRTC: how late the gateway's RTP packets arrived against their timestamps
+        # (above the earliest), i.e. what a browser's jitter buffer must hold for this stream.
+        "rtpLateMs": _rtp_lateness(opened, start, end),
         # Where a turn's time went, client → gateway → client: the median of each stage by
         # transport, and every turn (ms; TURN_STAGES).
         "turnStagesMs": {
@@ -172,6 +175,25 @@ async def run_load(
         ],
         "notices": sorted(set(tally.notices)),
         "errors": sorted(set(tally.errors)),
+    }
+
+
+def _rtp_lateness(clients: list[Client], start: float, end: float) -> dict[str, float] | None:
+    """p50/p95/p99/max over the WebRTC clients of each packet's transit above that client's
+    fastest one in the window (ms)."""
+    late: list[float] = []
+    for client in clients:
+        if client.jitter is None:
+            continue
+        transits = [t for at, t in client.jitter.transits if start <= at <= end]
+        if transits:
+            fastest = min(transits)
+            late += [1000 * (t - fastest) for t in transits]
+    if not late:
+        return None
+    return {
+        **{f"p{q}": round(float(np.percentile(late, q)), 1) for q in (50, 95, 99)},
+        "max": round(max(late), 1),
     }
 
 

@@ -92,7 +92,14 @@ JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
 
 class PlayoutTrack(MediaStreamTrack):
     """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`
-    (which gives silence while no agent speaks, so the stream never stalls)."""
+    (which gives silence while no agent speaks, so the stream never stalls).
+
+    Frames are stamped with their place in real time: when the playout skipped time after a
+    stall (a busy loop), the timestamps skip it too. Left contiguous, every later packet arrived
+    late against its timestamp, and a browser's jitter buffer grew to hold that lateness for
+    the rest of the call (measured under load: packets up to ~1 s late against their
+    timestamps after a minute, and Chromium buffering ~350–390 ms).
+    """
 
     kind = "audio"
 
@@ -100,6 +107,7 @@ class PlayoutTrack(MediaStreamTrack):
         super().__init__()
         self._playout = playout
         self._pts = 0
+        self._skipped = playout.skipped_samples
         self._time_base = fractions.Fraction(1, playout.rate)
 
     async def recv(self) -> av.AudioFrame:
@@ -108,6 +116,9 @@ class PlayoutTrack(MediaStreamTrack):
         except PlayoutClosed:
             self.stop()
             raise MediaStreamError from None
+        # A gap in the timestamps: the receiver conceals it and stays on time.
+        self._pts += self._playout.skipped_samples - self._skipped
+        self._skipped = self._playout.skipped_samples
         frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = self._playout.rate
         frame.pts = self._pts

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import fractions
 import socket
+import time
 
 import av
 import numpy as np
@@ -18,7 +19,13 @@ from gateway.audio.playout import Playout
 from gateway.proxy.session import Timing, VoiceModels
 from gateway.server import messages as m
 from gateway.server.app import Gateway, GatewaySettings
-from gateway.server.webrtc import JITTER_ATTR, WEBRTC_RATE, PromptJitterBuffer, WebRTCLink
+from gateway.server.webrtc import (
+    JITTER_ATTR,
+    WEBRTC_RATE,
+    PlayoutTrack,
+    PromptJitterBuffer,
+    WebRTCLink,
+)
 from tests.support.load_client import Client, Tally, load_clips
 
 FRAME = WEBRTC_RATE // 50  # 20 ms
@@ -102,6 +109,19 @@ async def test_inbound_audio_is_not_held_for_later_packets() -> None:
     finally:
         await client.close()
         await link.close()
+
+
+async def test_after_a_stall_the_outbound_timestamps_skip_the_time_lost() -> None:
+    """A receiver plays by the timestamps: contiguous ones after a stall would arrive late for
+    the rest of the call, and a browser's jitter buffer would grow to hold that."""
+    playout = Playout(WEBRTC_RATE, fill_silence=True, max_lag_ms=200)
+    track = PlayoutTrack(playout)
+    assert [(await track.recv()).pts for _ in range(3)] == [0, FRAME, 2 * FRAME]
+    time.sleep(0.4)  # the event loop is blocked: beyond max_lag, the schedule starts anew
+    after = await track.recv()
+    assert playout.skipped_samples >= 10 * FRAME  # at least the 200 ms beyond which it skips
+    assert after.pts == 3 * FRAME + playout.skipped_samples
+    assert (await track.recv()).pts == after.pts + FRAME  # then contiguous again
 
 
 def test_the_timing_message_carries_every_stage_the_session_measures() -> None:

@@ -169,13 +169,25 @@ class ArrivalJitterBuffer(PromptJitterBuffer):
         super().__init__()
         self.first_timestamp: int | None = None
         self._arrivals: OrderedDict[int, float] = OrderedDict()
+        #: (arrival, transit) per in-order packet: transit is the arrival minus the packet's
+        #: place in the stream (its RTP timestamp in seconds), plus a constant. Its spread is
+        #: what a receiver playing by the timestamps (a browser) must buffer to never run dry.
+        self.transits: list[tuple[float, float]] = []
+        self._last_timestamp: int | None = None
+        self._stream_s = 0.0
 
     def add(self, packet: RtpPacket) -> tuple[bool, JitterFrame | None]:
+        now = time.monotonic()
         if self.first_timestamp is None:
             self.first_timestamp = packet.timestamp  # aiortc's receiver maps this one to pts 0
-        self._arrivals[packet.timestamp] = time.monotonic()
+        self._arrivals[packet.timestamp] = now
         while len(self._arrivals) > 256:
             self._arrivals.popitem(last=False)
+        step = (packet.timestamp - (self._last_timestamp or packet.timestamp)) % 2**32
+        if step < 2**31:  # not a reordered packet
+            self._stream_s += step / RTC_RATE
+            self._last_timestamp = packet.timestamp
+            self.transits.append((now, now - self._stream_s))
         return super().add(packet)
 
     def arrival(self, pts: int) -> float | None:
@@ -265,7 +277,8 @@ class Client:
         self._spoke = False  # the gateway has spoken since this turn began
         self._lost = False  # the gateway gave up on this turn (a notice)
         self._answer: asyncio.Future[str] | None = None
-        self._jitter: ArrivalJitterBuffer | None = None
+        #: WebRTC: the receiving side's buffer, with its arrival times.
+        self.jitter: ArrivalJitterBuffer | None = None
 
     async def open(self) -> bool:
         """Connect and say hello; False if the gateway refused the session."""
@@ -290,8 +303,8 @@ class Client:
         assert self.ws is not None
         self.pc = pc = RTCPeerConnection()
         transceiver = pc.addTransceiver(MouthTrack(self.mouth), direction="sendrecv")
-        self._jitter = ArrivalJitterBuffer()
-        setattr(transceiver.receiver, JITTER_ATTR, self._jitter)
+        self.jitter = ArrivalJitterBuffer()
+        setattr(transceiver.receiver, JITTER_ATTR, self.jitter)
 
         @pc.on("connectionstatechange")
         def on_state() -> None:
@@ -430,8 +443,8 @@ class Client:
                 # Only look inside frames while a reply is awaited: the rest is just drained.
                 if turn is not None and _loud(frame.to_ndarray()):
                     turn.first_audio = time.monotonic()
-                    if self._jitter is not None and frame.pts is not None:
-                        turn.first_packet = self._jitter.arrival(frame.pts)
+                    if self.jitter is not None and frame.pts is not None:
+                        turn.first_packet = self.jitter.arrival(frame.pts)
 
     async def close(self) -> None:
         """Hang up and stop every task of this client."""
