@@ -20,6 +20,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from gateway.errors import ConfigError
+
 #: The speech-to-text model used when none is configured.
 DEFAULT_STT_MODEL = "tiny.en"
 #: Files that make a CTranslate2 Whisper model folder.
@@ -29,7 +31,7 @@ _BUILTIN_STT = ("tiny.en", "base")
 MODELS_ENV = "OFP_GATEWAY_MODELS"
 
 
-class ModelNotAvailable(RuntimeError):
+class ModelNotAvailable(ConfigError):
     """A model is not installed or not found; the message says how to get it."""
 
 

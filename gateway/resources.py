@@ -14,11 +14,13 @@ import importlib.resources
 from functools import cache
 from pathlib import Path
 
+from gateway.errors import ConfigError
+
 #: The folders shipped as package data, each with a file that must be there.
 SHIPPED = {"web": "index.html", "models": "README.md"}
 
 
-class ResourceMissing(RuntimeError):
+class ResourceMissing(ConfigError):
     """A shipped folder is in neither place; the installation is broken."""
 
 

@@ -27,15 +27,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gateway.errors import Busy, Closed
+
 R = TypeVar("R")
 
 
-class PoolFull(RuntimeError):
+class PoolFull(Busy):
     """The job was not admitted: ``max_pending`` jobs are pending, or (``idle_only``) the
     workers are busy. Callers raise their own, domain-specific error from it."""
 
 
-class PoolClosed(RuntimeError):
+class PoolClosed(Closed):
     """The pool was closed; it takes no more jobs."""
 
 

@@ -10,6 +10,7 @@ PY="${PYTHON:-python3}"
 missing() {
   case "$1" in
     chromium) [ ! -x /usr/bin/chromium ] ;;
+    nodejs) ! command -v node >/dev/null 2>&1 ;;
     # Debian keeps the server programs off PATH, in /usr/lib/postgresql/NN/bin.
     postgresql) ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null ;;
     haproxy) [ ! -x /usr/sbin/haproxy ] && ! command -v haproxy >/dev/null 2>&1 ;;

@@ -10,6 +10,12 @@ agent server). ``serve`` would need a model-loading server per option, so its ch
 ``serve`` code with the parts it builds (gateway, models, recorder, agent directory) replaced by
 recorders of what they were given, and prove that the option changes that: it is read and reaches
 the part that acts on it. Those parts' own tests show what they do with it.
+
+Each default lives in one place, its settings dataclass: every option's argparse default is
+``None`` (:func:`test_an_option_not_given_is_none`), so a command given no options builds exactly
+the default settings (:func:`test_no_options_are_the_dataclass_defaults`); help texts read the
+defaults from there, and what the documentation says of them is checked against them
+(:func:`test_the_documented_defaults_are_the_dataclass_defaults`).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
-from gateway.cli import build_parser, main
+from gateway.cli import build_parser, given, main
 from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
 from tests.records.conftest import ALICE, BOB, record_conversation
@@ -43,18 +49,25 @@ from tests.server.conftest import free_port
 from tests.speech import espeak_wav, silence
 
 
-def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[str]:
-    """``"<command> <option>"`` for every argument of ``parser`` and its sub-parsers."""
+def actions(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, argparse.Action]]:
+    """``("<command> <option>", action)`` for every argument of ``parser`` and its sub-parsers."""
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
             continue
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                yield from walk(sub, (*path, name))
+                yield from actions(sub, (*path, name))
             continue
         long = [o for o in action.option_strings if o.startswith("--")]
         name = long[0] if long else action.dest
-        yield " ".join((*path, name)) if path else name
+        yield (" ".join((*path, name)) if path else name), action
+
+
+def walk(parser: argparse.ArgumentParser) -> Iterator[str]:
+    """``"<command> <option>"`` for every argument of ``parser`` and its sub-parsers."""
+    return (name for name, _ in actions(parser))
 
 
 @dataclass
@@ -580,6 +593,154 @@ def test_every_option_has_a_check() -> None:
 )
 def test_option_changes_behaviour(option: str, ctx: Ctx) -> None:
     CHECKS[option][0](ctx)
+
+
+# ------------------------------------------------------------------------ one source per default
+def test_an_option_not_given_is_none() -> None:
+    """No option restates a default: not given, it is None, and the command's ``from_args``
+    leaves the settings field at its dataclass default."""
+    from gateway.cluster.__main__ import build_parser as cluster_parser
+
+    every = [*actions(build_parser()), *actions(cluster_parser(), ("cluster",))]
+    restated = {
+        name: action.default
+        for name, action in every
+        if not isinstance(action, argparse._VersionAction) and action.default is not None
+    }
+    assert len(every) > 40
+    assert not restated, f"options with a default of their own (make it None): {restated}"
+
+
+def test_no_options_are_the_dataclass_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each command given no options builds its settings dataclass's defaults, all of them."""
+    from gateway.cluster.__main__ import build_parser as cluster_parser
+    from gateway.cluster.__main__ import from_args as cluster_from_args
+    from gateway.cluster.local import LocalCluster
+    from gateway.proxy.session import SessionSettings
+    from gateway.server.app import GatewaySettings
+    from gateway.server.cli import ServeSettings
+    from gateway.server.cli import from_args as serve_from_args
+    from gateway.talk.cli import from_args as talk_from_args
+    from gateway.talk.settings import TalkSettings
+    from gateway.voice.stt import SttSettings
+
+    parse = build_parser().parse_args
+    serve = serve_from_args(parse(["serve"]))
+    assert serve == ServeSettings()
+    assert serve.gateway == GatewaySettings() and serve.stt == SttSettings()
+    assert serve.gateway.session == SessionSettings()
+    assert talk_from_args(parse(["talk"])) == TalkSettings()
+    # talk --wav's wake word: the session's own default, not one of talk's.
+    assert SessionSettings(**given(wake=TalkSettings().wake)) == SessionSettings()
+    assert cluster_from_args(cluster_parser().parse_args([])) == LocalCluster(
+        port=GatewaySettings().port
+    )
+    # agents serve hands run_agents_server only what was given: its own defaults apply.
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr("gateway.agents.server.run_agents_server", lambda **kw: calls.append(kw))
+    for argv in (["agents", "serve"], ["agents", "serve", "--port", "9"]):
+        args = parse(argv)
+        args.func(args)
+    assert calls == [{}, {"port": 9}]
+
+
+def test_given_options_reach_the_settings() -> None:
+    """The other half: each serve and talk option given changes the settings it builds (the
+    checks above prove the settings then change what the command does)."""
+    from gateway.server.cli import ServeSettings
+    from gateway.server.cli import from_args as serve_from_args
+    from gateway.talk.cli import from_args as talk_from_args
+    from gateway.talk.settings import TalkSettings
+
+    parse = build_parser().parse_args
+    for option, values in SERVE_VALUES.items():
+        built = serve_from_args(parse(["serve", option, *values]))
+        assert built != ServeSettings(), option
+    talk = {
+        "--text": ["hi"],
+        "--wav": ["in.wav"],
+        "--agent": ["builtin:clock"],
+        "--json": [],
+        "--timeout": ["5"],
+        "--out": ["reply.wav"],
+        "--fast": [],
+        "--wake": ["alexa"],
+        "--no-record": [],
+        "--data": ["elsewhere"],
+        "--allow-address": ["10.0.0.0/8"],
+    }
+    assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
+    for option, values in talk.items():
+        assert talk_from_args(parse(["talk", option, *values])) != TalkSettings(), option
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_help_shows_the_dataclass_defaults() -> None:
+    """Help texts name their defaults as fields filled from the settings when help is printed:
+    none is left unfilled, and what they show is the dataclasses' (one example per command)."""
+    from gateway.server.app import GatewaySettings
+    from gateway.talk.settings import TalkSettings
+
+    parsers = list(_parsers(build_parser()))
+    for parser in parsers:
+        for action in parser._actions:
+            if action.help:
+                shown = parser._get_formatter()._expand_help(action)
+                assert "{" not in shown, (parser.prog, shown)
+    helps = {" ".join(p.prog.split()[1:]): p.format_help() for p in parsers}
+    assert {"serve", "talk", "agents serve", "history list"} <= helps.keys()
+    g = " ".join(helps["serve"].split())
+    assert f"({GatewaySettings().max_sessions}: what 2 cores serve well" in g
+    assert f"({GatewaySettings().session.endpoint.end_silence_ms})" in g
+    assert f"replies ({TalkSettings().timeout_s:g})" in " ".join(helps["talk"].split())
+
+
+def _documented() -> list[tuple[str, str]]:
+    """(file, text): what the documentation says of a default, written from the default."""
+    from gateway.agents.http import HttpSettings
+    from gateway.floor.host import Limits
+    from gateway.proxy.session import SessionSettings
+    from gateway.server.app import GatewaySettings
+
+    g, http, limits = GatewaySettings(), HttpSettings(), Limits()
+    session = SessionSettings()
+    return [
+        ("README.md", f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address})"),
+        ("README.md", f"(`--max-sessions`, default {g.max_sessions})"),
+        ("README.md", f"`--audio-url-ttl` seconds ({g.audio_url_ttl_s:g})"),
+        ("README.md", f"a timeout ({http.timeout:g} s)"),
+        ("README.md", f"a reply size cap ({http.max_reply_bytes // 1024**2} MB)"),
+        ("README.md", f"waiting at most {limits.bye_timeout_s:g} s for them"),
+        ("README.md", f"the person has {session.follow_up_ms // 1000} s to answer"),
+        ("README.md", f"at {session.endpoint.speculate_ms} ms of silence"),
+        ("README.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
+        (
+            "docs/client-protocol.md",
+            f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address} by default",
+        ),
+        (
+            "docs/client-protocol.md",
+            f"`--max-frame-bytes` (default {g.max_frame_bytes // 1024} KiB)",
+        ),
+        ("docs/client-protocol.md", f"`--audio-url-ttl` seconds ({g.audio_url_ttl_s:g})"),
+        ("docs/network.md", f"`--audio-url-ttl` seconds ({g.audio_url_ttl_s:g})"),
+        ("docs/deployment.md", f"`--drain-seconds` ({g.drain_s:g})"),
+    ]
+
+
+@pytest.mark.parametrize("path, text", _documented())
+def test_the_documented_defaults_are_the_dataclass_defaults(path: str, text: str) -> None:
+    """The documentation states defaults in prose; each statement is checked against the one
+    place the default lives, so changing it there fails here until the text follows."""
+    words = " ".join((Path(__file__).parent.parent / path).read_text(encoding="utf-8").split())
+    assert text in words, f"{path} no longer says {text!r}: say what the default is now"
 
 
 def test_espeak_is_there() -> None:

@@ -104,7 +104,7 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OFP_GATEWAY_MODELS")}
     env |= {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    where = _run(python, "-c", "import gateway, gateway.server.app as a, gateway.catalogue as c; "
+    where = _run(python, "-c", "import gateway, gateway.server.routes as a, gateway.catalogue as c; "
                  "print(gateway.__file__, a.WEB_ROOT, c.catalogue_readme(), c.models_dir())",
                  cwd=elsewhere, env=env)  # fmt: skip
     module, web, readme, models = map(Path, where.stdout.split())

@@ -1,5 +1,7 @@
 // The WebSocket to the gateway: hello on every (re)connect, reconnect with backoff.
 
+import { FROM_GATEWAY, TO_GATEWAY } from "./protocol.js";
+
 /** Delay before reconnect attempt `attempt` (0-based): exponential from 0.5 s, capped at 30 s,
  * with ±50 % jitter so many pages cut off together do not all come back in the same instant. */
 export function backoffDelay(attempt, random = Math.random) {
@@ -120,7 +122,7 @@ export class Connection extends EventTarget {
       } catch {
         return; // not ours to interpret; the protocol only sends JSON objects as text
       }
-      if (message.type === "welcome") this.attempt = 0; // a full handshake resets the backoff
+      if (message.type === FROM_GATEWAY.welcome) this.attempt = 0; // a full handshake resets the backoff
       this.dispatchEvent(new CustomEvent("message", { detail: message }));
     };
     ws.onclose = (e) => {
@@ -134,7 +136,7 @@ export class Connection extends EventTarget {
       this.dropSocket();
       this.dropped(1006, "no answer from the gateway");
     } else {
-      this.send({ type: "ping" });
+      this.send({ type: TO_GATEWAY.ping });
     }
   }
 

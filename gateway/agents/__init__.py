@@ -18,6 +18,7 @@ from gateway.agents.errors import (
     AgentUnreachable,
     ReplyTooLarge,
     RequestTooLarge,
+    UnknownAgent,
 )
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
@@ -36,4 +37,5 @@ __all__ = [
     "HttpSettings",
     "ReplyTooLarge",
     "RequestTooLarge",
+    "UnknownAgent",
 ]

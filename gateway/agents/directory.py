@@ -10,13 +10,12 @@ from collections import OrderedDict
 
 from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
+from gateway.agents.errors import UnknownAgent
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy
 from gateway.agents.urls import BUILTIN_SCHEME, normalize_service_url, split_dialect
 
-
-class UnknownAgent(ValueError):
-    """The address names no agent this gateway can reach."""
+__all__ = ["AgentDirectory", "UnknownAgent"]
 
 
 class AgentDirectory:
@@ -61,7 +60,9 @@ class AgentDirectory:
             agent = self.builtins.get(name)
             if agent is None:
                 known = ", ".join(sorted(self.builtins))
-                raise UnknownAgent(f"no built-in agent {name!r}; built-ins are: {known}")
+                raise UnknownAgent(
+                    f"no built-in agent {name!r}; built-ins are: {known}", agent_url=url
+                )
             return agent
         address, dialect = split_dialect(url)
         if address.lower().startswith(("http://", "https://")):
@@ -79,7 +80,8 @@ class AgentDirectory:
             return agent
         raise UnknownAgent(
             f"cannot reach {url!r}: use builtin:NAME, an https:// URL, "
-            "or ovon+https:// for an agent that speaks only OVON 0.9"
+            "or ovon+https:// for an agent that speaks only OVON 0.9",
+            agent_url=url,
         )
 
     async def aclose(self) -> None:

@@ -7,6 +7,7 @@ the URL of the agent, the Open Floor reason token the host reports the failure w
 
 from __future__ import annotations
 
+from gateway.errors import GatewayError
 from gateway.ofp import Problem
 
 #: How a person opens the address policy for an agent they trust.
@@ -16,7 +17,7 @@ ALLOW_HINT = (
 )
 
 
-class AgentError(Exception):
+class AgentError(GatewayError):
     """An agent could not be reached, or what it sent back could not be used.
 
     ``reason_token`` is the token the host puts in the ``reason`` of the events it sends about
@@ -27,6 +28,11 @@ class AgentError(Exception):
         super().__init__(message)
         self.agent_url = agent_url
         self.reason_token = reason_token
+
+
+class UnknownAgent(AgentError, ValueError):
+    """The address names no agent this gateway can reach: no such built-in, or a scheme it does
+    not speak. Also a ``ValueError``: the server refuses such an invite as a bad request."""
 
 
 class AgentTimeout(AgentError):

@@ -25,7 +25,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
-from gateway.agents.errors import AddressRefused
+from gateway.agents.errors import AddressRefused, AgentError
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
@@ -180,11 +180,15 @@ def _literal_address(host: str) -> IPAddress | None:
         return None
 
 
-class RefusedHost(OSError):
-    """Raised by :class:`PolicyResolver`: every address a host name resolved to was refused."""
+class RefusedHost(AgentError, OSError):
+    """Raised by :class:`PolicyResolver`: every address a host name resolved to was refused.
+
+    An ``OSError`` because aiohttp wraps only those from a resolver (into a connection error,
+    which :class:`~gateway.agents.http.HttpClient` turns into :class:`AddressRefused`)."""
 
     def __init__(self, host: str, why: str) -> None:
-        super().__init__(f"{host}: {why}")
+        # The resolver knows the host name only, not the agent's URL.
+        super().__init__(f"{host}: {why}", agent_url=host)
         self.host = host
         self.why = why
 

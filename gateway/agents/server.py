@@ -119,7 +119,7 @@ async def _json_errors(request: web.Request, handler: Handler) -> web.StreamResp
         if exc.status < 400:
             raise
         return _error(exc.status, exc.text or exc.reason)
-    except Exception:
+    except Exception:  # the last boundary: an agent's bug is a 500 and a log, never a traceback
         log.exception("agent failed on %s %s", request.method, request.path)
         return _error(500, "the agent failed on this envelope; the server log has the details")
 

@@ -10,12 +10,15 @@ inherit the listener of the code that started them, and nobody else's.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar, Token
 
 #: ``listener(direction, agent_url, body)``: direction is "sent" or "received".
 WireListener = Callable[[str, str, bytes], None]
+
+log = logging.getLogger(__name__)
 
 _LISTENER: ContextVar[WireListener | None] = ContextVar("ofp_wire_listener", default=None)
 
@@ -46,13 +49,15 @@ def stop_listening(token: Token[WireListener | None]) -> None:
 
 def tap(direction: str, agent_url: str, body: str | bytes) -> None:
     """Report one body to the current listener, if any. A failing listener is not the agent's
-    fault and must not fail the delivery, so its errors are swallowed."""
+    fault and must not fail the delivery, so its errors are logged, not raised."""
     listener = _LISTENER.get()
     if listener is None:
         return
     data = body.encode("utf-8") if isinstance(body, str) else body
-    with suppress(Exception):  # see the docstring
+    try:
         listener(direction, agent_url, data)
+    except Exception:  # a callback of the caller's: whatever it raises, see the docstring
+        log.exception("the wire listener failed on a body %s %s", direction, agent_url)
 
 
 def listening() -> bool:

@@ -22,9 +22,10 @@ from collections.abc import Callable
 import numpy as np
 
 from gateway.audio.frames import FRAME_MS, SAMPLE_RATE
+from gateway.errors import Closed
 
 
-class PlayoutClosed(Exception):
+class PlayoutClosed(Closed):
     """The playout was closed and everything in it has been played."""
 
 

@@ -23,8 +23,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.errors import ClusterUnavailable
 
-class HAProxyUnavailable(RuntimeError):
+
+class HAProxyUnavailable(ClusterUnavailable):
     """HAProxy is not installed or would not start; the message says what to do."""
 
 

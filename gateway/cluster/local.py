@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gateway.cluster.haproxy import Backend, HAProxy
 from gateway.cluster.postgres import TempPostgres, free_port
+from gateway.errors import ClusterUnavailable
 
 
 @dataclass
@@ -136,16 +137,19 @@ class LocalCluster:
         )
 
     def wait_ready(self, node: Node, timeout: float) -> None:
-        """Wait until the node's ``/readyz`` says ready."""
+        """Wait until the node's ``/readyz`` says ready; :class:`ClusterUnavailable` if it exits
+        or is not ready in ``timeout`` s."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not node.alive:
-                raise RuntimeError(f"{node.name} exited:\n{node.log.read_text(errors='replace')}")
+                raise ClusterUnavailable(
+                    f"{node.name} exited:\n{node.log.read_text(errors='replace')}"
+                )
             with contextlib.suppress(OSError, ValueError):
                 if node.readiness()[0] == 200:
                     return
             time.sleep(0.3)
-        raise RuntimeError(f"{node.name} was not ready in {timeout:.0f} s")
+        raise ClusterUnavailable(f"{node.name} was not ready in {timeout:.0f} s")
 
     def kill(self, node: Node) -> None:
         """SIGKILL: the node dies at once, as in a crash."""

@@ -21,11 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from gateway.errors import ClusterUnavailable
+
 #: Where Debian puts the server programs, one folder per major version.
 DEBIAN_PG_ROOT = Path("/usr/lib/postgresql")
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(ClusterUnavailable):
     """PostgreSQL is not installed here or would not start; the message says what to do."""
 
 

@@ -29,6 +29,7 @@ from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+from gateway.records.errors import RecordsError
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -100,6 +101,8 @@ class Notice:
     agent: str
 
 
+#: The agent at a service URL; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``)
+#: for an address it cannot or may not reach.
 AgentResolver = Callable[[str], Agent]
 UserSink = Callable[[Envelope], Awaitable[None] | None]
 NoticeSink = Callable[[Notice], Awaitable[None] | None]
@@ -203,14 +206,15 @@ class FloorHost:
         self._named.add(normalize_service_url(url))
         try:
             agent = self._resolve(url)
-        except Exception:
+        except AgentError:
             return None  # the invite itself will report what is wrong with the address
         fetch = getattr(agent, "fetch_manifest", None)
         if fetch is not None:
             sender = Sender(
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             )
-            with contextlib.suppress(Exception):
+            # No answer in time, or a failure: invited by URL anyway (the delivery reports it).
+            with contextlib.suppress(AgentError, TimeoutError):
                 await asyncio.wait_for(
                     fetch(self.id, sender),
                     self.limits.manifest_timeout_s if timeout is None else timeout,
@@ -244,8 +248,8 @@ class FloorHost:
             return True
         try:
             await self.say([Event(event_type=EventType.BYE)])
-        except Exception:  # the floor refusing (busy) must not stop the conversation ending
-            log.exception("conversation %s: could not say bye", self.id)
+        except FloorBusy as err:  # the floor refusing must not stop the conversation ending
+            log.warning("conversation %s: could not say bye: %s", self.id, err)
             return False
         return await self.wait_idle(self.limits.bye_timeout_s)
 
@@ -339,7 +343,11 @@ class FloorHost:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             reply = None
             await self._failed(recipient, err)
-        except Exception as err:  # an unknown URL scheme, a resolver refusing: same as @error
+        except Exception as err:
+            # Every failure to reach an agent is an AgentError (above); anything else is a bug in
+            # an agent's code (a built-in's) or below it: it costs that agent an @error all the
+            # same, and the traceback goes to the log.
+            log.exception("conversation %s: delivery to %s failed", self.id, key)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             reply = None
             await self._failed(
@@ -446,7 +454,7 @@ class FloorHost:
         await self.learn_manifest(url, timeout=5.0)
         try:
             identity = self._resolve(url).manifest.identification
-        except Exception:
+        except AgentError:
             return
         if self.floor.update_identity(identity):
             self._record_floor(force=True)
@@ -459,7 +467,7 @@ class FloorHost:
             self._recorder.envelope(
                 self.id, direction=direction, peer=peer, envelope=wire, at=datetime.now(UTC)
             )
-        except Exception:  # records must never take the conversation down
+        except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
     def _state(self) -> tuple[Any, ...]:
@@ -475,7 +483,7 @@ class FloorHost:
         if self.on_floor is not None:
             try:
                 self.on_floor(f)
-            except Exception:
+            except Exception:  # the caller's callback: its bug must not stop the floor
                 log.exception("conversation %s: floor listener failed", self.id)
         if self._recorder is None:
             return
@@ -487,5 +495,5 @@ class FloorHost:
                 convener=f.convener,
                 at=datetime.now(UTC),
             )
-        except Exception:
+        except RecordsError:
             log.exception("conversation %s: could not record a floor change", self.id)

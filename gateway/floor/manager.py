@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gateway.agents.urls import normalize_service_url
+from gateway.errors import Busy
 from gateway.ofp import (
     VERSION,
     Conversant,
@@ -76,7 +77,7 @@ def route_for(event_type: EventType, *, has_convener: bool, sender_has_floor: bo
     return Route.PASS
 
 
-class FloorBusy(Exception):
+class FloorBusy(Busy):
     """Too many envelopes are waiting while the convener decides; the new one was not queued."""
 
 

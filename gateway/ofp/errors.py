@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.errors import GatewayError
 
-class OFPError(Exception):
+
+class OFPError(GatewayError):
     """Base class of every error raised by :mod:`gateway.ofp`."""
 
 

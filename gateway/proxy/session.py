@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -60,10 +60,24 @@ from gateway.proxy.turns import (
     looks_final,  # noqa: F401 (lived here; importers still use it)
 )
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
+from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
 from gateway.render.tts import Synthesizer
 from gateway.render.voices import VoiceBook
+from gateway.server.messages import (
+    AgentUtterance,
+    FinalTranscript,
+    FloorConversant,
+    FloorUpdate,
+    Flush,
+    FromGateway,
+    PageNotice,
+    PartialTranscript,
+    SessionState,
+    StateUpdate,
+    WakeHeard,
+)
 from gateway.voice.endpoint import EndpointSettings, Utterance
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal, default_signals
@@ -76,7 +90,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-UIEvent = dict[str, Any]
+#: What the session tells the page (gateway/server/messages.py).
+UIEvent = FromGateway
 EventSink = Callable[[UIEvent], Awaitable[None] | None]
 
 
@@ -98,13 +113,13 @@ def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
 class SessionSettings:
     """How one voice session behaves.
 
-    ``end_silence_ms`` (in ``endpoint``) is 700 ms rather than the endpointer's default: the
+    ``end_silence_ms`` (in ``endpoint``) is longer than the endpointer's default: the
     early end at a finished-looking pause makes most turns fast, so the full silence only
     applies to speech that trails off — where waiting longer is what avoids cutting people off.
     """
 
     endpoint: EndpointSettings = field(
-        default_factory=lambda: EndpointSettings(end_silence_ms=700, pause_ms=200)
+        default_factory=lambda: EndpointSettings(end_silence_ms=700)
     )
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.
@@ -164,7 +179,7 @@ def _score(signals: dict[str, TurnSignal], audio: np.ndarray, voiced_end: int) -
     for name, signal in signals.items():
         try:
             p = signal.score(audio, voiced_end)
-        except Exception:
+        except Exception:  # a model (onnxruntime, numpy): the turn still ends on the others
             log.exception("end-of-turn signal %s failed", name)
             continue
         if p is not None:
@@ -229,27 +244,21 @@ class Timing:
         }
 
 
-def _floor_view(floor: Floor) -> UIEvent:
-    return {
-        "type": "floor",
-        "conversants": [
-            {
-                "speakerUri": i.speaker_uri,
-                "serviceUrl": i.service_url,
-                "name": i.display_name,
-                "role": i.role,
-            }
+def _floor_view(floor: Floor) -> FloorUpdate:
+    return FloorUpdate(
+        tuple(
+            FloorConversant(i.speaker_uri, i.service_url, i.display_name, i.role)
             for i in floor.conversants
-        ],
-        "floorGranted": floor.floor_granted,
-        "convener": floor.convener,
-    }
+        ),
+        floor_granted=tuple(floor.floor_granted),
+        convener=floor.convener,
+    )
 
 
 class VoiceSession:
     """One person's voice, attached to a :class:`FloorHost`.
 
-    ``on_event`` receives UI events (dicts, documented in ``docs/client-protocol.md``); the
+    ``on_event`` receives the page's messages (:mod:`gateway.server.messages`); the
     transport plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
     ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
     """
@@ -347,7 +356,7 @@ class VoiceSession:
             text,
             start_time=rfc3339(),
         )
-        await self._emit({"type": "transcript", "text": text, "id": de.id, "typed": True})
+        await self._emit(FinalTranscript(text, id=de.id, typed=True))
         await self._send(de)
 
     async def invite(self, url: str) -> None:
@@ -398,7 +407,7 @@ class VoiceSession:
             self._speaking.cancel()
         self.playout.flush()
         if had:
-            self._emit_soon({"type": "flush"})
+            self._emit_soon(Flush())
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is
@@ -475,13 +484,13 @@ class VoiceSession:
             elif isinstance(a, StopPlayback):
                 self.stop_speaking()
             elif isinstance(a, StateChanged):
-                self._emit_soon({"type": "state", "state": a.state})
+                self._emit_soon(StateUpdate(SessionState(a.state)))
             elif isinstance(a, Sleep):
                 self._vad.reset()
             elif isinstance(a, StartPartial):
                 self._partial = asyncio.get_running_loop().create_task(self._run_partial(a.audio))
             elif isinstance(a, ShowPartial):
-                self._emit_soon({"type": "partial", "text": a.text})
+                self._emit_soon(PartialTranscript(a.text))
 
     def _start_decode(self, a: StartDecode) -> None:
         task = asyncio.get_running_loop().create_task(
@@ -522,11 +531,7 @@ class VoiceSession:
         except asyncio.QueueFull:
             self._busy -= 1
             self._emit_soon(
-                {
-                    "type": "notice",
-                    "reason": "@error",
-                    "text": "Too many utterances at once; that one was dropped.",
-                }
+                PageNotice("Too many utterances at once; that one was dropped.", "@error")
             )
 
     # ------------------------------------------------------------------ wake word
@@ -555,7 +560,7 @@ class VoiceSession:
     async def _woke(self, detection: WakeDetection, arrived: float) -> None:
         self._vad.reset()
         self._apply(self.turns.woke(time.monotonic()))  # the wake word is a barge-in
-        self._emit_soon({"type": "wake", "model": detection.model})
+        self._emit_soon(WakeHeard(detection.model))
         # The utterance starts where the phrase ended: feed what came after it, drop the rest.
         buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
         self._lookback.clear()
@@ -588,7 +593,7 @@ class VoiceSession:
             utt, spec, timing = await self._utterances.get()
             try:
                 await self._one_utterance(utt, spec, timing)
-            except Exception:
+            except Exception:  # the task must not die: one utterance lost, the next ones heard
                 log.exception("utterance failed")
                 self._done_one()
 
@@ -597,9 +602,13 @@ class VoiceSession:
     ) -> None:
         transcript: Transcript | None = None
         if spec is not None:
-            with contextlib.suppress(Exception):
+            try:
                 transcript = await spec
                 timing.speculative = True
+            except TranscriberBusy:
+                pass  # decoded again below, now that the utterance is final
+            except Exception:  # the model's own failure (CTranslate2): try once more below
+                log.exception("the speculative decode failed; decoding again")
         if transcript is None:
             try:
                 transcript = await self.models.transcriber.transcribe(
@@ -607,11 +616,7 @@ class VoiceSession:
                 )
             except TranscriberBusy:
                 await self._emit(
-                    {
-                        "type": "notice",
-                        "reason": "@error",
-                        "text": "Speech recognition is busy; please say that again.",
-                    }
+                    PageNotice("Speech recognition is busy; please say that again.", "@error")
                 )
                 self._done_one()
                 return
@@ -622,9 +627,9 @@ class VoiceSession:
         if not text or (self._wake is not None and _is_stop(text, self.settings.stop_words)):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
                 self.stop_speaking()
-                await self._emit({"type": "transcript", "text": text, "command": "stop"})
+                await self._emit(FinalTranscript(text, command="stop"))
             self._apply(self.turns.dismissed(time.monotonic()))
-            await self._emit({"type": "partial", "text": ""})
+            await self._emit(PartialTranscript(""))
             self._done_one()
             return
         if text != transcript.text.strip():
@@ -652,16 +657,11 @@ class VoiceSession:
         if self._recorder is not None:
             try:
                 self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
-            except Exception:
+            except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
         self.transcripts.append(text)
         await self._emit(
-            {
-                "type": "transcript",
-                "text": text,
-                "id": de.id,
-                "confidence": round(transcript.confidence, 3),
-            }
+            FinalTranscript(text, id=de.id, confidence=round(transcript.confidence, 3))
         )
         self.timings.append(timing)
         self._awaiting = timing
@@ -692,24 +692,8 @@ class VoiceSession:
                 continue
             if self._awaiting is not None and self._awaiting.reply is None:
                 self._awaiting.reply = time.monotonic()
-            html = [
-                str(t.value)
-                for name, f in de.features.items()
-                if f.mime_type in ("text/html", "application/xhtml+xml") or name == "html"
-                for t in f.tokens
-                if isinstance(t.value, str)
-            ]
-            await self._emit(
-                {
-                    "type": "utterance",
-                    "id": de.id,
-                    "speakerUri": de.speaker_uri,
-                    "speaker": names.get(de.speaker_uri, de.speaker_uri),
-                    "text": de.text(),
-                    "html": html,
-                    "private": ev.is_private,
-                }
-            )
+            speaker = names.get(de.speaker_uri, de.speaker_uri)
+            await self._emit(AgentUtterance.of(de, speaker=speaker, private=ev.is_private))
             if self.speak_replies:
                 try:
                     self._replies.put_nowait(de)
@@ -717,9 +701,7 @@ class VoiceSession:
                     log.warning("reply queue full; not speaking %s", de.id)
 
     async def _noticed(self, notice: Notice) -> None:
-        await self._emit(
-            {"type": "notice", "text": notice.text, "reason": notice.reason, "agent": notice.agent}
-        )
+        await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))
 
     async def _render(self) -> None:
         while True:
@@ -730,7 +712,7 @@ class VoiceSession:
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():  # type: ignore[union-attr]
                     raise
-            except Exception:
+            except Exception:  # the task must not die: one reply unspoken, the next ones heard
                 log.exception("could not speak %s", de.id)
             finally:
                 self._speaking = None
@@ -781,7 +763,7 @@ class VoiceSession:
             result = self._on_event(event)
             if asyncio.iscoroutine(result):
                 await result
-        except Exception:
+        except Exception:  # the caller's callback: its bug must not stop the session
             log.exception("UI event listener failed")
 
     def _emit_soon(self, event: UIEvent) -> None:

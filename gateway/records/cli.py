@@ -14,11 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.records.base import DATABASE_ENV, Recorder, open_recorder
+from gateway.cli import add_data_option
+from gateway.records.base import Recorder, open_recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export import FORMATS, export_conversation
 from gateway.records.model import ConversationInfo, Record
-from gateway.records.paths import DATA_ENV
 from gateway.records.reading import read_envelope, rfc3339
 
 #: Widest the listing lets a column of names or words grow before cutting it with "…".
@@ -31,12 +31,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     commands = history.add_subparsers(dest="history_command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser("list", help="the recorded conversations, newest first")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.add_argument("--json", action="store_true", default=None, help="print JSON instead of a table")
     _with_data(listing, _list)
 
     show = commands.add_parser("show", help="everything recorded of one conversation")
     show.add_argument("id", help="the conversation id (see `history list`)")
-    show.add_argument("--json", action="store_true", help="print the records as JSON")
+    show.add_argument("--json", action="store_true", default=None, help="print the records as JSON")
     _with_data(show, _show)
 
     delete = commands.add_parser("delete", help="remove a conversation and its audio")
@@ -56,12 +56,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _with_data(parser: argparse.ArgumentParser, run: Callable[[Recorder, Any], int]) -> None:
-    parser.add_argument(
-        "--data",
-        metavar="DIR|URL",
-        help=f"the data folder, or a postgresql:// database (default: ${DATABASE_ENV}, else "
-        f"${DATA_ENV}, else ~/.local/share/ofp-gateway)",
-    )
+    add_data_option(parser)
     parser.set_defaults(func=lambda args: _run(run, args))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gateway.errors import GatewayError
 
-class RecordsError(Exception):
+
+class RecordsError(GatewayError):
     """A record cannot be stored, found or exported; the message says what to do about it."""

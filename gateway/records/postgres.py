@@ -23,17 +23,17 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from gateway.records.base import check_retention, utterance_index
+from gateway.records.base import utterance_index
 from gateway.records.errors import RecordsError
-from gateway.records.model import ConversationInfo, Holder, Record, StoredConversation
 from gateway.records.paths import safe_name
+from gateway.records.sql import ClipReader, Connection, SQLRecorder
 
 AUDIO_DIR = "audio"
 #: Connections one node keeps: the event loop writes on one at a time; the rest serve readers
@@ -103,22 +103,6 @@ CREATE TABLE clips (
 SCHEMA_VERSION = max(MIGRATIONS)
 _LOCK_KEY = 0x0F9_6A7E  # pg_advisory_xact_lock key of the migration
 
-# A body is stored as the JSON text written (not jsonb, which reorders keys), so both stores give
-# back byte-identical records and the exports match.
-_ENSURE = (
-    "INSERT INTO conversations (id, started_at, updated_at, folder) VALUES (%s, %s, %s, %s) "
-    "ON CONFLICT (id) DO UPDATE SET "
-    "updated_at = greatest(conversations.updated_at, excluded.updated_at)"
-)
-_INSERT = (
-    "INSERT INTO records (conversation_id, at, kind, direction, peer, body) "
-    "VALUES (%s, %s, %s, %s, %s, %s)"
-)
-_CONVERSANT = (
-    "INSERT INTO conversants (conversation_id, speaker_uri, name) VALUES (%s, %s, %s) "
-    "ON CONFLICT (conversation_id, speaker_uri) DO UPDATE "
-    "SET name = coalesce(nullif(excluded.name, ''), conversants.name)"
-)
 # The hot path (several envelopes a turn) as one statement: one round trip, atomic without BEGIN
 # and COMMIT: 0.6 ms a call against 1.1 ms as a pipelined transaction of four statements
 # (measured on a loaded 2-core machine; scripts/bench_cluster.py). The conversation row the
@@ -162,22 +146,25 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PostgresRecorder:
+class PostgresRecorder(SQLRecorder):
     """The record store of several nodes: one PostgreSQL database, clips in it.
 
     Safe to share between threads (each call takes a pooled connection). ``retention_days`` as
-    for SQLite: applied at start and on every :meth:`purge_expired`.
+    for SQLite: applied at start and on every :meth:`purge_expired`. Most of it is
+    :class:`~gateway.records.sql.SQLRecorder`.
     """
 
     #: Every node of the cluster reads and writes it.
     shared = True
+    placeholder = "%s"
+    greatest = "greatest"
+    arrival = "ord"
 
     def __init__(
         self, url: str, *, retention_days: float | None = None, pool_max: int = POOL_MAX
     ) -> None:
-        check_retention(retention_days)
+        super().__init__(retention_days)
         self.url = url
-        self.retention_days = retention_days
         self._down_until = 0.0
         advice = (
             "check the server is running and the URL (postgresql://USER[:PASSWORD]@HOST:PORT/DB) "
@@ -249,6 +236,19 @@ class PostgresRecorder:
             raise RecordsError(
                 f"the record database {self.location} is unreachable: {str(exc).strip()}"
             ) from None
+        except (psycopg.Error, UnicodeError) as exc:  # e.g. a text PostgreSQL cannot store
+            raise RecordsError(
+                f"the record database {self.location} failed: {str(exc).strip()}"
+            ) from exc
+
+    _reading = _connection
+
+    # SQLRecorder's times: timestamptz, kept in UTC.
+    _stamp = staticmethod(_utc)
+
+    @staticmethod
+    def _time(value: Any) -> datetime:
+        return value  # psycopg reads a timestamptz as a datetime
 
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[Any]]:
@@ -258,38 +258,10 @@ class PostgresRecorder:
         with self._connection() as conn, conn.transaction(), conn.pipeline():
             yield conn
 
-    def _ensure(self, conn: psycopg.Connection[Any], conversation_id: str, at: datetime) -> str:
-        folder = safe_name(conversation_id)
-        stamp = _utc(at)
-        conn.execute(_ENSURE, (conversation_id, stamp, stamp, folder))
-        return folder
-
     # ------------------------------------------------------------------ writing (host side)
-    def conversation_started(
-        self, conversation_id: str, *, at: datetime, title: str = "", user_speaker_uri: str = ""
+    def _envelope(
+        self, conversation_id: str, direction: str, peer: str, envelope: dict[str, Any], at: datetime
     ) -> None:
-        """Record the start of a conversation (again: updates its title and person)."""
-        with self._write() as conn:
-            self._ensure(conn, conversation_id, at)
-            conn.execute(
-                "UPDATE conversations SET title = %s, user_speaker_uri = %s WHERE id = %s",
-                (title, user_speaker_uri, conversation_id),
-            )
-            if user_speaker_uri:
-                conn.execute(_CONVERSANT, (conversation_id, user_speaker_uri, ""))
-
-    def envelope(
-        self,
-        conversation_id: str,
-        *,
-        direction: str,
-        peer: str,
-        envelope: dict[str, Any],
-        at: datetime,
-    ) -> None:
-        """Record an envelope ``"in"`` to the floor from ``peer`` or ``"out"`` to ``peer``."""
-        if direction not in ("in", "out"):
-            raise ValueError(f"direction must be 'in' or 'out', not {direction!r}")
         index = utterance_index(envelope)
         params = {
             "cid": conversation_id,
@@ -304,31 +276,6 @@ class PostgresRecorder:
         }
         with self._connection() as conn:
             conn.execute(_ENVELOPE, params)
-
-    def floor_changed(
-        self,
-        conversation_id: str,
-        *,
-        conversants: list[dict[str, Any]],
-        floor_granted: list[str],
-        convener: str | None,
-        at: datetime,
-    ) -> None:
-        """Record the floor's new state; ``conversants`` are identification dicts (wire form)."""
-        body = {"conversants": conversants, "floorGranted": floor_granted, "convener": convener}
-        with self._write() as conn:
-            self._ensure(conn, conversation_id, at)
-            conn.execute(
-                _INSERT,
-                (conversation_id, _utc(at), "floor", None, None, json.dumps(body, allow_nan=False)),
-            )
-            for ident in conversants:
-                uri = ident.get("speakerUri")
-                if isinstance(uri, str) and uri:
-                    name = ident.get("conversationalName")
-                    conn.execute(
-                        _CONVERSANT, (conversation_id, uri, name if isinstance(name, str) else "")
-                    )
 
     def audio(
         self, conversation_id: str, dialog_event_id: str, wav: bytes, *, at: datetime | None = None
@@ -345,40 +292,8 @@ class PostgresRecorder:
                 "dialog_event_id) DO UPDATE SET wav = excluded.wav",
                 (conversation_id, dialog_event_id, wav),
             )
-            conn.execute(
-                _INSERT,
-                (conversation_id, _utc(at), "audio", None, None, json.dumps(body, allow_nan=False)),
-            )
+            self._insert(conn, conversation_id, at, "audio", None, None, body)
         return name
-
-    def conversation_ended(
-        self, conversation_id: str, *, at: datetime, status: str = "completed"
-    ) -> None:
-        """Record the end of a conversation; ``status`` is ``"completed"`` or why it stopped."""
-        with self._write() as conn:
-            self._ensure(conn, conversation_id, at)
-            conn.execute(
-                "UPDATE conversations SET ended_at = %s, status = %s WHERE id = %s",
-                (_utc(at), status, conversation_id),
-            )
-
-    def hold(self, conversation_id: str, *, node: str, token_digest: str | None = None) -> None:
-        """Note the node holding the conversation (and the digest of its rejoin token)."""
-        with self._write() as conn:
-            self._ensure(conn, conversation_id, datetime.now(UTC))
-            conn.execute(
-                "UPDATE conversations SET node = %s, "
-                "token_digest = coalesce(%s, token_digest) WHERE id = %s",
-                (node, token_digest, conversation_id),
-            )
-
-    def holder(self, conversation_id: str) -> Holder | None:
-        """Who holds the conversation, its token digest and whether it ended; None if unknown."""
-        row = self._one(
-            "SELECT token_digest, node, updated_at, ended_at FROM conversations WHERE id = %s",
-            (conversation_id,),
-        )
-        return None if row is None else Holder(row[0], row[1], row[2], row[3])
 
     def close(self) -> None:
         """Close the pool; the records stay in the database."""
@@ -387,59 +302,16 @@ class PostgresRecorder:
             pool.close()
 
     # ------------------------------------------------------------------ reading (CLI, page)
-    def _one(self, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        with self._connection() as conn:
-            return conn.execute(query, params).fetchone()
-
-    def _all(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._connection() as conn:
-            return conn.execute(query, params).fetchall()
-
     def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:
         """The stored WAV of one utterance, or None (it is served as the audio ``valueUrl``)."""
-        row = self._one(
-            "SELECT wav FROM clips WHERE conversation_id = %s AND dialog_event_id = %s",
-            (conversation_id, dialog_event_id),
-        )
-        return bytes(row[0]) if row is not None else None
-
-    def list_conversations(self) -> list[ConversationInfo]:
-        """Every conversation, most recent first."""
-        rows = self._all("SELECT id FROM conversations ORDER BY started_at DESC, ord DESC")
-        return [info for (cid,) in rows if (info := self._info(cid)) is not None]
-
-    def get_conversation(
-        self, conversation_id: str, *, with_audio: bool = False
-    ) -> StoredConversation:
-        """A conversation with all its records in order; clips read too when ``with_audio``.
-
-        Raises :class:`RecordsError` when there is no such conversation.
-        """
-        info = self._info(conversation_id)
-        if info is None:
-            raise RecordsError(
-                f"no conversation {conversation_id!r} in {self.location}; "
-                "`python -m gateway history list` shows the ones there are"
+        with self._reading() as db:
+            row = self._one(
+                db,
+                "SELECT wav FROM clips WHERE conversation_id = ? AND dialog_event_id = ?",
+                conversation_id,
+                dialog_event_id,
             )
-        clips: dict[str, bytes] = {}
-        if with_audio:
-            clips = {
-                event: bytes(wav)
-                for event, wav in self._all(
-                    "SELECT dialog_event_id, wav FROM clips WHERE conversation_id = %s",
-                    (conversation_id,),
-                )
-            }
-        records = []
-        for seq, at, kind, direction, peer, body in self._all(
-            "SELECT seq, at, kind, direction, peer, body FROM records "
-            "WHERE conversation_id = %s ORDER BY seq",
-            (conversation_id,),
-        ):
-            data = json.loads(body)
-            clip = clips.get(data.get("dialogEventId", "")) if kind == "audio" else None
-            records.append(Record(seq, at, kind, direction, peer, data, clip))
-        return StoredConversation(info, records)
+        return bytes(row[0]) if row is not None else None
 
     def delete_conversation(self, conversation_id: str) -> bool:
         """Remove a conversation, its records and its clips; False if there was none."""
@@ -447,48 +319,20 @@ class PostgresRecorder:
             cur = conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
             return cur.rowcount > 0
 
-    def purge_expired(self, now: datetime) -> list[str]:
-        """Delete the conversations idle for longer than the retention; return their ids."""
-        if self.retention_days is None:
-            return []
-        cutoff = _utc(now - timedelta(days=self.retention_days))
-        rows = self._all("DELETE FROM conversations WHERE updated_at < %s RETURNING id", (cutoff,))
+    def _purge(self, cutoff: Any) -> list[str]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                "DELETE FROM conversations WHERE updated_at < %s RETURNING id", (cutoff,)
+            ).fetchall()
         return [cid for (cid,) in rows]
 
-    # ------------------------------------------------------------------ helpers
-    def _info(self, conversation_id: str) -> ConversationInfo | None:
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT started_at, updated_at, ended_at, status, title, user_speaker_uri "
-                "FROM conversations WHERE id = %s",
+    def _clip_reader(self, db: Connection, conversation_id: str) -> ClipReader:
+        # Every clip of the conversation in one query, matched to its records by event id.
+        clips = {
+            event: bytes(wav)
+            for event, wav in db.execute(
+                "SELECT dialog_event_id, wav FROM clips WHERE conversation_id = %s",
                 (conversation_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            started, updated, ended, status, title, user = row
-            count_row = conn.execute(
-                "SELECT count(*), (SELECT snippet FROM utterances WHERE conversation_id = %s "
-                "AND snippet != '' ORDER BY seq LIMIT 1) FROM utterances "
-                "WHERE conversation_id = %s",
-                (conversation_id, conversation_id),
-            ).fetchone()
-            count, first = count_row if count_row else (0, None)
-            conversants = dict(
-                conn.execute(
-                    "SELECT speaker_uri, name FROM conversants WHERE conversation_id = %s "
-                    "ORDER BY ord",
-                    (conversation_id,),
-                ).fetchall()
-            )
-        return ConversationInfo(
-            id=conversation_id,
-            started_at=started,
-            updated_at=updated,
-            ended_at=ended,
-            status=status,
-            title=title,
-            user_speaker_uri=user,
-            first_words=first or "",
-            message_count=count,
-            conversants=conversants,
-        )
+            ).fetchall()
+        }
+        return lambda body: clips.get(body.get("dialogEventId", ""))

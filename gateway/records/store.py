@@ -15,29 +15,28 @@ that returns in about a millisecond; see :meth:`Recorder._connect` for what that
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.records.base import check_retention, utterance_index
+from gateway.records.base import utterance_index
 from gateway.records.errors import RecordsError
 from gateway.records.model import (
     SNIPPET_CHARS,
     ConversationInfo,
     Direction,
-    Holder,
     Record,
     RecordKind,
     StoredConversation,
 )
 from gateway.records.paths import safe_name
+from gateway.records.sql import ClipReader, Connection, SQLRecorder
 
 __all__ = [
     "AUDIO_DIR",
@@ -110,22 +109,21 @@ def _time(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-class SQLiteRecorder:
+class SQLiteRecorder(SQLRecorder):
     """Writes conversation records to SQLite as they happen and reads them back.
 
     Use one instance from one thread (the event loop). Several processes may open the same data
     folder: SQLite's write-ahead log lets the CLI read while the gateway writes.
     ``retention_days`` (``None``: keep forever) is applied when the store opens and on every
-    :meth:`purge_expired`.
+    :meth:`purge_expired`. Most of it is :class:`~gateway.records.sql.SQLRecorder`.
     """
 
     #: One machine's folder: no other node takes its conversations up.
     shared = False
 
     def __init__(self, data_dir: Path, *, retention_days: float | None = None) -> None:
-        check_retention(retention_days)
+        super().__init__(retention_days)
         self.data_dir = Path(data_dir)
-        self.retention_days = retention_days
         self._audio_root = self.data_dir / AUDIO_DIR
         self._db = self._connect(self.data_dir / DB_NAME)
         self.purge_expired(datetime.now(UTC))
@@ -180,71 +178,58 @@ class SQLiteRecorder:
         """The data folder, for messages."""
         return str(self.data_dir)
 
+    # SQLRecorder's dialect and times: the defaults (``?``, ``max``, ``rowid``); text stamps.
+    _stamp = staticmethod(_stamp)
+    _time = staticmethod(_time)
+
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+    def _failures(self) -> Iterator[None]:
+        """A failing disk or database file (or a text SQLite cannot store) as a RecordsError."""
         try:
+            yield
+        except (OSError, sqlite3.Error, UnicodeError) as exc:
+            raise RecordsError(f"the record store {self.data_dir} failed: {exc}") from exc
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        with self._failures():
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._failures():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _ensure(self, db: Connection, conversation_id: str, at: datetime) -> str:
+        super()._ensure(db, conversation_id, at)
+        # The folder as first stored: a store written before a change of safe_name keeps its own.
+        return str(self._folder(db, conversation_id))
+
+    def _folder(self, db: Connection, conversation_id: str) -> str | None:
+        """The audio folder of the conversation; None if there is no such conversation."""
+        row = self._one(db, "SELECT folder FROM conversations WHERE id = ?", conversation_id)
+        return None if row is None else str(row[0])
 
     # ------------------------------------------------------------------ writing (host side)
-    def conversation_started(
-        self, conversation_id: str, *, at: datetime, title: str = "", user_speaker_uri: str = ""
+    def _envelope(
+        self, conversation_id: str, direction: str, peer: str, envelope: dict[str, Any], at: datetime
     ) -> None:
-        """Record the start of a conversation (again: updates its title and person)."""
-        with self._transaction() as db:
+        with self._write() as db:
             self._ensure(db, conversation_id, at)
-            db.execute(
-                "UPDATE conversations SET title = ?, user_speaker_uri = ? WHERE id = ?",
-                (title, user_speaker_uri, conversation_id),
-            )
-            if user_speaker_uri:
-                self._add_conversant(db, conversation_id, user_speaker_uri)
-
-    def envelope(
-        self,
-        conversation_id: str,
-        *,
-        direction: str,
-        peer: str,
-        envelope: dict[str, Any],
-        at: datetime,
-    ) -> None:
-        """Record an envelope: ``"in"`` received by the floor from ``peer`` (a speaker URI),
-        ``"out"`` delivered by the floor to ``peer``. ``envelope`` is the wire dict as sent.
-
-        ``direction`` is a plain ``str`` so the host's structural type matches; anything but the
-        two values raises :class:`ValueError`.
-        """
-        if direction not in ("in", "out"):
-            raise ValueError(f"direction must be 'in' or 'out', not {direction!r}")
-        with self._transaction() as db:
-            self._ensure(db, conversation_id, at)
-            seq = self._insert(db, conversation_id, at, "envelope", direction, peer, envelope)
+            cur = self._insert(db, conversation_id, at, "envelope", direction, peer, envelope)
+            seq = int(getattr(cur, "lastrowid", 0) or 0)
             self._add_conversant(db, conversation_id, peer)
-            self._index_utterances(db, conversation_id, seq, envelope)
-
-    def floor_changed(
-        self,
-        conversation_id: str,
-        *,
-        conversants: list[dict[str, Any]],
-        floor_granted: list[str],
-        convener: str | None,
-        at: datetime,
-    ) -> None:
-        """Record the floor's new state; ``conversants`` are identification dicts (wire form)."""
-        body = {"conversants": conversants, "floorGranted": floor_granted, "convener": convener}
-        with self._transaction() as db:
-            self._ensure(db, conversation_id, at)
-            self._insert(db, conversation_id, at, "floor", None, None, body)
-            for ident in conversants:
-                uri = ident.get("speakerUri")
-                if isinstance(uri, str) and uri:
-                    self._add_conversant(db, conversation_id, uri, ident.get("conversationalName"))
+            for event_id, speaker, snippet in utterance_index(envelope):
+                db.execute(
+                    "INSERT OR IGNORE INTO utterances VALUES (?, ?, ?, ?, ?)",
+                    (conversation_id, event_id, seq, speaker, snippet),
+                )
 
     def audio(
         self, conversation_id: str, dialog_event_id: str, wav: bytes, *, at: datetime | None = None
@@ -254,7 +239,7 @@ class SQLiteRecorder:
         ``at`` defaults to now. Storing a clip again for the same event replaces the file.
         """
         at = at or datetime.now(UTC)
-        with self._transaction() as db:
+        with self._write() as db:
             folder = self._ensure(db, conversation_id, at)
             directory = self._audio_root / folder
             directory.mkdir(parents=True, exist_ok=True)
@@ -279,196 +264,48 @@ class SQLiteRecorder:
 
     def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:
         """The stored WAV of one utterance, or None (it is served as the audio ``valueUrl``)."""
-        row = self._db.execute(
-            "SELECT folder FROM conversations WHERE id = ?", (conversation_id,)
-        ).fetchone()
-        if row is None:
+        with self._reading() as db:
+            folder = self._folder(db, conversation_id)
+        if folder is None:
             return None
-        path = self._audio_path(f"audio/{row[0]}/{safe_name(dialog_event_id)}.wav")
+        path = self._audio_path(f"audio/{folder}/{safe_name(dialog_event_id)}.wav")
         try:
             return path.read_bytes() if path is not None else None
         except OSError:
             return None
-
-    def conversation_ended(
-        self, conversation_id: str, *, at: datetime, status: str = "completed"
-    ) -> None:
-        """Record the end of a conversation; ``status`` is ``"completed"`` or why it stopped."""
-        with self._transaction() as db:
-            self._ensure(db, conversation_id, at)
-            db.execute(
-                "UPDATE conversations SET ended_at = ?, status = ? WHERE id = ?",
-                (_stamp(at), status, conversation_id),
-            )
-
-    def hold(self, conversation_id: str, *, node: str, token_digest: str | None = None) -> None:
-        """Note the node holding the conversation (and the digest of its rejoin token)."""
-        with self._transaction() as db:
-            self._ensure(db, conversation_id, datetime.now(UTC))
-            db.execute(
-                "UPDATE conversations SET node = ?, token_digest = coalesce(?, token_digest) "
-                "WHERE id = ?",
-                (node, token_digest, conversation_id),
-            )
-
-    def holder(self, conversation_id: str) -> Holder | None:
-        """Who holds the conversation, its token digest and whether it ended; None if unknown."""
-        row = self._db.execute(
-            "SELECT token_digest, node, updated_at, ended_at FROM conversations WHERE id = ?",
-            (conversation_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        digest, node, updated, ended = row
-        return Holder(digest, node, _time(updated), _time(ended) if ended else None)
 
     def close(self) -> None:
         """Close the database; the records stay on disk."""
         self._db.close()
 
     # ------------------------------------------------------------------ reading (CLI, page)
-    def list_conversations(self) -> list[ConversationInfo]:
-        """Every conversation, most recent first."""
-        rows = self._db.execute(
-            "SELECT id FROM conversations ORDER BY started_at DESC, rowid DESC"
-        ).fetchall()
-        return [self._info(cid) for (cid,) in rows]
-
-    def get_conversation(
-        self, conversation_id: str, *, with_audio: bool = False
-    ) -> StoredConversation:
-        """A conversation with all its records in order; clips read too when ``with_audio``.
-
-        Raises :class:`RecordsError` when there is no such conversation.
-        """
-        if not self._exists(conversation_id):
-            raise RecordsError(
-                f"no conversation {conversation_id!r} in {self.data_dir}; "
-                "`python -m gateway history list` shows the ones there are"
-            )
-        records = []
-        for seq, at, kind, direction, peer, body in self._db.execute(
-            "SELECT seq, at, kind, direction, peer, body FROM records "
-            "WHERE conversation_id = ? ORDER BY seq",
-            (conversation_id,),
-        ):
-            data = json.loads(body)
-            clip = self._read_clip(data["file"]) if with_audio and kind == "audio" else None
-            records.append(Record(seq, _time(at), kind, direction, peer, data, clip))
-        return StoredConversation(self._info(conversation_id), records)
-
     def delete_conversation(self, conversation_id: str) -> bool:
         """Remove a conversation, its records and its audio files; False if there was none."""
-        row = self._db.execute(
-            "SELECT folder FROM conversations WHERE id = ?", (conversation_id,)
-        ).fetchone()
-        if row is None:
+        with self._reading() as db:
+            folder = self._folder(db, conversation_id)
+        if folder is None:
             return False
         # Files first: if this is interrupted, running it again finds the rows and finishes,
         # whereas rows-first would leave clips on disk that nothing points to any more.
-        self._remove_audio(row[0])
-        with self._transaction() as db:
+        with self._failures():
+            self._remove_audio(folder)
+        with self._write() as db:
             db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         return True
 
-    def purge_expired(self, now: datetime) -> list[str]:
-        """Delete the conversations idle for longer than the retention; return their ids."""
-        if self.retention_days is None:
-            return []
-        cutoff = _stamp(now - timedelta(days=self.retention_days))
-        expired = [
-            cid
-            for (cid,) in self._db.execute(
-                "SELECT id FROM conversations WHERE updated_at < ?", (cutoff,)
-            ).fetchall()
-        ]
+    def _purge(self, cutoff: Any) -> list[str]:
+        with self._reading() as db:
+            expired = [
+                cid
+                for (cid,) in db.execute(
+                    "SELECT id FROM conversations WHERE updated_at < ?", (cutoff,)
+                ).fetchall()
+            ]
         return [cid for cid in expired if self.delete_conversation(cid)]
 
-    # ------------------------------------------------------------------ helpers
-    def _exists(self, conversation_id: str) -> bool:
-        found = self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,))
-        return found.fetchone() is not None
-
-    def _ensure(self, db: sqlite3.Connection, conversation_id: str, at: datetime) -> str:
-        """Create the conversation if this is the first we hear of it; mark it updated at ``at``.
-
-        Returns the name of its audio folder.
-        """
-        stamp = _stamp(at)
-        db.execute(
-            "INSERT INTO conversations (id, started_at, updated_at, folder) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(id) DO UPDATE SET updated_at = max(updated_at, excluded.updated_at)",
-            (conversation_id, stamp, stamp, safe_name(conversation_id)),
-        )
-        row = db.execute("SELECT folder FROM conversations WHERE id = ?", (conversation_id,))
-        return str(row.fetchone()[0])
-
-    @staticmethod
-    def _insert(
-        db: sqlite3.Connection,
-        conversation_id: str,
-        at: datetime,
-        kind: RecordKind,
-        direction: str | None,
-        peer: str | None,
-        body: dict[str, Any],
-    ) -> int:
-        cur = db.execute(
-            "INSERT INTO records (conversation_id, at, kind, direction, peer, body) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (conversation_id, _stamp(at), kind, direction, peer, json.dumps(body, allow_nan=False)),
-        )
-        return int(cur.lastrowid or 0)
-
-    @staticmethod
-    def _add_conversant(
-        db: sqlite3.Connection, conversation_id: str, speaker_uri: str, name: Any = None
-    ) -> None:
-        db.execute(
-            "INSERT INTO conversants (conversation_id, speaker_uri, name) VALUES (?, ?, ?) "
-            "ON CONFLICT DO UPDATE SET name = coalesce(nullif(excluded.name, ''), name)",
-            (conversation_id, speaker_uri, name if isinstance(name, str) else ""),
-        )
-
-    @staticmethod
-    def _index_utterances(
-        db: sqlite3.Connection, conversation_id: str, seq: int, envelope: dict[str, Any]
-    ) -> None:
-        for event_id, speaker, snippet in utterance_index(envelope):
-            db.execute(
-                "INSERT OR IGNORE INTO utterances VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, event_id, seq, speaker, snippet),
-            )
-
-    def _info(self, conversation_id: str) -> ConversationInfo:
-        started, updated, ended, status, title, user = self._db.execute(
-            "SELECT started_at, updated_at, ended_at, status, title, user_speaker_uri "
-            "FROM conversations WHERE id = ?",
-            (conversation_id,),
-        ).fetchone()
-        count, first = self._db.execute(
-            "SELECT count(*), (SELECT snippet FROM utterances WHERE conversation_id = ?1 "
-            "AND snippet != '' ORDER BY seq LIMIT 1) FROM utterances WHERE conversation_id = ?1",
-            (conversation_id,),
-        ).fetchone()
-        conversants = dict(
-            self._db.execute(
-                "SELECT speaker_uri, name FROM conversants WHERE conversation_id = ? ORDER BY rowid",
-                (conversation_id,),
-            ).fetchall()
-        )
-        return ConversationInfo(
-            id=conversation_id,
-            started_at=_time(started),
-            updated_at=_time(updated),
-            ended_at=_time(ended) if ended else None,
-            status=status,
-            title=title,
-            user_speaker_uri=user,
-            first_words=first or "",
-            message_count=count,
-            conversants=conversants,
-        )
+    # ------------------------------------------------------------------ clips
+    def _clip_reader(self, db: Connection, conversation_id: str) -> ClipReader:
+        return lambda body: self._read_clip(body["file"])  # files beside the database
 
     def _audio_path(self, relative: str) -> Path | None:
         """``relative`` (to the data folder) resolved, or None unless it is inside ``audio/``."""

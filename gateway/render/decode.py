@@ -18,6 +18,7 @@ import av
 import numpy as np
 
 from gateway.audio import Resampler
+from gateway.errors import SpeechError
 from gateway.ofp import Feature
 
 #: ``fetch(url) -> (body, content_type)``, supplied by the caller, who enforces the address
@@ -28,7 +29,7 @@ MAX_BYTES = 20 * 1024 * 1024
 MAX_SECONDS = 300.0
 
 
-class AudioDecodeError(ValueError):
+class AudioDecodeError(SpeechError, ValueError):
     """Audio could not be decoded, or was larger or longer than allowed."""
 
 

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 
 import numpy as np
 
+from gateway.errors import GatewayError
 from gateway.ofp import DialogEvent, Feature
 from gateway.render.decode import Fetch, decode_feature
 from gateway.render.ssml import SSMLError, parse_ssml, render_segments, trim_silence
@@ -58,8 +59,13 @@ async def render_dialog_event(
     if audio is not None:
         try:
             pcm = await decode_feature(audio, rate, fetch)
-        except Exception as exc:  # the caller's fetch may fail in any way; the text remains
-            log.warning("%s: audio feature not playable (%s); trying ssml/text", event.id, exc)
+        except Exception as exc:  # the caller's fetch and FFmpeg may fail in any way: see ssml
+            log.warning(
+                "%s: audio feature not playable (%s); trying ssml/text",
+                event.id,
+                exc,
+                exc_info=not isinstance(exc, GatewayError),
+            )
         else:
             yield pcm
             return

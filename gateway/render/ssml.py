@@ -61,6 +61,7 @@ import numpy as np
 from defusedxml import DefusedXmlException
 from num2words import num2words
 
+from gateway.errors import GatewayError, SpeechError
 from gateway.render.decode import AudioDecodeError, Fetch, data_uri_bytes, decode_audio
 from gateway.render.tts import Synthesizer, VoiceSettings
 
@@ -121,7 +122,7 @@ EMPHASIS = {
 _SILENT_TAGS = {"desc", "mark", "meta", "metadata", "lexicon"}
 
 
-class SSMLError(ValueError):
+class SSMLError(SpeechError, ValueError):
     """The SSML document is malformed; speak the ``text`` feature instead."""
 
 
@@ -562,8 +563,16 @@ async def render_segments(
         else:
             try:
                 pcm = await _play(seg.src, fetch, rate)
-            except Exception as exc:  # any fetch or decode failure: the fallback is the remedy
-                log.warning("SSML <audio src=%r> failed (%s); speaking its fallback", seg.src, exc)
+            except Exception as exc:
+                # The caller's fetch and FFmpeg (PyAV) fail in ways of their own: whatever it is,
+                # the fallback is the remedy. Only what is not a GatewayError (not an agent or
+                # audio failure the gateway explains) is a bug, logged with its traceback.
+                log.warning(
+                    "SSML <audio src=%r> failed (%s); speaking its fallback",
+                    seg.src,
+                    exc,
+                    exc_info=not isinstance(exc, GatewayError),
+                )
                 async for chunk in render_segments(seg.fallback, synth, settings, fetch, rate=rate):
                     yield chunk
             else:

@@ -32,6 +32,7 @@ import onnxruntime
 from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
 from gateway.audio import SAMPLE_RATE, Resampler
+from gateway.errors import Busy, SpeechError
 from gateway.workers import PoolClosed, PoolFull, PriorityPool
 
 log = logging.getLogger(__name__)
@@ -54,11 +55,11 @@ MAX_PITCH_SEMITONES = 12.0
 MIN_LENGTH_SCALE, MAX_LENGTH_SCALE = 0.15, 4.0
 
 
-class SynthesisError(Exception):
+class SynthesisError(SpeechError):
     """Text could not be turned into speech."""
 
 
-class SynthesizerBusy(SynthesisError):
+class SynthesizerBusy(SynthesisError, Busy):
     """Too many syntheses are already waiting; try again later or raise ``max_pending``."""
 
 
@@ -127,7 +128,7 @@ def load_voice(settings: VoiceSettings, *, threads: int = 1) -> PiperVoice:
             log.info("loading Piper voice %s", key[0])
             try:
                 voice = _load_piper(*key)
-            except Exception as exc:
+            except Exception as exc:  # Piper and onnxruntime fail in ways of their own
                 raise SynthesisError(f"cannot load Piper voice {key[0]}: {exc}") from exc
             _voices[key] = voice
         return voice

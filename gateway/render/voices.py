@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.catalogue import models_dir
+from gateway.errors import ConfigError
 from gateway.render.tts import SynthesisError, VoiceSettings, voice_paths
 
 #: Pitch steps (semitones) and tempo steps (phoneme length multipliers) an agent is hashed onto.
@@ -50,7 +51,7 @@ _FIELDS = {f.name for f in dataclasses.fields(VoiceSettings)}
 _PATHS = {"model", "config"}
 
 
-class VoiceConfigError(ValueError):
+class VoiceConfigError(ConfigError, ValueError):
     """The voice map is malformed or names a voice file that is not there."""
 
 

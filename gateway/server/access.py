@@ -23,9 +23,6 @@ LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 #: Headers that must appear at most once: two Hosts or two Origins are ambiguous, and each
 #: reader of the request could pick a different one.
 SINGLE_HEADERS = ("Host", "Origin", "X-Forwarded-For")
-#: Defaults of GatewaySettings kept here, where the CLI can read them without loading the app.
-MAX_SESSIONS_PER_ADDRESS = 4
-AUDIO_URL_TTL_S = 300.0
 #: Longest request path (with its query) accepted; a browser never sends more for this page.
 MAX_PATH = 2048
 

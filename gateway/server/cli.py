@@ -1,4 +1,4 @@
-"""The ``serve`` command."""
+"""The ``serve`` command: its options, :class:`ServeSettings` and the run."""
 
 from __future__ import annotations
 
@@ -7,64 +7,106 @@ import asyncio
 import contextlib
 import signal
 import sys
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from gateway.server.access import AUDIO_URL_TTL_S, MAX_SESSIONS_PER_ADDRESS
-from gateway.server.memory import TRIM_INTERVAL_S, restart_under_jemalloc
-from gateway.voice.endpoint import EndpointSettings
+from gateway.cli import add_conversation_options, defaults_shown, from_options
+from gateway.server.memory import restart_under_jemalloc
+
+if TYPE_CHECKING:
+    from gateway.server.app import GatewaySettings
+    from gateway.voice.stt import SttSettings
+
+
+# Imported when settings are built, not with the parser: the app loads the web server and the
+# session (see gateway.cli.defaults_shown).
+def _gateway() -> GatewaySettings:
+    from gateway.server.app import GatewaySettings
+
+    return GatewaySettings()
+
+
+def _stt() -> SttSettings:
+    from gateway.voice.stt import SttSettings
+
+    return SttSettings()
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Everything ``serve`` is told: the gateway's settings and those of the parts built beside
+    it. Built by :func:`from_args`; each default is the dataclass's own."""
+
+    gateway: GatewaySettings = field(default_factory=_gateway)
+    stt: SttSettings = field(default_factory=_stt)
+    #: Records: a folder or ``postgresql://`` URL (None: what the environment says), or none.
+    data: str | None = None
+    record: bool = True
+    #: Records older than this many days are deleted (None: kept).
+    retention_days: float | None = None
+    #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
+    allow_addresses: tuple[str, ...] = ()
+    #: A voices.json mapping agents to Piper voices (None: every agent's derived voice).
+    voices: str | None = None
+    #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
+    allocator: str = "jemalloc"
+
+
+@cache
+def _shown() -> dict[str, Any]:
+    """What the help texts' fields name: the defaults (``d``, its gateway ``g``)."""
+    d = ServeSettings()
+    g = d.gateway
+    return {
+        "d": d,
+        "g": g,
+        "agents": ", ".join(g.agents),
+        "frame_kib": g.max_frame_bytes // 1024,
+        "end_silence_ms": g.session.endpoint.end_silence_ms,
+    }
 
 
 def add_serve_command(sub: argparse._SubParsersAction) -> None:
-    """Register ``serve`` on the main parser."""
+    """Register ``serve`` on the main parser; the help texts show :class:`ServeSettings`'s
+    defaults."""
     p = sub.add_parser(
         "serve",
         help="serve the browser gateway (page, WebSocket, WebRTC)",
         description="Serve the page and the voice gateway. With no --agent, the "
         "built-in agents are on the floor, so it talks at once.",
+        formatter_class=defaults_shown(_shown),
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port for the page and WebSocket (8080)")
+    p.add_argument("--host", help="address to listen on ({g.host})")
+    p.add_argument("--port", type=int, help="port for the page and WebSocket ({g.port})")
     p.add_argument(
         "--agent",
+        dest="agents",
         action="append",
-        default=[],
         metavar="URL|builtin:NAME",
-        help="an agent every new conversation invites (repeatable; default: the built-ins)",
-    )
-    p.add_argument(
-        "--allow-address",
-        action="append",
-        default=[],
-        metavar="CIDR",
-        help="let agents be reached at these loopback/private addresses (repeatable; "
-        "also OFP_GATEWAY_ALLOW)",
+        help="an agent every new conversation invites (repeatable; default: the built-ins, "
+        "{agents})",
     )
     p.add_argument(
         "--allow-origin",
+        dest="allow_origins",
         action="append",
-        default=[],
         metavar="ORIGIN",
         help="another web origin allowed to open the WebSocket (repeatable)",
     )
     p.add_argument(
         "--allow-host",
+        dest="allow_hosts",
         action="append",
-        default=[],
         metavar="NAME",
         help="another host name people reach the gateway by (repeatable). Requests for other "
         "names are refused (421), which stops DNS rebinding; localhost, IP addresses, --host "
         "and --public-url's host are always answered",
     )
-    p.add_argument(
-        "--data",
-        metavar="DIR|URL",
-        help="records folder, or a postgresql:// database shared by several nodes (default: "
-        "$OFP_GATEWAY_DATABASE_URL, else $OFP_GATEWAY_DATA, else per-user)",
-    )
-    p.add_argument("--no-record", action="store_true", help="keep no records")
+    add_conversation_options(p)
     p.add_argument(
         "--retention-days",
         type=float,
-        default=None,
         help="delete records older than this many days (default: keep)",
     )
     p.add_argument(
@@ -74,109 +116,130 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-sessions",
         type=int,
-        default=12,
-        help="clients at once; more are refused (12: what 2 cores serve well, see README)",
+        help="clients at once; more are refused ({g.max_sessions}: what 2 cores serve well, "
+        "see README)",
     )
     p.add_argument(
         "--max-sessions-per-address",
         type=_count,
-        default=MAX_SESSIONS_PER_ADDRESS,
         metavar="N",
-        help=f"sessions at once from one visitor address ({MAX_SESSIONS_PER_ADDRESS}; 0: no "
+        help="sessions at once from one visitor address ({g.max_sessions_per_address}; 0: no "
         "limit). Behind a reverse proxy on this machine, its X-Forwarded-For names the "
         "visitor; clients of this machine itself are not limited",
     )
     p.add_argument(
         "--max-frame-bytes",
         type=int,
-        default=256 * 1024,
-        help="largest WebSocket message accepted (256 KiB)",
+        help="largest WebSocket message accepted ({frame_kib} KiB)",
     )
     p.add_argument(
         "--audio-feature",
+        dest="audio",
         choices=["inline", "url", "off"],
-        default="inline",
-        help="how utterances carry the person's audio (inline base64, a URL, or not). A URL "
-        "is a capability: signed, for this clip only, valid --audio-url-ttl seconds",
+        help="how utterances carry the person's audio (inline base64, a URL, or not; default "
+        "{g.audio_feature}). A URL is a capability: signed, for this clip only, valid "
+        "--audio-url-ttl seconds",
     )
     p.add_argument(
         "--audio-url-ttl",
+        dest="audio_url_ttl_s",
         type=_positive_seconds,
-        default=AUDIO_URL_TTL_S,
         metavar="SECONDS",
-        help=f"how long agents may fetch a clip by its URL ({AUDIO_URL_TTL_S:g})",
+        help="how long agents may fetch a clip by its URL ({g.audio_url_ttl_s:g})",
     )
     p.add_argument(
         "--keep-audio",
         action="store_true",
+        default=None,
         help="keep the person's voice (the clip of each utterance) in the records. Off by "
         "default: transcripts are kept, the voice is not",
     )
     p.add_argument(
         "--ice-server",
+        dest="ice_servers",
         action="append",
-        default=[],
         type=_ice_server,
         metavar="URL",
         help="a STUN/TURN server for WebRTC (repeatable): stun:HOST:PORT or "
         "turn:USER:PASSWORD@HOST:PORT. None by default: the media path contacts only the page",
     )
     p.add_argument(
-        "--stt-model", default="tiny.en", help="speech model: tiny.en, base, or a folder name"
+        "--stt-model",
+        dest="model",
+        metavar="MODEL",
+        help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
         "--end-silence-ms",
         type=int,
-        default=700,
-        help="silence that ends an unfinished-sounding utterance (700)",
+        help="silence that ends an unfinished-sounding utterance "
+        "({end_silence_ms})",
     )
     p.add_argument(
         "--trim-memory",
+        dest="trim_memory_s",
         type=_seconds,
-        default=TRIM_INTERVAL_S,
         metavar="SECONDS",
-        help=f"with --allocator system: hand freed memory back to the system this often "
-        f"({TRIM_INTERVAL_S:g}; 0: never). jemalloc does so by itself",
+        help="with --allocator system: hand freed memory back to the system this often "
+        "({g.trim_memory_s:g}; 0: never). jemalloc does so by itself",
     )
     p.add_argument(
         "--allocator",
         choices=["jemalloc", "system"],
-        default="jemalloc",
-        help="memory allocator. jemalloc (Debian's libjemalloc2; serve restarts itself under it "
-        "at once): less memory per person, a little more CPU (see README). system: the C "
-        "library's malloc, trimmed every --trim-memory seconds",
+        help="memory allocator ({d.allocator}). jemalloc (Debian's libjemalloc2; serve "
+        "restarts itself under it at once): less memory per person, a little more CPU (see "
+        "README). system: the C library's malloc, trimmed every --trim-memory seconds",
     )
     p.add_argument(
         "--rejoin",
+        dest="rejoin_s",
         type=_seconds,
-        default=None,
         metavar="SECONDS",
         help="how long a conversation whose page went waits for it to come back before it ends "
-        "and its agents are told bye (600)",
+        "and its agents are told bye ({g.rejoin_s:g})",
     )
     p.add_argument(
         "--voices", metavar="voices.json", help="map agents to Piper voices (see models/README.md)"
     )
     p.add_argument(
         "--drain-seconds",
+        dest="drain_s",
         type=_seconds,
-        default=None,
         metavar="SECONDS",
-        help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in progress finish for at "
-        "most this long, then hand the pages over to other nodes and exit (30)",
+        help="on SIGUSR1 (or SIGTERM with shared records): refuse new sessions, let turns in "
+        "progress finish for at most this long, then hand the pages over to other nodes and "
+        "exit ({g.drain_s:g})",
     )
     p.add_argument(
         "--node",
-        default="",
         metavar="NAME",
         help="this node's name in shared records (default: host name and a random suffix)",
     )
     p.add_argument(
         "--wake",
-        default="off",
-        help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off (default)",
+        metavar="NAME",
+        help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
+        "(default {g.wake})",
     )
     p.set_defaults(func=cmd_serve)
+
+
+def from_args(args: argparse.Namespace) -> ServeSettings:
+    """The settings the options ask for: each option's ``dest`` is the field it sets, in
+    :class:`ServeSettings` or the settings inside it; an option not given keeps the dataclass
+    default."""
+    d = ServeSettings()
+    s = d.gateway.session
+    session = replace(
+        from_options(s, args),
+        endpoint=from_options(s.endpoint, args),
+        parts=from_options(s.parts, args),
+    )
+    return replace(
+        from_options(d, args),
+        gateway=replace(from_options(d.gateway, args), session=session),
+        stt=from_options(d.stt, args),
+    )
 
 
 def _count(text: str) -> int:
@@ -212,52 +275,31 @@ def _seconds(text: str) -> float:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the gateway until interrupted."""
-    if args.allocator == "jemalloc" and getattr(args, "own_process", False):
+    settings = from_args(args)
+    if settings.allocator == "jemalloc" and getattr(args, "own_process", False):
         restart_under_jemalloc()  # returns only if it cannot (or already did)
-    return asyncio.run(_serve(args))
+    return asyncio.run(serve(settings))
 
 
-async def _serve(args: argparse.Namespace) -> int:
+async def serve(s: ServeSettings) -> int:
+    """Build the gateway and its parts from ``s`` and serve until a signal says stop (SIGINT)
+    or drain (SIGUSR1; SIGTERM with shared records)."""
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.proxy.session import SessionSettings, VoiceModels
+    from gateway.proxy.session import VoiceModels
     from gateway.records.base import Recorder, open_recorder
     from gateway.render.voices import VoiceBook
-    from gateway.server.app import Gateway, GatewaySettings
+    from gateway.server.app import Gateway
     from gateway.server.readiness import drain
-    from gateway.voice.stt import SttSettings
 
     recorder: Recorder | None = None
-    if not args.no_record:
-        recorder = open_recorder(args.data, retention_days=args.retention_days)
+    if s.record:
+        recorder = open_recorder(s.data, retention_days=s.retention_days)
     print("loading speech models…", file=sys.stderr, flush=True)
-    voices = VoiceBook.from_file(args.voices) if args.voices else None
-    models = VoiceModels(SttSettings(model=args.stt_model), voices=voices)
-    session = SessionSettings(
-        endpoint=EndpointSettings(end_silence_ms=args.end_silence_ms, pause_ms=200)
-    )
-    settings = GatewaySettings(
-        host=args.host,
-        port=args.port,
-        agents=tuple(args.agent) or GatewaySettings.agents,
-        public_url=args.public_url,
-        allow_origins=tuple(args.allow_origin),
-        allow_hosts=tuple(args.allow_host),
-        max_sessions=args.max_sessions,
-        max_sessions_per_address=args.max_sessions_per_address,
-        keep_audio=args.keep_audio,
-        audio_url_ttl_s=args.audio_url_ttl,
-        ice_servers=tuple(args.ice_server),
-        max_frame_bytes=args.max_frame_bytes,
-        audio_feature=args.audio_feature,
-        wake=args.wake,
-        trim_memory_s=args.trim_memory,
-        drain_s=GatewaySettings.drain_s if args.drain_seconds is None else args.drain_seconds,
-        node=args.node,
-        rejoin_s=GatewaySettings.rejoin_s if args.rejoin is None else args.rejoin,
-        session=session,
-    )
-    directory = AgentDirectory(AddressPolicy.from_env_and_args(args.allow_address))
+    voices = VoiceBook.from_file(s.voices) if s.voices else None
+    models = VoiceModels(s.stt, voices=voices)
+    settings = s.gateway
+    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses))
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)

@@ -28,11 +28,28 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
+from gateway.errors import GatewayError
 from gateway.ofp.errors import EnvelopeError
 from gateway.ofp.jsonio import loads_external
 from gateway.server.guard import clip_text
+
+if TYPE_CHECKING:
+    from gateway.ofp import DialogEvent
+
+#: Feature MIME types shown as an agent's html (beside a feature named ``html``).
+HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 class SessionState(enum.StrEnum):
@@ -49,8 +66,9 @@ class SessionState(enum.StrEnum):
     SPEAKING = "speaking"
 
 
-class ProtocolError(ValueError):
-    """A message that does not fit its definition. Its text is meant for whoever sent it."""
+class ProtocolError(GatewayError, ValueError):
+    """A message that does not fit its definition. Its text is meant for whoever sent it.
+    (Also a ``ValueError``: the server answers it as a bad request.)"""
 
 
 def optional(default: Any = None) -> Any:
@@ -265,6 +283,18 @@ class AgentUtterance(Message):
     #: Why ``html`` was left out (over the bounds of server/guard.py): show ``text`` instead.
     html_omitted: str | None = optional()
 
+    @classmethod
+    def of(cls, de: DialogEvent, *, speaker: str, private: bool) -> AgentUtterance:
+        """An agent's dialog event as the page shows it: its text, and its html features."""
+        html = tuple(
+            str(t.value)
+            for name, f in de.features.items()
+            if f.mime_type in HTML_TYPES or name == "html"
+            for t in f.tokens
+            if isinstance(t.value, str)
+        )
+        return cls(de.id, de.speaker_uri, speaker, de.text(), html=html, private=private)
+
 
 @dataclass(frozen=True)
 class FloorConversant:
@@ -467,6 +497,8 @@ def _encode(value: Any) -> Any:
         return value.value
     if isinstance(value, tuple | list):
         return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
     return value
 
 
@@ -494,6 +526,11 @@ def _decode(value: Any, hint: Any, where: str) -> Any:
         if any(value == v and type(value) is type(v) for v in get_args(hint)):
             return value
         raise ProtocolError(f"{where} must be {_describe(hint)}, not {_quote(value)}")
+    if origin is dict:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise ProtocolError(f"{where} must be an object")
+        item = get_args(hint)[1]
+        return {k: _decode(v, item, f"{where}[{k!r}]") for k, v in value.items()}
     if origin in (tuple, list):
         if not isinstance(value, list):
             raise ProtocolError(f"{where} must be a list")
@@ -558,7 +595,7 @@ def _quote(value: Any) -> str:
 
 def _object(text: str | bytes) -> Any:
     try:
-        data = loads_external(text, source="a WebSocket message")
+        data = loads_external(text, source="the WebSocket")
     except (EnvelopeError, RecursionError):
         raise ProtocolError("messages are JSON objects (not too deep)") from None
     if not isinstance(data, dict):

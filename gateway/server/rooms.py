@@ -1,12 +1,18 @@
-"""Conversations any node can take up: rejoin tokens and state kept in the records.
+"""Conversations (rooms): opened, kept for a rejoin, ended, and taken up by any node.
 
-A node that opens a conversation stores the SHA-256 of its rejoin token and its own name as the
-holder (:meth:`Recorder.hold`). When a page rejoins a conversation this node does not hold — its
-node died or was drained, and the balancer sent the page here — :func:`resume` checks the token
-against the digest and rebuilds the conversation from its records: the person, the conversants with
-their manifests' identities, floor grants and convener from the last floor record, and the page's
-history from the envelopes the person sent and received. The node then holds it; the node that held
-it before, if alive, finds it is no longer the holder and lets its copy go without ending it.
+A :class:`Room` is one conversation this node holds, with or without a page attached. When its
+page goes, the room waits ``rejoin_s`` for the same page (conversation id + token) to come back;
+:func:`expired` and :func:`beyond_limit` decide which rooms to end, on a time they are given (the
+gateway's monotonic clock), so they are tested without waiting.
+
+Across nodes: a node that opens a conversation stores the SHA-256 of its rejoin token and its own
+name as the holder (:meth:`Recorder.hold`). When a page rejoins a conversation this node does not
+hold — its node died or was drained, and the balancer sent the page here — :func:`resume` checks
+the token against the digest and rebuilds the conversation from its records: the person, the
+conversants with their manifests' identities, floor grants and convener from the last floor
+record, and the page's history from the envelopes the person sent and received. The node then
+holds it; the node that held it before, if alive, finds it is no longer the holder and lets its
+copy go without ending it.
 
 The built-in agents run inside each node and remember the last utterances of a conversation
 (the concierge passes them on as dialog history): the new node's built-ins are replayed the last
@@ -20,25 +26,171 @@ for again), and notices shown on the page (they are not records).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
+import uuid
 from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
-from gateway.floor.host import FloorHost, FloorState, Limits
+from gateway.floor.host import FloorHost, FloorState, Limits, user_identity
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
+from gateway.records.errors import RecordsError
 from gateway.records.model import StoredConversation
 from gateway.records.reading import read_envelope
 from gateway.server import access
+from gateway.server.messages import (
+    AgentUtterance,
+    FinalTranscript,
+    FloorUpdate,
+    FromGateway,
+    HistoryEvent,
+)
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway, Room
+    from gateway.server.app import Gateway
+    from gateway.server.connection import PageConnection
 
 log = logging.getLogger(__name__)
 
+#: UI events kept per conversation to re-draw a reloaded page.
+HISTORY_EVENTS = 300
+
+
+@dataclass
+class Room:
+    """One conversation held by this gateway, with or without a page attached."""
+
+    conversation: FloorHost
+    token: str
+    #: What a reloaded page is sent to re-draw the conversation (its ``welcome``'s history).
+    history: deque[HistoryEvent] = field(default_factory=lambda: deque(maxlen=HISTORY_EVENTS))
+    #: The last floor sent, sent again to a page that rejoins.
+    floor: FloorUpdate | None = None
+    connection: PageConnection | None = None
+    #: When (the gateway's monotonic clock) its page went; None while one is attached.
+    detached_at: float | None = None
+
+    def remember(self, message: FromGateway) -> None:
+        """Keep what a rejoining page needs of a message sent to this room's page."""
+        if isinstance(message, HistoryEvent):
+            self.history.append(message)
+        elif isinstance(message, FloorUpdate):
+            self.floor = message
+
+    def attach(self, connection: PageConnection) -> None:
+        """``connection`` is now this room's page."""
+        self.connection = connection
+        self.detached_at = None
+
+    def detach(self, connection: PageConnection, now: float) -> None:
+        """``connection`` went at ``now``; the room waits for a rejoin (unless another page
+        has taken it meanwhile)."""
+        if self.connection is connection:
+            self.connection = None
+            self.detached_at = now
+
+
+def expired(rooms: Mapping[str, Room], now: float, rejoin_s: float) -> list[str]:
+    """The rooms whose page went more than ``rejoin_s`` before ``now``: not coming back."""
+    return [
+        room_id
+        for room_id, room in rooms.items()
+        if room.connection is None
+        and room.detached_at is not None
+        and now - room.detached_at > rejoin_s
+    ]
+
+
+def beyond_limit(rooms: Mapping[str, Room], max_detached: int) -> list[str]:
+    """The rooms to end so that at most ``max_detached`` wait for a rejoin: those detached
+    longest, so visitors coming and going cannot pile conversations up."""
+    detached = sorted(
+        (room.detached_at, room_id)
+        for room_id, room in rooms.items()
+        if room.connection is None and room.detached_at is not None
+    )
+    return [room_id for _, room_id in detached[: max(0, len(detached) - max_detached)]]
+
+
+# ---------------------------------------------------------------------------- this node's rooms
+async def open_room(gateway: Gateway) -> tuple[str, Room]:
+    """A new conversation with the configured agents invited."""
+    conv_id = f"conv:{uuid.uuid4()}"
+    user = user_identity(f"user:{conv_id[5:13]}", name="You", service_url=gateway.settings.base_url)
+    conv = FloorHost(
+        conv_id,
+        user=user,
+        resolve=gateway.directory.resolve,
+        on_user=lambda e: None,
+        recorder=gateway.voice_records if gateway.recorder is not None else None,
+        limits=Limits(),
+    )
+    room = Room(conv, secrets.token_urlsafe(18))
+    gateway.rooms[conv_id] = room
+    gateway.metrics.conversations.set(len(gateway.rooms))
+    if gateway.recorder is not None:
+        try:
+            gateway.recorder.conversation_started(
+                conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+            )
+        except RecordsError:  # records must never take the conversation down (nor stop it)
+            log.exception("conversation %s: could not record its start", conv_id)
+    hold(gateway, conv_id, room.token)  # so any node can take it up
+    for url in gateway.settings.agents:
+        with contextlib.suppress(AgentError):  # the invite reports what is wrong with it
+            conv.know(gateway.directory.resolve(url).manifest.identification)
+    return conv_id, room
+
+
+def find_room(gateway: Gateway, conv_id: Any, token: Any) -> Room | None:
+    """This node's room for a rejoin, if the id and token match."""
+    room = gateway.rooms.get(conv_id) if isinstance(conv_id, str) else None
+    if room is None or not isinstance(token, str) or not access.same_secret(token, room.token):
+        return None
+    return room
+
+
+async def drop_room(gateway: Gateway, room_id: str) -> None:
+    """Let a conversation go without ending it (another node holds or will hold it)."""
+    room = gateway.rooms.pop(room_id, None)
+    if room is None:
+        return
+    if room.connection is not None:
+        await room.connection.detach()
+    await room.conversation.close()
+    gateway.metrics.conversations.set(len(gateway.rooms))
+
+
+async def end_room(gateway: Gateway, room_id: str, status: str) -> None:
+    """End a conversation: its agents get a bye, its record its end (``status``)."""
+    if held_elsewhere(gateway, room_id):
+        # Another node took it up: the conversation goes on there, so no bye and no end.
+        await drop_room(gateway, room_id)
+        return
+    room = gateway.rooms.pop(room_id, None)
+    if room is None:
+        return
+    try:
+        await room.conversation.end()  # the agents are told: a bye from the person
+    except Exception:  # one room's bug must not keep the others (or the server) from ending
+        log.exception("conversation %s: could not say bye", room_id)
+    await room.conversation.close()
+    gateway.metrics.conversations.set(len(gateway.rooms))
+    if gateway.recorder is not None:
+        try:
+            gateway.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
+        except RecordsError:
+            log.exception("conversation %s: could not record its end", room_id)
+
+
+# ---------------------------------------------------------------------------- across nodes
 #: Envelopes replayed to a built-in agent on taking a conversation up: enough to refill its
 #: memory (the last 8 utterances) with room for the floor events between them.
 RECALL_ENVELOPES = 64
@@ -54,7 +206,7 @@ def hold(gateway: Gateway, conversation_id: str, token: str | None = None) -> No
             node=gateway.node,
             token_digest=token_digest(token) if token is not None else None,
         )
-    except Exception:  # the conversation goes on; only taking it up elsewhere would fail
+    except RecordsError:  # the conversation goes on; only taking it up elsewhere would fail
         log.exception("conversation %s: could not record its holder", conversation_id)
 
 
@@ -64,7 +216,7 @@ def held_elsewhere(gateway: Gateway, conversation_id: str) -> bool:
         return False
     try:
         holder = gateway.recorder.holder(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read its holder", conversation_id)
         return False
     return holder is not None and bool(holder.node) and holder.node != gateway.node
@@ -81,7 +233,7 @@ def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
         return False
     try:
         holder = gateway.recorder.holder(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read its holder", conversation_id)
         return False
     return (
@@ -95,25 +247,23 @@ async def find_or_resume(gateway: Gateway, conversation_id: Any, token: Any) -> 
     """The room a rejoining page asks for: this node's, else taken up from the records."""
     if not isinstance(conversation_id, str) or not isinstance(token, str):
         return None
-    room = gateway.find_room(conversation_id, token)
+    room = find_room(gateway, conversation_id, token)
     if room is not None and not held_elsewhere(gateway, conversation_id):
         return room
     if room is not None:
         # Another node took it up while this one still had it (the page was sent elsewhere and
         # back): that copy is stale. Let it go without ending the conversation.
-        await gateway.drop_room(conversation_id)
+        await drop_room(gateway, conversation_id)
     return await resume(gateway, conversation_id, token)
 
 
 async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | None:
     """Rebuild a conversation from the records, if the token opens it and it may go on."""
-    from gateway.server.app import Room
-
     recorder = gateway.recorder
     if recorder is None:
         return None
     if conversation_id in gateway.rooms:  # taken up meanwhile (two rejoins racing)
-        return gateway.find_room(conversation_id, token)
+        return find_room(gateway, conversation_id, token)
     try:
         holder = recorder.holder(conversation_id)
         if holder is None or not holder.token_digest or holder.ended_at is not None:
@@ -125,7 +275,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         if datetime.now(UTC) - holder.updated_at > timedelta(seconds=gateway.settings.rejoin_s):
             return None
         stored = recorder.get_conversation(conversation_id)
-    except Exception:
+    except RecordsError:
         log.exception("conversation %s: could not read it back", conversation_id)
         return None
     state = floor_state(stored)
@@ -170,7 +320,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
             continue
         try:
             agent = gateway.directory.resolve(ident.service_url)
-        except Exception:
+        except UnknownAgent:  # a built-in this node does not serve
             continue
         respond = getattr(agent, "respond", None)
         if respond is None:
@@ -186,7 +336,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
                 continue
             try:
                 respond(envelope)  # what it would say was said already, on the other node
-            except Exception:
+            except Exception:  # a built-in's bug on one old envelope must not stop the take-up
                 log.exception("%s could not replay a recorded envelope", ident.service_url)
             replayed += 1
     return replayed
@@ -208,13 +358,11 @@ def floor_state(stored: StoredConversation) -> FloorState:
     return FloorState(conversants, granted, convener if isinstance(convener, str) else None)
 
 
-def page_history(stored: StoredConversation, limit: int | None = None) -> list[dict[str, Any]]:
-    """The page's history (``transcript`` and ``utterance`` UI events, as the session sends them)
+def page_history(stored: StoredConversation, limit: int | None = None) -> list[HistoryEvent]:
+    """The page's history (``transcript`` and ``utterance`` messages, as the session sends them)
     from the envelopes the person sent to the floor and those the floor delivered to them."""
-    from gateway.server.app import HISTORY_EVENTS
-
     person = stored.info.user_speaker_uri
-    events: deque[dict[str, Any]] = deque(maxlen=limit or HISTORY_EVENTS)
+    events: deque[HistoryEvent] = deque(maxlen=limit or HISTORY_EVENTS)
     for record in stored.records:
         if record.kind != "envelope" or record.peer != person:
             continue
@@ -230,31 +378,19 @@ def page_history(stored: StoredConversation, limit: int | None = None) -> list[d
             if de is None or event.event_type.value != "utterance":
                 continue
             if record.direction == "in":
-                transcript: dict[str, Any] = {"type": "transcript", "text": de.text(), "id": de.id}
                 text = de.features.get("text")
                 confidence = text.tokens[0].confidence if text and text.tokens else None
-                if set(de.features) == {"text"} and confidence is None:
-                    transcript["typed"] = True  # speech carries its confidence, words, audio
-                elif confidence is not None:
-                    transcript["confidence"] = round(confidence, 3)
-                events.append(transcript)
+                # Speech carries its confidence (and words, audio); typed text only its text.
+                typed = set(de.features) == {"text"} and confidence is None
+                events.append(
+                    FinalTranscript(
+                        de.text(),
+                        id=de.id,
+                        confidence=round(confidence, 3) if confidence is not None else None,
+                        typed=True if typed else None,
+                    )
+                )
                 continue
-            html = [
-                str(t.value)
-                for name, f in de.features.items()
-                if f.mime_type in ("text/html", "application/xhtml+xml") or name == "html"
-                for t in f.tokens
-                if isinstance(t.value, str)
-            ]
-            events.append(
-                {
-                    "type": "utterance",
-                    "id": de.id,
-                    "speakerUri": de.speaker_uri,
-                    "speaker": names.get(de.speaker_uri, de.speaker_uri),
-                    "text": de.text(),
-                    "html": html,
-                    "private": event.is_private,
-                }
-            )
+            speaker = names.get(de.speaker_uri, de.speaker_uri)
+            events.append(AgentUtterance.of(de, speaker=speaker, private=event.is_private))
     return list(events)

@@ -20,6 +20,7 @@ from gateway.floor.host import FloorHost, Notice, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
+from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -192,7 +193,7 @@ async def talk_text(
     *,
     directory: AgentDirectory,
     recorder: Recorder | None = None,
-    timeout: float = 30.0,
+    timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
 ) -> TalkResult:
     """Hold one text conversation; ``on_line(speaker, text)`` is called as lines arrive."""
@@ -216,25 +217,19 @@ async def talk_text(
 
 
 def run_talk(
-    text: str,
-    agents: list[str],
-    *,
-    directory_factory: Any,
-    recorder: Recorder | None,
-    timeout: float,
-    on_line: Any = None,
+    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any = None
 ) -> TalkResult:
-    """Blocking wrapper for the CLI."""
+    """``talk --text`` from the command line: blocking."""
 
     async def main() -> TalkResult:
         directory = directory_factory()
         try:
             return await talk_text(
-                text,
-                agents,
+                settings.text or "",
+                list(settings.agents),
                 directory=directory,
                 recorder=recorder,
-                timeout=timeout,
+                timeout=settings.timeout_s,
                 on_line=on_line,
             )
         finally:

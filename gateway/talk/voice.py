@@ -14,6 +14,7 @@ import contextlib
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +22,11 @@ import numpy as np
 
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
+from gateway.cli import given
+from gateway.errors import ConfigError
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
+from gateway.talk.settings import TalkSettings
 from gateway.talk.text import Talk, TalkResult
 
 if TYPE_CHECKING:
@@ -35,7 +39,7 @@ OUT_RATE = 22_050
 TAIL_S = 2.5
 
 
-class TalkInputError(Exception):
+class TalkInputError(ConfigError):
     """``--wav`` or ``--out`` cannot be used; the message says which and why."""
 
 
@@ -60,8 +64,8 @@ async def talk_wav(
     directory: AgentDirectory,
     models: VoiceModels,
     recorder: Recorder | None = None,
-    paced: bool = True,
-    timeout: float = 30.0,
+    paced: bool = SessionSettings.paced,
+    timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
     settings: SessionSettings | None = None,
 ) -> tuple[TalkResult, np.ndarray]:
@@ -72,8 +76,7 @@ async def talk_wav(
     collector: asyncio.Task[None] | None = None
     try:
         await talk.start(agents, "(spoken)", timeout)
-        settings = settings or SessionSettings()
-        settings = SessionSettings(**{**settings.__dict__, "out_rate": OUT_RATE, "paced": paced})
+        settings = replace(settings or SessionSettings(), out_rate=OUT_RATE, paced=paced)
         session = VoiceSession(
             talk.conv,
             models,
@@ -115,10 +118,11 @@ async def talk_wav(
 
 
 def run_talk_wav(
-    args: Any, *, directory_factory: Any, recorder: Recorder | None, on_line: Any
+    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any
 ) -> TalkResult:
-    """``talk --wav`` from the command line."""
-    path = Path(args.wav)
+    """``talk --wav`` from the command line: blocking."""
+    s = settings
+    path = Path(s.wav or "")
     try:
         pcm = decode_audio(path.read_bytes(), SAMPLE_RATE)
     except OSError as exc:
@@ -126,11 +130,11 @@ def run_talk_wav(
     except AudioDecodeError as exc:
         raise TalkInputError(f"{path} is not a recording the gateway can read ({exc})") from None
     # Checked before the conversation, not found out after it: the reply would be lost.
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise TalkInputError(f"cannot write {args.out}: its folder does not exist")
+    if s.out and not Path(s.out).resolve().parent.is_dir():
+        raise TalkInputError(f"cannot write {s.out}: its folder does not exist")
 
     async def main() -> TalkResult:
-        if not args.json:
+        if not s.json:
             print("loading speech models…", file=sys.stderr, flush=True)
         models = VoiceModels()
         await models.warm_up()
@@ -138,24 +142,24 @@ def run_talk_wav(
         try:
             result, audio = await talk_wav(
                 pcm,
-                args.agent,
+                list(s.agents),
                 directory=directory,
                 models=models,
                 recorder=recorder,
-                paced=not args.fast,
-                timeout=args.timeout,
+                paced=not s.fast,
+                timeout=s.timeout_s,
                 on_line=on_line,
-                settings=SessionSettings(wake=args.wake),
+                settings=SessionSettings(**given(wake=s.wake)),
             )
         finally:
             await directory.aclose()
-        if args.out:
+        if s.out:
             try:
-                write_wav(args.out, audio, OUT_RATE)
+                write_wav(s.out, audio, OUT_RATE)
             except OSError as exc:
-                raise TalkInputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-            result.reply_audio = str(Path(args.out).resolve())
-        if not args.json:
+                raise TalkInputError(f"cannot write {s.out}: {exc.strerror or exc}") from None
+            result.reply_audio = str(Path(s.out).resolve())
+        if not s.json:
             print(f"heard: {result.transcript!r}", file=sys.stderr)
             t = result.timings_ms or {}
             if t.get("total") is not None:

@@ -55,6 +55,7 @@ from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
+from gateway.errors import Busy
 from gateway.voice.words import words
 from gateway.workers import PoolFull, PriorityPool, Started
 
@@ -168,7 +169,7 @@ class Transcript:
     beam: int = 0
 
 
-class TranscriberBusy(RuntimeError):
+class TranscriberBusy(Busy):
     """``max_pending`` transcriptions are already admitted (or, for a partial transcript, the
     model is busy); try later or raise the setting."""
 

@@ -273,7 +273,7 @@ def find_phrase(
 
 
 def _spotter_segments() -> EndpointSettings:
-    return EndpointSettings(end_silence_ms=400, pause_ms=200, max_utterance_ms=3000)
+    return EndpointSettings(end_silence_ms=400, max_utterance_ms=3000)
 
 
 @dataclass(frozen=True)
@@ -283,8 +283,8 @@ class PhraseSettings:
     Attributes:
         endpoint: segmentation of idle speech. Segments are capped at 3 s: a wake phrase is
             short, and Whisper's cost per segment grows with its length. The 400 ms end silence
-            answers sooner than the utterance default (550 ms) at the price of more, shorter
-            segments.
+            answers sooner than an utterance's (:class:`EndpointSettings`) at the price of more,
+            shorter segments.
         max_edit_ratio: letters that may differ from the phrase, as a fraction of its letters
             (at least one): 0.15 lets "hey flor" and "hay floor" match "hey floor" (8 letters,
             1 edit). Higher catches more mishearings and wakes on more near-rhymes.

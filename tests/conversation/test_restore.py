@@ -42,8 +42,8 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
         assert state.conversants[0].speaker_uri == user.speaker_uri
         assert len(state.conversants) == 2
         history = page_history(stored)
-        assert ("transcript", "before") in [(e["type"], e["text"]) for e in history]
-        assert ("utterance", "You said: before") in [(e["type"], e["text"]) for e in history]
+        assert ("transcript", "before") in [(e.TYPE, e.text) for e in history]
+        assert ("utterance", "You said: before") in [(e.TYPE, e.text) for e in history]
 
         # Another node: its own built-in agents, which never heard this conversation, are
         # replayed what was delivered to them and remember it as the first node's did.

@@ -14,7 +14,7 @@ import pytest
 from gateway.records import SQLiteRecorder
 from gateway.records.cli import add_commands
 from tests.server.conftest import Served, start_gateway, stop_gateway
-from tests.server.test_protocol import Page
+from tests.support.page import Page
 
 
 def export_cli(data: Path, *argv: str) -> int:

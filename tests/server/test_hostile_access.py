@@ -21,8 +21,8 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.server.conftest import Served, start_gateway, stop_gateway
 from tests.server.hostile import LoopbackAgent, get, quiet, raw_http, records, ws_handshake
-from tests.server.test_protocol import Page
 from tests.speech import piper_16k, silence
+from tests.support.page import Page
 
 TTL_S = 4
 

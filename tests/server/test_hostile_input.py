@@ -24,7 +24,7 @@ from tests.server.hostile import (
     utterance,
     ws_handshake,
 )
-from tests.server.test_protocol import Page
+from tests.support.page import Page
 
 BAD_TEXT = "bad \ud800 reply"
 

@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 
+from gateway.ofp import Feature, Token, text_event
 from gateway.proxy.turns import State
 from gateway.server import messages as m
 from gateway.server.guard import ECHO_CHARS
@@ -184,6 +185,24 @@ def test_what_is_read_is_typed_and_unknown_fields_are_ignored() -> None:
         m.Welcome.from_dict({**SAMPLES[11].to_dict(), "user": {"speakerUri": "u"}})
 
 
+def test_objects_of_named_values_are_read_value_by_value() -> None:
+    """(No message has one yet: the reader is ready for a ``dict[str, …]`` field.)"""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Stages(m.Message):
+        TYPE = "stages"
+        ms: dict[str, float | bool]
+
+    data = {"type": "stages", "ms": {"stt": 120, "speculative": True}}
+    assert Stages.from_dict(data) == Stages({"stt": 120.0, "speculative": True})
+    assert Stages({"stt": 1.5}).to_dict() == {"type": "stages", "ms": {"stt": 1.5}}
+    with pytest.raises(m.ProtocolError, match=r"'ms'\['stt'\] must be a number or true or false"):
+        Stages.from_dict({"type": "stages", "ms": {"stt": "fast"}})
+    with pytest.raises(m.ProtocolError, match="must be an object"):
+        Stages.from_dict({"type": "stages", "ms": [1]})
+
+
 def test_a_huge_type_is_quoted_short() -> None:
     with pytest.raises(m.ProtocolError) as info:
         m.read({"type": "x" * 200_000}, m.TO_GATEWAY)
@@ -213,6 +232,17 @@ def test_a_hello_is_never_refused_for_its_fields() -> None:
     assert hello == m.Hello(transport="none", token="t")
     with pytest.raises(m.ProtocolError):  # but it must be a hello
         m.Hello.from_dict({"type": "text"})
+
+
+def test_an_agents_dialog_event_shows_its_text_and_its_html_features() -> None:
+    de = text_event("tag:agent", "plain words")
+    de.features["card"] = Feature(mime_type="text/html", tokens=[Token(value="<b>card</b>")])
+    de.features["html"] = Feature(mime_type="text/plain", tokens=[Token(value="<i>named</i>")])
+    de.features["other"] = Feature(mime_type="image/png", tokens=[Token(value="not html")])
+    shown = m.AgentUtterance.of(de, speaker="Agent", private=True)
+    assert shown == m.AgentUtterance(
+        de.id, "tag:agent", "Agent", "plain words", ("<b>card</b>", "<i>named</i>"), True
+    )
 
 
 def test_session_states_are_the_turn_takers() -> None:

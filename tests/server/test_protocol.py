@@ -4,67 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from gateway.server.messages import (
+    AgentUtterance,
+    FloorUpdate,
+    Invite,
+    SayText,
+    SessionState,
+    StateUpdate,
+)
 from tests.speech import piper_16k, silence
-
-
-class Page:
-    """A minimal client: collects JSON events and counts audio bytes."""
-
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.events: list[dict[str, Any]] = []
-        self.audio_bytes = 0
-        self.welcome: dict[str, Any] = {}
-        self._reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def open(cls, url: str, **hello: Any) -> Page:
-        ws = await connect(url, max_size=2**20)
-        page = cls(ws)
-        await ws.send(json.dumps({"type": "hello", **hello}))
-        page.welcome = json.loads(await ws.recv())
-        page._reader = asyncio.get_running_loop().create_task(page._read())
-        return page
-
-    async def _read(self) -> None:
-        try:
-            async for m in self.ws:
-                if isinstance(m, bytes):
-                    self.audio_bytes += len(m)
-                else:
-                    self.events.append(json.loads(m))
-        except ConnectionClosed:
-            pass
-
-    async def wait_for(self, pred, timeout: float = 20, *, since: int = 0) -> dict[str, Any]:
-        """The first event (from index ``since`` on) that ``pred`` accepts."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for e in self.events[since:]:
-                if pred(e):
-                    return e
-            await asyncio.sleep(0.05)
-        raise AssertionError(
-            f"not seen in {timeout}s; events: {[e.get('type') for e in self.events]}"
-        )
-
-    async def send(self, **msg: Any) -> None:
-        await self.ws.send(json.dumps(msg))
-
-    async def close(self) -> None:
-        await self.ws.close()
-        if self._reader:
-            await self._reader
+from tests.support.page import Page
 
 
 async def test_text_conversation_floor_and_rejoin(gateway) -> None:
@@ -74,11 +31,15 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
     names = {c["name"] for c in floor["conversants"]}
     assert {"Parrot", "Clock", "Concierge", "You"} <= names
-    await page.send(type="text", text="hello gateway")
+    await page.send(SayText("hello gateway"))
     reply = await page.wait_for(
         lambda e: e["type"] == "utterance" and e["text"] == "You said: hello gateway"
     )
     assert reply["speaker"] == "Parrot"
+    # The same, read through the message classes the gateway writes them with.
+    said = [m for m in page.messages if isinstance(m, AgentUtterance) and m.speaker == "Parrot"]
+    assert said and said[-1].text == "You said: hello gateway" and not said[-1].private
+    assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 4
     await page.close()
     # A reload: same id + token → the same conversation, with its history.
     again = await Page.open(
@@ -117,6 +78,7 @@ async def test_voice_over_websocket_pcm(gateway) -> None:
         await page.wait_for(
             lambda e: e["type"] == "state" and e["state"] == "speaking", since=since
         )
+        assert StateUpdate(SessionState.SPEAKING) in page.messages
         before = page.audio_bytes
         await asyncio.sleep(1.0)
         assert page.audio_bytes - before > 24000  # at least half a second of reply audio arrived
@@ -152,7 +114,7 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
     port = site._server.sockets[0].getsockname()[1]
     page = await Page.open(gateway.ws, transport="ws")
     try:
-        await page.send(type="invite", url=f"http://127.0.0.1:{port}/agent")
+        await page.send(Invite(f"http://127.0.0.1:{port}/agent"))
         await page.wait_for(
             lambda e: (
                 e["type"] == "floor"
@@ -188,7 +150,7 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
 
 async def test_export_needs_the_token(gateway) -> None:
     page = await Page.open(gateway.ws, transport="none")
-    await page.send(type="text", text="keep this")
+    await page.send(SayText("keep this"))
     await page.wait_for(lambda e: e["type"] == "utterance" and "keep this" in e["text"])
     conv, token = page.welcome["conversationId"], page.welcome["token"]
     status, body, headers = gateway.get(f"/export/{conv}?format=mplp-dialog&token={token}")
@@ -207,7 +169,7 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
         assert info.value.rcvd.code == 1008
     # A 50 MB frame: closed with 1009; the conversation and its records survive.
     page = await Page.open(gateway.ws, transport="ws")
-    await page.send(type="text", text="before the big frame")
+    await page.send(SayText("before the big frame"))
     await page.wait_for(lambda e: e["type"] == "utterance" and "before the big frame" in e["text"])
     with contextlib.suppress(ConnectionClosed):
         await page.ws.send(b"\0" * (50 * 1024 * 1024))
@@ -220,9 +182,16 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
     # Unknown messages and bad invites are answered with errors; the session goes on.
     await again.send(type="dance")
     await again.wait_for(lambda e: e["type"] == "error" and "dance" in e["message"])
-    await again.send(type="invite", url="file:///etc/passwd")
+    await again.send(Invite("file:///etc/passwd"))
     await again.wait_for(lambda e: e["type"] == "error" and "https" in e["message"])
-    await again.send(type="text", text="still here")
+    # Fields that do not fit the message's definition (gateway/server/messages.py) are named.
+    await again.send(type="ptt", down="yes")
+    await again.wait_for(lambda e: e["type"] == "error" and "'down' must be true" in e["message"])
+    await again.send(type="mode", mode="sometimes")
+    await again.wait_for(lambda e: e["type"] == "error" and "'ptt', 'handsfree'" in e["message"])
+    await again.send(type="offer", sdp="v=0")  # a text-only connection has no WebRTC
+    await again.wait_for(lambda e: e["type"] == "error" and "misplaced message 'offer'" in e["message"])
+    await again.send(SayText("still here"))
     await again.wait_for(lambda e: e["type"] == "utterance" and "still here" in e["text"])
     await again.close()
 
@@ -242,7 +211,7 @@ async def test_past_capacity_new_sessions_are_refused_clearly(gateway) -> None:
                 await ws.recv()
         assert info.value.rcvd.code == 1013 and "full" in info.value.rcvd.reason
         # Existing sessions still work.
-        await pages[0].send(type="text", text="still served")
+        await pages[0].send(SayText("still served"))
         await pages[0].wait_for(lambda e: e["type"] == "utterance" and "still served" in e["text"])
     finally:
         for p in pages:

@@ -1,7 +1,9 @@
 """The page on its own, in real Chromium, served by a plain static server (no gateway).
 
 Covers what does not need a gateway: the DOM and its test hooks, the microphone permission
-message, the sanitiser, the PCM worklets (resampling, bounded playback, flush) and backoff.
+message, the sanitiser, the PCM worklets (resampling, bounded playback, flush), backoff, the page
+drawn (web/render.js) from states web/state.js makes of gateway messages, and the controls that
+need no connection. The pure parts of the page run under Node (tests/web/js, test_js_units.py).
 """
 
 from __future__ import annotations
@@ -207,3 +209,159 @@ def test_reconnect_backoff_grows_is_capped_and_jittered(page):
     assert delays["mid"] == [500, 1000, 2000, 4000, 30000, 30000]
     assert delays["low"][0] == 250 and delays["high"][0] == pytest.approx(750, abs=1)
     assert delays["high"][-1] <= 45000
+
+
+#: Renders a sequence of gateway messages into a copy of the page (a document of its own, so
+#: the live page's wiring does not touch it) and reports what a person would see after each.
+RENDER = """async (steps) => {
+  const { elements, render } = await import('./render.js');
+  const { createStore, initialState } = await import('./state.js');
+  const doc = document.implementation.createHTMLDocument('copy');
+  doc.documentElement.innerHTML = document.documentElement.innerHTML;
+  const els = elements(doc);
+  const store = createStore(initialState({ session: { conversationId: 'conv:old', token: 'x' } }));
+  store.subscribe((state, previous) => render(els, state, previous));
+  render(els, store.state);
+  const seen = [];
+  for (const messages of steps) {
+    const first = els.conversation.firstElementChild;
+    for (const m of messages) store.dispatch(m);
+    seen.push({
+      turns: [...els.conversation.children].map((li) => ({
+        cls: li.className, testid: li.dataset.testid || null, who: li.querySelector('.who')?.firstChild.textContent,
+        badges: [...li.querySelectorAll('.who .badge')].map((b) => b.textContent),
+        html: li.querySelector('.text')?.innerHTML ?? li.textContent,
+        note: li.querySelector('.html-omitted')?.textContent ?? null })),
+      firstKept: first !== null && els.conversation.firstElementChild === first,
+      partial: els.partial.textContent,
+      floor: [...els.conversants.children].map((li) => ({
+        uri: li.dataset.speakerUri, text: li.textContent,
+        holder: li.querySelector('.floor-holder') !== null,
+        uninvite: li.querySelector('button.uninvite')?.getAttribute('aria-label') ?? null })),
+      wake: [...els.wake.options].map((o) => [o.value, o.textContent]),
+      wakeValue: els.wake.value,
+      builtins: [...els.builtins.options].map((o) => o.value),
+      download: els.download.getAttribute('href'),
+      downloadDisabled: els.download.getAttribute('aria-disabled'),
+      kept: els.voiceKept.textContent,
+      state: [els.state.dataset.state, els.state.textContent],
+      conversationId: els.body.dataset.conversationId,
+    });
+  }
+  return seen;
+}"""
+
+WELCOME = {
+    "type": "welcome",
+    "conversationId": "conv:new",
+    "token": "t&k",
+    "user": {"speakerUri": "tag:me", "name": "Ada"},
+    "wakeWords": ["hey_jarvis", "phrase:hey floor"],
+    "wake": "hey_jarvis",
+    "builtins": ["parrot", "clock"],
+    "keepAudio": False,
+    "history": [
+        {"type": "transcript", "id": "e1", "text": "Hello <b>there</b>", "typed": True},
+        {
+            "type": "utterance",
+            "id": "e2",
+            "speaker": "Parrot",
+            "speakerUri": "tag:parrot",
+            "text": "plain",
+            "html": ["<b>bold</b><script>alert(1)</script>"],
+        },
+    ],
+}
+FLOOR = {
+    "type": "floor",
+    "conversants": [
+        {"speakerUri": "tag:me", "name": "Ada", "serviceUrl": "https://gw/me"},
+        {
+            "speakerUri": "tag:parrot",
+            "name": "Parrot",
+            "serviceUrl": "https://p/ofp",
+            "role": "agent",
+        },
+    ],
+    "floorGranted": [{"speakerUri": "tag:parrot"}],
+}
+
+
+def test_render_draws_the_welcome_history_floor_and_record(page):
+    later = [
+        {"type": "partial", "text": "turn off"},
+        {"type": "transcript", "id": "e3", "text": "Turn off the lights."},
+        {
+            "type": "utterance",
+            "id": "e4",
+            "speakerUri": "tag:big",
+            "text": "big",
+            "html": [],
+            "htmlOmitted": "too large to show",
+            "private": True,
+        },
+        {"type": "transcript", "id": "e3", "text": "Turn off the lights."},
+        {"type": "state", "state": "idle"},
+    ]
+    welcome, floor, more, rejoin = page.evaluate(
+        RENDER, [[WELCOME], [FLOOR], later, [{**WELCOME, "history": WELCOME["history"][:1]}]]
+    )
+    assert [(t["cls"], t["testid"], t["who"], t["badges"]) for t in welcome["turns"]] == [
+        ("turn user", "transcript", "Ada", ["typed"]),
+        ("turn agent", "agent-utterance", "Parrot", []),
+        ("turn notice", None, None, []),  # the stored conversation had ended
+    ]
+    assert welcome["turns"][0]["html"] == "Hello &lt;b&gt;there&lt;/b&gt;"  # text, not markup
+    assert welcome["turns"][1]["html"] == "<b>bold</b>"  # sanitised
+    assert "has ended" in welcome["turns"][2]["html"]
+    assert welcome["wake"] == [
+        ["off", "off"],
+        ["hey_jarvis", "hey jarvis"],
+        ["phrase:hey floor", "hey floor"],
+    ]
+    assert welcome["wakeValue"] == "hey_jarvis"
+    assert welcome["builtins"] == ["builtin:parrot", "builtin:clock"]
+    assert welcome["download"] == "export/conv%3Anew?format=mplp-dialog&token=t%26k"
+    assert welcome["downloadDisabled"] is None
+    assert "not stored" in welcome["kept"]
+    assert welcome["state"] == ["off", "Off"] and welcome["conversationId"] == "conv:new"
+
+    # The floor: the agent holds it and can be uninvited; the person cannot.
+    assert [(c["uri"], c["holder"], c["uninvite"]) for c in floor["floor"]] == [
+        ("tag:me", False, None),
+        ("tag:parrot", True, "Uninvite Parrot"),
+    ]
+    assert floor["firstKept"]  # a floor change leaves the conversation alone
+
+    # New turns are appended to what is drawn; a repeated id and the partial leave no trace.
+    assert more["firstKept"] and len(more["turns"]) == 5 and more["partial"] == ""
+    big = more["turns"][4]
+    assert (
+        big["cls"] == "turn agent private"
+        and big["note"] == "Formatting not shown: too large to show."
+    )
+    assert big["html"] == "big" and big["badges"] == ["private"]
+    assert more["state"] == ["idle", "Say “hey jarvis”"]
+    # A rejoin's welcome redraws the conversation from its history.
+    assert not rejoin["firstKept"] and [t["testid"] for t in rejoin["turns"]] == ["transcript"]
+
+
+def test_controls_keep_the_persons_choices_without_a_gateway(page):
+    ptt = page.locator("input[name=mode][value=ptt]")
+    ptt.check()
+    # No gateway to tell: the page says so, and keeps the choice for the next visit.
+    page.locator("#errors").filter(has_text="Not connected to the gateway yet").wait_for(
+        timeout=5000
+    )
+    assert page.evaluate("localStorage.getItem('ofp.mode')") == "ptt"
+    assert page.locator("#ptt").is_hidden()  # hold-to-talk only while voice is on
+    page.select_option("#wake", "off")
+    assert page.evaluate("sessionStorage.getItem('ofp.wake')") == "off"
+    page.reload()
+    assert page.locator("input[name=mode][value=ptt]").is_checked()
+    assert not page.locator("input[name=mode][value=handsfree]").is_checked()
+    # Text typed while disconnected stays in the box to send again.
+    page.fill("#text-input", "hello")
+    page.press("#text-input", "Enter")
+    page.locator("#errors").filter(has_text="your text is kept").wait_for(timeout=5000)
+    assert page.input_value("#text-input") == "hello"

@@ -13,6 +13,7 @@ from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
 from gateway.agents.builtin.parrot import Parrot
+from gateway.agents.errors import UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 
 #: The built-in agents, by the name they are served under.
@@ -28,13 +29,14 @@ def builtin_agents(
     """The built-in agents (all, or those ``names``), each at ``service_base + name``.
 
     The concierge's directory holds the manifests of the other agents chosen here. Raises
-    ValueError on an unknown name.
+    :class:`~gateway.agents.errors.UnknownAgent` (a ``ValueError``) on an unknown name.
     """
     chosen = list(BUILTIN_NAMES if names is None else dict.fromkeys(names))
     unknown = [n for n in chosen if n not in BUILTIN_NAMES]
     if unknown:
-        raise ValueError(
-            f"no built-in agent called {', '.join(unknown)}; choose from {', '.join(BUILTIN_NAMES)}"
+        raise UnknownAgent(
+            f"no built-in agent called {', '.join(unknown)}; choose from {', '.join(BUILTIN_NAMES)}",
+            agent_url=f"{service_base}{unknown[0]}",
         )
     agents: dict[str, BuiltinAgent] = {}
     if "parrot" in chosen:

@@ -1,0 +1,34 @@
+"""What one ``talk`` run is told: :class:`TalkSettings`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TalkSettings:
+    """One conversation from the terminal; built by ``talk``'s ``from_args``
+    (:mod:`gateway.talk.cli`). Exactly one of ``text`` and ``wav`` is what the person says."""
+
+    #: What the person types.
+    text: str | None = None
+    #: A recording of what the person says, heard through the voice pipeline.
+    wav: str | None = None
+    #: The agents invited: URLs or ``builtin:NAME``.
+    agents: tuple[str, ...] = ("builtin:parrot",)
+    #: Print one JSON object with every envelope instead of the lines of the conversation.
+    json: bool = False
+    #: Seconds to wait for the greetings, and again for the replies.
+    timeout_s: float = 30.0
+    #: With ``wav``: where the reply audio is written.
+    out: str | None = None
+    #: With ``wav``: feed the recording as fast as it is taken, not in real time.
+    fast: bool = False
+    #: With ``wav``: a wake word that must be heard first, or ``off``; None leaves the
+    #: session's own setting (``SessionSettings.wake``).
+    wake: str | None = None
+    #: Keep a record of the conversation (in ``data``, else where the environment says).
+    record: bool = True
+    data: str | None = None
+    #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
+    allow_addresses: tuple[str, ...] = ()

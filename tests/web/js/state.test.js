@@ -1,0 +1,212 @@
+// The page's state (web/state.js) under Node: gateway messages and page actions in, state out.
+// Run by tests/web/test_js_units.py (node --test).
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { FROM_GATEWAY, STATES, TO_GATEWAY } from "../../../web/protocol.js";
+import {
+  createStore,
+  hello,
+  initialState,
+  LOCAL,
+  OFF,
+  reduce,
+  transportFor,
+} from "../../../web/state.js";
+
+const USER = { speakerUri: "tag:user", name: "Ada" };
+
+function welcome(extra = {}) {
+  return {
+    type: FROM_GATEWAY.welcome,
+    conversationId: "conv:1",
+    token: "secret",
+    user: USER,
+    wakeWords: ["alexa", "hey_jarvis"],
+    wake: "off",
+    builtins: ["parrot", "clock"],
+    keepAudio: false,
+    history: [],
+    ...extra,
+  };
+}
+
+const run = (state, ...actions) => actions.reduce(reduce, state);
+
+test("a fresh page keeps what storage held and shows voice off", () => {
+  const s = initialState({ session: { conversationId: "c", token: "t" }, mode: "ptt", wake: "alexa" });
+  assert.equal(s.mode, "ptt");
+  assert.equal(s.activity, OFF);
+  assert.deepEqual(hello(s), {
+    type: TO_GATEWAY.hello,
+    transport: "none",
+    conversationId: "c",
+    token: "t",
+    mode: "ptt",
+    wake: "alexa",
+  });
+  // Anything but "ptt" in storage is hands-free; no session and no wake word: not in the hello.
+  const fresh = initialState({ mode: "bogus" });
+  assert.deepEqual(hello(fresh), { type: "hello", transport: "none", mode: "handsfree" });
+});
+
+test("states are frozen and replaced, never changed in place", () => {
+  const before = initialState();
+  const after = reduce(before, { type: FROM_GATEWAY.partial, text: "turn off" });
+  assert.ok(Object.isFrozen(before) && Object.isFrozen(after));
+  assert.equal(before.partial, "");
+  assert.equal(after.partial, "turn off");
+  assert.equal(reduce(after, { type: FROM_GATEWAY.partial }).partial, "");
+});
+
+test("answer, error, pong and unknown types leave the very same state", () => {
+  const s = initialState();
+  for (const type of [FROM_GATEWAY.answer, FROM_GATEWAY.error, FROM_GATEWAY.pong, "nope"]) {
+    assert.equal(reduce(s, { type, message: "x", sdp: "v=0" }), s, type);
+  }
+  // An inherited name is not a message type.
+  assert.equal(reduce(s, { type: "toString" }), s);
+});
+
+test("the welcome sets the session, replays the history once and offers the wake words", () => {
+  const history = [
+    { type: FROM_GATEWAY.transcript, id: "e1", text: "hello", typed: true },
+    { type: FROM_GATEWAY.utterance, id: "e2", speaker: "Parrot", speakerUri: "tag:p", text: "hi" },
+    { type: FROM_GATEWAY.transcript, id: "e1", text: "hello", typed: true },
+  ];
+  const s = run(initialState(), welcome({ history }));
+  assert.deepEqual(s.session, { conversationId: "conv:1", token: "secret" });
+  assert.deepEqual(
+    s.turns.map((t) => [t.kind, t.id, t.who, t.badges]),
+    [
+      ["user", "e1", "Ada", ["typed"]],
+      ["agent", "e2", "Parrot", []],
+    ],
+  );
+  assert.deepEqual(s.wakeWords, ["alexa", "hey_jarvis"]);
+  assert.deepEqual(s.builtins, ["parrot", "clock"]);
+  assert.equal(s.keepAudio, false);
+  // A rejoin replays the same history: the list is rebuilt, not doubled.
+  const again = reduce(s, welcome({ history }));
+  assert.equal(again.turns.length, 2);
+  assert.notEqual(again.turns, s.turns);
+});
+
+test("a welcome into another conversation says the earlier one has ended", () => {
+  const stored = initialState({ session: { conversationId: "conv:old", token: "t" } });
+  const s = reduce(stored, welcome());
+  assert.deepEqual(s.turns, [{ kind: "notice", text: "The earlier conversation has ended; this is a new one." }]);
+  // Rejoining the same conversation: no notice.
+  assert.deepEqual(reduce(s, welcome()).turns, []);
+});
+
+test("the welcome's wake word is selected only if offered", () => {
+  assert.equal(reduce(initialState(), welcome({ wake: "alexa" })).wake, "alexa");
+  assert.equal(reduce(initialState(), welcome({ wake: undefined })).wake, "off");
+  assert.equal(reduce(initialState(), welcome({ wake: "okay_nabu" })).wake, "");
+});
+
+test("voice state follows the gateway while voice is on, and is off after a welcome without it", () => {
+  let s = reduce(initialState(), { type: FROM_GATEWAY.state, state: STATES.hearing });
+  assert.equal(s.activity, STATES.hearing);
+  assert.equal(reduce(s, welcome()).activity, OFF);
+  s = run(initialState(), { type: LOCAL.voiceOn, transport: "webrtc" }, { type: "state", state: "speaking" });
+  assert.equal(reduce(s, welcome()).activity, STATES.speaking);
+  assert.equal(reduce(s, { type: FROM_GATEWAY.wake, model: "alexa" }).activity, STATES.listening);
+  const off = reduce(s, { type: LOCAL.voiceOff });
+  assert.equal(off.voice, null);
+  assert.equal(off.activity, OFF);
+});
+
+test("a transcript ends the partial; a repeated id changes nothing", () => {
+  const s = run(initialState(), welcome(), { type: FROM_GATEWAY.partial, text: "turn of" });
+  const t = { type: FROM_GATEWAY.transcript, id: "e9", text: "Turn off the lights." };
+  const after = reduce(s, t);
+  assert.equal(after.partial, "");
+  assert.deepEqual(after.turns.at(-1), {
+    kind: "user",
+    id: "e9",
+    who: "Ada",
+    text: "Turn off the lights.",
+    badges: [],
+  });
+  const typing = reduce(after, { type: FROM_GATEWAY.partial, text: "and" });
+  assert.equal(reduce(typing, t), typing);
+});
+
+test("an utterance keeps its html, privacy and the reason html was left out", () => {
+  const s = run(
+    initialState(),
+    { type: "utterance", id: "a", speakerUri: "tag:c", text: "t", html: ["<b>t</b>"], private: true },
+    { type: "utterance", id: "b", speaker: "Clock", speakerUri: "tag:k", text: "u", htmlOmitted: "too large to show" },
+    { type: FROM_GATEWAY.notice, text: "Clock timed out" },
+  );
+  const [a, b, n] = s.turns;
+  assert.equal(a.who, "tag:c"); // no name: the speakerUri
+  assert.deepEqual([a.private, a.badges, a.html], [true, ["private"], ["<b>t</b>"]]);
+  assert.deepEqual([b.who, b.html, b.htmlOmitted], ["Clock", [], "too large to show"]);
+  assert.deepEqual(n, { kind: "notice", text: "Clock timed out" });
+  // Notices have no id: two alike are both shown.
+  assert.equal(reduce(s, { type: "notice", text: "Clock timed out" }).turns.length, 4);
+});
+
+test("the floor message replaces the floor; missing lists are empty", () => {
+  const s = reduce(initialState(), { type: FROM_GATEWAY.floor, conversants: [{ speakerUri: "a" }] });
+  assert.deepEqual(s.floor, { conversants: [{ speakerUri: "a" }], floorGranted: [], convener: null });
+});
+
+test("flushes are counted", () => {
+  const s = run(initialState(), { type: FROM_GATEWAY.flush }, { type: FROM_GATEWAY.flush });
+  assert.equal(s.flushes, 2);
+});
+
+test("starting voice clears the microphone error; a failure ends the start", () => {
+  let s = reduce(initialState(), { type: LOCAL.micError, text: "refused" });
+  s = reduce(s, { type: LOCAL.voiceStarting });
+  assert.deepEqual([s.starting, s.micError], [true, null]);
+  s = reduce(s, { type: LOCAL.micError, text: "busy" });
+  assert.deepEqual([s.starting, s.micError, s.voice], [false, "busy", null]);
+});
+
+test("WebRTC failing moves voice to the WebSocket, now and for the next start", () => {
+  let s = reduce(initialState(), { type: LOCAL.voiceOn, transport: "webrtc" });
+  assert.equal(transportFor(s), "webrtc");
+  assert.equal(hello(s).transport, "webrtc");
+  s = reduce(s, { type: LOCAL.webrtcFailed, reason: "WebRTC failed: timeout" });
+  assert.deepEqual(s.voice, { transport: "ws" });
+  assert.equal(hello(s).transport, "ws");
+  assert.equal(transportFor(s), "ws");
+  // Voice off when it fails (stopped meanwhile): it stays off.
+  const off = reduce(initialState(), { type: LOCAL.webrtcFailed, reason: "x" });
+  assert.equal(off.voice, null);
+  assert.equal(transportFor(initialState(), { forced: "ws" }), "ws");
+  assert.equal(transportFor(initialState(), { webrtc: false }), "ws");
+});
+
+test("mode, wake word and a new conversation go into the next hello", () => {
+  const s = run(
+    initialState({ session: { conversationId: "c", token: "t" } }),
+    { type: LOCAL.mode, mode: "ptt" },
+    { type: LOCAL.wake, wake: "hey_jarvis" },
+    { type: LOCAL.newConversation },
+  );
+  assert.deepEqual(hello(s), { type: "hello", transport: "none", mode: "ptt", wake: "hey_jarvis" });
+});
+
+test("the store tells subscribers of changes only, with the previous state", () => {
+  const store = createStore(initialState());
+  const seen = [];
+  const unsubscribe = store.subscribe((state, previous, action) => seen.push([state, previous, action.type]));
+  const first = store.state;
+  store.dispatch({ type: FROM_GATEWAY.pong });
+  assert.equal(seen.length, 0);
+  store.dispatch({ type: FROM_GATEWAY.partial, text: "x" });
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0][1], first);
+  assert.equal(seen[0][0], store.state);
+  assert.equal(store.state.partial, "x");
+  unsubscribe();
+  store.dispatch({ type: FROM_GATEWAY.partial, text: "y" });
+  assert.equal(seen.length, 1);
+});

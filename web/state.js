@@ -1,0 +1,198 @@
+// The page's session state: a pure reducer (state and action in, new state out) and a small
+// store. No DOM and no browser API, so it runs under Node's test runner (tests/web/js/).
+//
+// Actions are the gateway's messages as they arrive (docs/client-protocol.md) and the page's
+// own LOCAL actions. States are frozen and replaced, never changed in place: render.js redraws
+// a part of the page only when the part of the state it shows is a new object.
+
+import { FROM_GATEWAY, STATES, TO_GATEWAY } from "./protocol.js";
+
+/** The page's own actions. Prefixed so that none can be taken for a gateway message type. */
+export const LOCAL = Object.freeze({
+  /** {status: {state: "connecting"|"open"|"waiting"|"closed", delayMs?, code?, reason?}} */
+  connection: "page:connection",
+  /** {mode: "handsfree"|"ptt"} */
+  mode: "page:mode",
+  /** {wake}: the wake word chosen in the selector */
+  wake: "page:wake",
+  newConversation: "page:new-conversation",
+  /** Start pressed: the microphone is being opened. */
+  voiceStarting: "page:voice-starting",
+  /** {transport: "ws"|"webrtc"}: the microphone is open. */
+  voiceOn: "page:voice-on",
+  voiceOff: "page:voice-off",
+  /** {text}: why the microphone could not be opened, and what to do. */
+  micError: "page:mic-error",
+  /** {reason}: WebRTC failed on this page; voice goes over the WebSocket from now on. */
+  webrtcFailed: "page:webrtc-failed",
+});
+
+/** What the voice indicator shows while voice is off (not a gateway state). */
+export const OFF = "off";
+
+const EXPIRED_NOTICE = "The earlier conversation has ended; this is a new one.";
+
+/** The state of a page just loaded: what sessionStorage and localStorage kept, nothing else. */
+export function initialState({ session = null, mode = null, wake = null } = {}) {
+  return Object.freeze({
+    /** {conversationId, token} of the conversation to rejoin, or null. */
+    session,
+    user: null,
+    mode: mode === "ptt" ? "ptt" : "handsfree",
+    /** The wake word asked for ("off" or a name), or null for the gateway's default. */
+    wake,
+    wakeWords: [],
+    builtins: [],
+    /** Whether the gateway stores the person's voice; null before the welcome says. */
+    keepAudio: null,
+    connection: { state: "connecting" },
+    /** The voice indicator: OFF, or the last session state the gateway sent (STATES). */
+    activity: OFF,
+    /** {transport: "ws"|"webrtc"} while voice runs, else null. */
+    voice: null,
+    starting: false,
+    micError: null,
+    webrtcFailed: null,
+    partial: "",
+    /** The conversation as shown: {kind: "user"|"agent"|"notice", id?, …}, oldest first. */
+    turns: [],
+    floor: { conversants: [], floorGranted: [], convener: null },
+    /** Barge-in flushes received (a test hook reads it). */
+    flushes: 0,
+  });
+}
+
+const set = (state, changes) => Object.freeze({ ...state, ...changes });
+
+/** `turn` appended, unless its id was shown already (a rejoin replays what the page has). */
+function addTurn(state, turn, changes = {}) {
+  if (turn.id && state.turns.some((t) => t.id === turn.id)) return state;
+  return set(state, { ...changes, turns: [...state.turns, Object.freeze(turn)] });
+}
+
+const notice = (text) => ({ kind: "notice", text });
+
+function welcome(state, w) {
+  const expired = state.session !== null && state.session.conversationId !== w.conversationId;
+  const wake = w.wake || "off";
+  const wakeWords = w.wakeWords || [];
+  let next = set(state, {
+    session: { conversationId: w.conversationId, token: w.token },
+    user: w.user || null,
+    turns: [],
+    wakeWords,
+    // As the selector reads it back: a wake word it does not offer selects nothing.
+    wake: wake === "off" || wakeWords.includes(wake) ? wake : "",
+    builtins: w.builtins || [],
+    keepAudio: Boolean(w.keepAudio),
+  });
+  for (const event of w.history || []) next = reduce(next, event);
+  if (expired) next = addTurn(next, notice(EXPIRED_NOTICE));
+  return set(next, { activity: next.voice ? next.activity : OFF });
+}
+
+const fromGateway = {
+  [FROM_GATEWAY.welcome]: welcome,
+  [FROM_GATEWAY.state]: (s, m) => set(s, { activity: m.state }),
+  [FROM_GATEWAY.partial]: (s, m) => set(s, { partial: m.text || "" }),
+  [FROM_GATEWAY.transcript]: (s, m) =>
+    addTurn(
+      s,
+      {
+        kind: "user",
+        id: m.id,
+        who: s.user ? s.user.name : "You",
+        text: m.text,
+        badges: m.typed ? ["typed"] : [],
+      },
+      { partial: "" },
+    ),
+  [FROM_GATEWAY.utterance]: (s, m) =>
+    addTurn(s, {
+      kind: "agent",
+      id: m.id,
+      who: m.speaker || m.speakerUri,
+      speakerUri: m.speakerUri || "",
+      private: Boolean(m.private),
+      badges: m.private ? ["private"] : [],
+      text: m.text,
+      html: m.html || [],
+      htmlOmitted: m.htmlOmitted || null,
+    }),
+  [FROM_GATEWAY.notice]: (s, m) => addTurn(s, notice(m.text)),
+  [FROM_GATEWAY.floor]: (s, m) =>
+    set(s, {
+      floor: {
+        conversants: m.conversants || [],
+        floorGranted: m.floorGranted || [],
+        convener: m.convener || null,
+      },
+    }),
+  [FROM_GATEWAY.wake]: (s) => set(s, { activity: STATES.listening }),
+  [FROM_GATEWAY.flush]: (s) => set(s, { flushes: s.flushes + 1 }),
+};
+
+const local = {
+  [LOCAL.connection]: (s, a) => set(s, { connection: a.status }),
+  [LOCAL.mode]: (s, a) => set(s, { mode: a.mode }),
+  [LOCAL.wake]: (s, a) => set(s, { wake: a.wake }),
+  [LOCAL.newConversation]: (s) => set(s, { session: null }),
+  [LOCAL.voiceStarting]: (s) => set(s, { starting: true, micError: null }),
+  [LOCAL.voiceOn]: (s, a) => set(s, { starting: false, voice: { transport: a.transport } }),
+  [LOCAL.voiceOff]: (s) => set(s, { voice: null, activity: OFF }),
+  [LOCAL.micError]: (s, a) => set(s, { starting: false, micError: a.text }),
+  [LOCAL.webrtcFailed]: (s, a) =>
+    set(s, { webrtcFailed: a.reason, voice: s.voice && { transport: "ws" } }),
+};
+
+const reducers = { ...fromGateway, ...local };
+
+/** The state after `action`; the same object for an action that changes nothing (answer,
+ * error, pong and unknown types: their effects are not state, see app.js). */
+export function reduce(state, action) {
+  const reducer = Object.hasOwn(reducers, action.type) ? reducers[action.type] : null;
+  return reducer ? reducer(state, action) : state;
+}
+
+/** The hello for the next (re)connect: rejoin the conversation with the current settings. */
+export function hello(state) {
+  const message = {
+    type: TO_GATEWAY.hello,
+    transport: state.voice ? state.voice.transport : "none",
+  };
+  if (state.session) {
+    message.conversationId = state.session.conversationId;
+    message.token = state.session.token;
+  }
+  message.mode = state.mode;
+  if (state.wake) message.wake = state.wake;
+  return message;
+}
+
+/** The audio transport voice starts with: WebRTC unless forced off (`?transport=ws`), absent,
+ * or already failed on this page. */
+export function transportFor(state, { forced = null, webrtc = true } = {}) {
+  return forced === "ws" || state.webrtcFailed || !webrtc ? "ws" : "webrtc";
+}
+
+/**
+ * Holds the state; `dispatch` reduces an action and tells the subscribers (state, previous
+ * state, action) when the state changed.
+ */
+export function createStore(state, reducer = reduce) {
+  const listeners = new Set();
+  return {
+    get state() {
+      return state;
+    },
+    dispatch(action) {
+      const previous = state;
+      state = reducer(state, action);
+      if (state !== previous) for (const listener of listeners) listener(state, previous, action);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
