@@ -21,7 +21,13 @@ Two parts:
    complete requests, and how long paused requests waited after their real end.
 
     PYTHONPATH=. .venv/bin/python scripts/bench_turns.py [--paced default,transcript]
-        [--smart-turn PATH.onnx] [--fit]
+        [--smart-turn PATH.onnx] [--fit] [--sweep] [--cache SET.pkl] [--json OUT.json]
+
+Comparing rules on a busy machine: ``--decode-ms 170`` replays every decode at the idle
+machine's speed (a busy machine's decodes are slower, not its rule); ``--extra-sets`` replays
+more cached sets too. Quick pipeline A/B runs: ``--kinds complete,word`` and
+``--speculate-ms 100,64`` (interleaved). Each paced request keeps its end reason, the rule's
+wait and when the verdict came, and the slowest complete requests are listed with them.
 
 ``uptime`` is printed with every run: latency depends on the machine's load.
 """
@@ -33,6 +39,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -55,6 +62,7 @@ from gateway.talk.voice import summarise, talk_wav
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
+from gateway.voice.vad import CHUNK_MS
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -104,6 +112,9 @@ RULES: dict[str, TurnRule] = {
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
     "default+p0.8-0.2": dataclasses.replace(
         SessionSettings().turn_rule, confident=0.8, doubtful=0.2
+    ),
+    "default+unpunctuated400": dataclasses.replace(
+        SessionSettings().turn_rule, unpunctuated_ms=400
     ),
     "default+pause300": dataclasses.replace(SessionSettings().turn_rule, pause_ms=300),
     "default+pause400": dataclasses.replace(SessionSettings().turn_rule, pause_ms=400),
@@ -251,16 +262,33 @@ def rescored(pause: Pause, prosody: ProsodySignal) -> Verdict:
     return Verdict(pause.verdict.text, scores)
 
 
+#: Replayed decodes take what they took when the set was judged, unless ``--decode-ms`` says
+#: otherwise (a load-independent comparison: a busy machine's decodes are slower, not its rule).
+DECODE_MS: float | None = None
+
+
+def _chunks_ms(ms: float) -> float:
+    """``ms`` rounded up to whole VAD chunks: silence is counted a chunk at a time."""
+    return math.ceil(ms / CHUNK_MS) * CHUNK_MS
+
+
 def replay(
-    clip: Clip, rule: TurnRule, prosody: ProsodySignal | None = None, speculate_ms: int = 100
+    clip: Clip,
+    rule: TurnRule,
+    prosody: ProsodySignal | None = None,
+    speculate_ms: int | None = None,
 ) -> tuple[bool, float]:
     """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
-    once the pause reaches the rule's wait and the verdict is ready."""
+    once the pause reaches the rule's wait and the verdict is ready (the decode starts at
+    ``speculate_ms`` of silence: the session's by default)."""
     prosody = prosody or ProsodySignal()
+    if speculate_ms is None:
+        speculate_ms = SessionSettings().endpoint.speculate_ms
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
-        wait = max(rule.wait_ms(verdict), speculate_ms + pause.decode_ms)
-        wait = min(wait, rule.max_wait_ms)
+        decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
+        wait = max(rule.wait_ms(verdict), _chunks_ms(speculate_ms) + decode)
+        wait = _chunks_ms(min(wait, rule.max_wait_ms))
         if pause.final:
             return False, wait
         if pause.length_ms >= wait:
@@ -282,6 +310,9 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
         for ms in PAUSES_MS:
             paused = [c for c in clips if c.kind == "paused" and c.pause_ms == ms]
             row[f"cut{ms}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
+            for voice in VOICES:
+                sel = [c for c in paused if c.voice == voice]
+                row[f"cut{voice}{ms}"] = sum(replay(c, rule)[0] for c in sel) / len(sel)
         for voice in VOICES:
             paused = [c for c in clips if c.kind == "paused" and c.voice == voice]
             row[f"cut{voice}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
@@ -300,7 +331,8 @@ def pareto(rows: list[dict], keep: set[str]) -> list[dict]:
     """The named rules, and the swept ones no other beats on worst cut-off, median and p95."""
 
     def key(r: dict) -> tuple[float, float, float]:
-        return (max(r["cut350"], r["cut500"], r["cut700"]), r["waitP95"], r["waitMedian"])
+        worst = max(r[f"cut{v}{ms}"] for v in VOICES for ms in PAUSES_MS)
+        return (worst, r["waitP95"], r["waitMedian"])
 
     front = [
         r
@@ -366,10 +398,15 @@ def held_out(clips: list[Clip], prosody: ProsodySignal) -> str:
 # ---------------------------------------------------------------------------------- pipeline
 
 
-async def paced_run(clips: list[Clip], models: VoiceModels, rule: TurnRule) -> list[dict]:
+async def paced_run(
+    clips: list[Clip], models: VoiceModels, rule: TurnRule, speculate_ms: int | None = None
+) -> list[dict]:
     rows = []
     directory = AgentDirectory(AddressPolicy([]))
     settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    if speculate_ms is not None:
+        endpoint = dataclasses.replace(settings.endpoint, speculate_ms=speculate_ms)
+        settings = dataclasses.replace(settings, endpoint=endpoint)
     try:
         for clip in clips:
             result, _ = await talk_wav(
@@ -392,6 +429,11 @@ async def paced_run(clips: list[Clip], models: VoiceModels, rule: TurnRule) -> l
                     "endpoint": first.get("endpoint"),
                     "total": first.get("total"),
                     "earlyEnd": first.get("earlyEnd"),
+                    "endReason": first.get("endReason"),
+                    "waitMs": first.get("waitMs"),
+                    "verdictMs": first.get("verdictMs"),
+                    "decode": first.get("decode"),
+                    "queued": first.get("queued"),
                 }
             )
     finally:
@@ -437,6 +479,18 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     )
     if words:
         print(f"one-word answers: median {out['wordTotalMedian']:.0f} ms")
+    reasons: dict[str, int] = {}
+    for r in complete:
+        reasons[str(r.get("endReason"))] = reasons.get(str(r.get("endReason")), 0) + 1
+    out["endReasons"] = reasons
+    print(f"why complete requests ended: {reasons}")
+    slow = sorted((r for r in complete if r["total"] is not None), key=lambda r: -r["total"])
+    for r in slow[:6]:  # where the tail comes from: the rule's wait, or a late verdict
+        print(
+            f"  {r['total']:>6.0f} ms  {r['voice']:<6} {r['text']!r:<48} heard "
+            f"{' '.join(r['heard'])!r}: {r.get('endReason')}, wait {r.get('waitMs')}, "
+            f"verdict at {r.get('verdictMs')} ms of silence, decode {r.get('decode')} ms"
+        )
     if waited:
         print(
             f"paused requests kept whole: waited {out['pausedWaitMedian']:.0f} ms median "
@@ -460,6 +514,28 @@ async def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
     parser.add_argument("--skip-tradeoff", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
+    parser.add_argument(
+        "--kinds",
+        default="paused,complete,word",
+        help="which requests run through the pipeline (quick A/B runs: complete,word)",
+    )
+    parser.add_argument(
+        "--speculate-ms",
+        default="",
+        help="paced runs: the silence that starts the speculative decode (comma-separated: "
+        "each rule runs once per value, interleaved; default: the session's)",
+    )
+    parser.add_argument(
+        "--decode-ms",
+        type=float,
+        help="trade-off: every replayed decode takes this long (default: as measured when the "
+        "set was judged; a busy machine's decodes are slower, not its rule)",
+    )
+    parser.add_argument(
+        "--extra-sets",
+        default="",
+        help="trade-off only: more cached sets (from --cache), comma-separated, replayed too",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     args = parser.parse_args()
@@ -468,6 +544,8 @@ async def main() -> None:
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
     clips = pickle.loads(Path(args.cache).read_bytes()) if cached else await make_set(models)
+    global DECODE_MS
+    DECODE_MS = args.decode_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
     results: dict = {"loadStart": uptime()}
@@ -480,7 +558,10 @@ async def main() -> None:
                 await judge_pauses(clip, models, signals)
             if args.cache:
                 Path(args.cache).write_bytes(pickle.dumps(clips))
-        for clip in clips:  # prosody again, as the code is now (a cached set may be older)
+        extra = [
+            c for f in args.extra_sets.split(",") if f for c in pickle.loads(Path(f).read_bytes())
+        ]
+        for clip in clips + extra:  # prosody again, as the code is now (a cached set may be older)
             stream = np.concatenate([clip.pcm, np.zeros(SAMPLE_RATE * 2, np.int16)])
             for p in clip.pauses:
                 f = features(stream, p.voiced_end)
@@ -498,7 +579,10 @@ async def main() -> None:
         for sig in ("prosody", "smart_turn"):
             mid = [rescored(p, ProsodySignal()).scores.get(sig) for p in inserted]
             end = [
-                rescored(p, ProsodySignal()).scores.get(sig) for c in clips for p in c.pauses if p.final
+                rescored(p, ProsodySignal()).scores.get(sig)
+                for c in clips
+                for p in c.pauses
+                if p.final
             ]
             mid = [v for v in mid if v is not None]
             end = [v for v in end if v is not None]
@@ -509,44 +593,49 @@ async def main() -> None:
         rules = dict(RULES)
         if args.sweep:
             grid = itertools.product(
-                (0.5, 0.6, 0.7, 0.8, 0.9),
-                (0.1, 0.2, 0.3, 0.5),
-                (900, 1200, 1500, 2000),
-                (900, 1200),
+                (0.6, 0.7, 0.8, 0.9, 0.95),
+                (0.3, 0.5),
+                (1000, 1500, 2000),
+                (200, 300, 400, 500, 600),
             )
-            for hi, lo, doubt, unfinished in grid:
+            for hi, lo, doubt, pause in grid:
                 if lo <= hi:
-                    rules[f"p{hi}-{lo} d{doubt} u{unfinished}"] = TurnRule(
-                        signals=("prosody",),
-                        doubt_ms=doubt,
-                        unfinished_ms=unfinished,
-                        max_wait_ms=2000,
+                    rules[f"p{hi}-{lo} doubt{doubt} pause{pause}"] = dataclasses.replace(
+                        SessionSettings().turn_rule,
                         confident=hi,
                         doubtful=lo,
-                        one_word_ms=500,
+                        doubt_ms=doubt,
+                        pause_ms=pause,
+                        one_word_ms=max(pause, 500),
                     )
-        rows = tradeoff(clips, rules)
+        rows = tradeoff(clips + extra, rules)
         if args.sweep:
             rows = pareto(rows, keep=set(RULES))
         results["tradeoff"] = rows
         print(
             "\n== trade-off (replayed verdicts; wait = silence after the last word before the turn ends)"
         )
+        cuts = [f"{v}{ms}" for v in VOICES for ms in PAUSES_MS]
         print(
-            f"{'rule':<22} {'cut350':>7} {'cut500':>7} {'cut700':>7} {'piper':>6} {'espeak':>7} "
-            f"{'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
+            f"{'rule':<32} "
+            + " ".join(f"{c:>9}" for c in cuts)
+            + f" {'cutDone':>8} {'wait med':>9} {'p95':>6} {'1-word':>7}"
         )
         for r in rows:
             print(
-                f"{r['rule']:<22} {r['cut350']:>7.0%} {r['cut500']:>7.0%} {r['cut700']:>7.0%} "
-                f"{r['cutpiper']:>6.0%} {r['cutespeak']:>7.0%} {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f} "
-                f"{r['wordWaitMedian']:>7.0f}",
+                f"{r['rule']:<32} "
+                + " ".join(f"{r['cut' + c]:>9.0%}" for c in cuts)
+                + f" {r['cutComplete']:>8.0%} {r['waitMedian']:>9.0f} {r['waitP95']:>6.0f}"
+                f" {r['wordWaitMedian']:>7.0f}",
                 flush=True,
             )
-    for name in filter(None, args.paced.split(",")):
-        rows = await paced_run(clips, models, RULES[name])
-        results.setdefault("paced", []).append(report_paced(name, rows))
-        results.setdefault("pacedRows", {})[name] = rows
+    kinds = set(args.kinds.split(","))
+    speculate = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
+    for name, spec in itertools.product(filter(None, args.paced.split(",")), speculate):
+        label = name if spec is None else f"{name} speculate {spec} ms"
+        rows = await paced_run([c for c in clips if c.kind in kinds], models, RULES[name], spec)
+        results.setdefault("paced", []).append(report_paced(label, rows))
+        results.setdefault("pacedRows", {})[label] = rows
     results["loadEnd"] = uptime()
     print(f"load average at end: {uptime()}")
     if args.json:

@@ -93,8 +93,10 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv)
     python = venv / "bin" / "python"
+    # Without PYTHONPATH: a checkout on it (with an *.egg-info) would read as "already installed".
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
-         "--no-index", wheel, timeout=300)  # fmt: skip
+         "--no-index", wheel, timeout=300, env=clean)  # fmt: skip
     site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
                 .stdout.strip())  # fmt: skip
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}

@@ -12,7 +12,7 @@ Turn-taking is decided by :class:`gateway.proxy.turns.TurnTaker` (sans I/O: it i
 VAD's chunks and the time and returns actions); this class is its driver — it runs the decodes,
 the end-of-turn signals, playback and the UI events the turn-taker asks for.
 
-Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 100 ms
+Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms
 of silence), and the end-of-turn signals (prosody) are read from the audio alongside. If the
 transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
 as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait
@@ -224,6 +224,11 @@ class Timing:
     early_end: bool = False
     decode_s: float = 0.0
     queued_s: float = 0.0
+    #: The turn-taker's decision (see :class:`EndTurn`): why the turn ended, the silence the
+    #: rule chose, and the silence at which the verdict arrived.
+    end_reason: str = "end silence"
+    wait_ms: int | None = None
+    verdict_ms: int | None = None
 
     def as_ms(self) -> dict[str, float | bool | None]:
         """The stages in milliseconds (``None`` where that stage never happened)."""
@@ -241,6 +246,9 @@ class Timing:
             "queued": round(self.queued_s * 1000, 1),
             "speculative": self.speculative,
             "earlyEnd": self.early_end,
+            "endReason": self.end_reason,
+            "waitMs": self.wait_ms,
+            "verdictMs": self.verdict_ms,
         }
 
 
@@ -330,6 +338,7 @@ class VoiceSession:
             loop.create_task(self._listen(), name="session-listen"),
             loop.create_task(self._utter(), name="session-utter"),
             loop.create_task(self._render(), name="session-render"),
+            loop.create_task(self._watch_gaps(), name="session-gaps"),
         ]
 
     # ------------------------------------------------------------------ input from the transport
@@ -462,6 +471,22 @@ class VoiceSession:
                     continue  # asleep: this audio goes nowhere but the detector
             await self._hear(pcm, arrived)
 
+    async def _watch_gaps(self) -> None:
+        """Tell the turn-taker the time while a turn is under way and no audio is waiting: a
+        client that stops sending (a muted microphone, a stalled connection) would otherwise
+        hold its turn open, since the turn-taker only counts silence it hears
+        (``TurnRule.gap_ms``)."""
+        period = self.turns.rule.gap_ms / 4000
+        while True:
+            await asyncio.sleep(period)
+            if self.turns.active and self._input.empty():
+                now = time.monotonic()
+                position = self.turns.position
+                actions = self.turns.no_audio(now)
+                if self.turns.position > position:
+                    self._arrivals.append((self.turns.position, now))
+                self._apply(actions)
+
     async def _hear(self, pcm: np.ndarray, arrived: float) -> None:
         chunks, probs = self._vad.process(pcm)
         for chunk, p in zip(chunks, probs, strict=True):
@@ -524,6 +549,9 @@ class VoiceSession:
             last_voiced=self._arrival(a.offset + a.utterance.voiced_end - 1),
             endpoint=time.monotonic(),
             early_end=a.early,
+            end_reason=a.reason,
+            wait_ms=a.wait_ms,
+            verdict_ms=a.verdict_ms,
         )
         self._busy += 1
         try:

@@ -11,7 +11,10 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   decode starts (:class:`StartDecode`); its result, with the audio end-of-turn signals, is a
   :class:`Verdict`, and the :class:`TurnRule` turns the verdict into how much silence to wait
   before ending the turn — short when everything says "finished", longer the more the signals
-  doubt it, never more than the rule's ``max_wait_ms``;
+  doubt it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why
+  it ended and what the rule chose (assert on that, not on wall time);
+* **a client that stops sending**: a gap of ``gap_ms`` with no audio at all counts as
+  silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
 * **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
 * **wake windows**: asleep, audio reaches nothing but the wake detector; after the wake word
   speech must begin within ``wake_listen_ms``; after a reply, ``follow_up_ms`` to answer;
@@ -97,7 +100,26 @@ def looks_final(text: str, *, min_words: int = 1) -> bool:
     text = text.strip()
     if not text or text.endswith(("...", "…")) or not _FINAL.search(text):
         return False
+    said = _said(text)
+    return len(said) >= max(1, min_words) and said[-1] not in CONTINUATIONS
+
+
+def _said(text: str) -> list[str]:
+    """The words of ``text``, one word said again and again counted once: Whisper hears a
+    one-word answer twice ("No. No.", "Thanks. Thanks." in the benchmark), which made it
+    read as a two-word sentence and skip the one-word rule."""
     said = words(text)
+    return said[:1] if len(set(said)) == 1 else said
+
+
+def unpunctuated_final(text: str, *, min_words: int = 1) -> bool:
+    """Whether a transcript reads as finished but for its last punctuation mark, which
+    Whisper sometimes leaves off a whole sentence ("Open the garage door"): no ellipsis,
+    comma or dash at its end, and not ending on a word a sentence does not end on."""
+    text = text.strip()
+    if not text or _FINAL.search(text) or text[-1] in ",;:-–—…" or text.endswith(".."):
+        return False
+    said = _said(text)
     return len(said) >= max(1, min_words) and said[-1] not in CONTINUATIONS
 
 
@@ -116,6 +138,33 @@ class Verdict:
 
     text: str | None
     scores: Mapping[str, float] = field(default_factory=dict)
+
+
+#: Why a turn ended, as :attr:`EndTurn.reason` and the session's timings say:
+#: ``finished`` (the words and the voice both said so: the short pause), ``doubt`` (finished
+#: words, a voice that doubts it: a longer wait), ``unfinished`` (the words do not read as
+#: finished), ``unpunctuated`` (finished words but for the final mark, a finished-sounding
+#: voice), ``one word`` (a finished-sounding one-word answer), ``end silence`` (no verdict
+#: in time, or none wanted: the plain end silence or the rule's bound), ``push-to-talk``
+#: (the button was let go), ``too long`` (the utterance reached its maximum length).
+EndReason = Literal[
+    "finished",
+    "doubt",
+    "unfinished",
+    "unpunctuated",
+    "one word",
+    "end silence",
+    "push-to-talk",
+    "too long",
+]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a :class:`TurnRule` made of a verdict: the silence to wait, and why."""
+
+    wait_ms: int
+    reason: EndReason
 
 
 @dataclass(frozen=True)
@@ -140,6 +189,17 @@ class TurnRule:
         one_word_ms: the wait for a finished-looking answer shorter than ``min_words`` ("Yes.")
             when the audio signals are confident it is finished (None: ``unfinished_ms``).
             Whisper punctuates fragments too, so one word alone is not trusted.
+        unpunctuated_ms: the wait for words that read as a finished sentence but for the
+            final punctuation (:func:`unpunctuated_final`) when the audio signals are confident
+            it is finished (None, or no signal: ``unfinished_ms``). Off by default, measured:
+            on the benchmark Whisper left the period off one complete request in 30 ("Open the
+            garage door", prosody 0.65: 900 ms waited), but also off an espeak "Turn on the
+            light" paused mid-sentence whose voice sounded finished, which at 400 ms was cut
+            off. Whisper leaving the period off is itself a sign it heard no ending.
+        gap_ms: no audio at all for this long, mid-turn, counts as silence (the client
+            stopped sending: a muted microphone, a stalled connection). Clients send a frame
+            every 20 ms; a shorter stall is waited for like late audio, since counting it as
+            silence would put a pause into the person's speech.
     """
 
     signals: tuple[str, ...] = ()
@@ -151,6 +211,8 @@ class TurnRule:
     doubtful: float = 0.5
     min_words: int = 2
     one_word_ms: int | None = None
+    unpunctuated_ms: int | None = None
+    gap_ms: int = 500
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -169,19 +231,32 @@ class TurnRule:
 
     def wait_ms(self, verdict: Verdict) -> int:
         """Silence after the last voiced chunk at which the turn ends."""
-        if verdict.text is None or not looks_final(verdict.text):
-            return self.unfinished_ms
+        return self.decide(verdict).wait_ms
+
+    def decide(self, verdict: Verdict) -> Decision:
+        """The silence to wait after the last voiced chunk, and why."""
+        if verdict.text is None:
+            return Decision(self.unfinished_ms, "unfinished")
         p = self.finished(verdict)
+        if not looks_final(verdict.text):
+            if (
+                self.unpunctuated_ms is not None
+                and p is not None
+                and p >= self.confident
+                and unpunctuated_final(verdict.text, min_words=self.min_words)
+            ):
+                return Decision(min(self.unpunctuated_ms, self.unfinished_ms), "unpunctuated")
+            return Decision(self.unfinished_ms, "unfinished")
         if not looks_final(verdict.text, min_words=self.min_words):
             if self.one_word_ms is not None and p is not None and p >= self.confident:
-                return self.one_word_ms
-            return self.unfinished_ms
+                return Decision(self.one_word_ms, "one word")
+            return Decision(self.unfinished_ms, "unfinished")
         if p is None or p >= self.confident:
-            return self.pause_ms
+            return Decision(self.pause_ms, "finished")
         if p <= self.doubtful:
-            return self.doubt_ms
+            return Decision(self.doubt_ms, "doubt")
         doubt = (self.confident - p) / (self.confident - self.doubtful)
-        return round(self.pause_ms + doubt * (self.doubt_ms - self.pause_ms))
+        return Decision(round(self.pause_ms + doubt * (self.doubt_ms - self.pause_ms)), "doubt")
 
 
 # ---------------------------------------------------------------------------------- actions
@@ -214,12 +289,20 @@ class EndTurn:
     """The turn is over: send ``utterance``. ``decode`` is the id of a decode of exactly this
     audio, if one ran; ``early`` when a verdict ended it before the plain end silence.
     ``offset`` turns the utterance's sample indices into samples heard since the session
-    began (the endpointer restarts its count when the session sleeps)."""
+    began (the endpointer restarts its count when the session sleeps).
+
+    The decision, for timings and tests (assert on these, not on wall time): ``reason`` why it
+    ended, ``wait_ms`` the silence the rule chose at the last pause (None: no verdict came in
+    time), ``verdict_ms`` the silence at which that verdict arrived (None: none did) — the
+    turn ended at the later of the two."""
 
     utterance: Utterance
     decode: int | None
     early: bool
     offset: int = 0
+    reason: EndReason = "end silence"
+    wait_ms: int | None = None
+    verdict_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -282,7 +365,12 @@ class TurnSettingsLike(Protocol):
 class _Pause:
     id: int
     voiced_end: int  # absolute sample index
-    wait_ms: int | None = None  # None until judged
+    decision: Decision | None = None  # None until judged
+    verdict_ms: int | None = None  # the silence when the verdict arrived
+
+    @property
+    def wait_ms(self) -> int | None:
+        return None if self.decision is None else self.decision.wait_ms
 
 
 class TurnTaker:
@@ -303,6 +391,9 @@ class TurnTaker:
         self._last_partial = -math.inf
         self._offset = 0  # samples heard before the current endpointer's first
         self._endpointer = self._new_endpointer()
+        self._heard_at = -math.inf  # ``now`` of the last chunk heard
+        self._covered_until = -math.inf  # time the audio (heard, or a gap's silence) reaches
+        self._blank: np.ndarray | None = None  # a silent chunk, shaped like the ones heard
 
     def _new_endpointer(self) -> Endpointer:
         ep = self.settings.endpoint
@@ -366,6 +457,34 @@ class TurnTaker:
         self, chunk: np.ndarray, probability: float, now: float, *, agent_audible: bool = False
     ) -> list[Action]:
         """One VAD chunk. ``agent_audible``: an agent is being played or synthesized."""
+        self._heard_at = self._covered_until = now
+        if self._blank is None or len(self._blank) != len(chunk):
+            self._blank = np.zeros_like(chunk)
+        return self._hear(chunk, probability, now, agent_audible=agent_audible)
+
+    def no_audio(self, now: float) -> list[Action]:
+        """No audio has come since the last chunk (the driver asks when its input is empty).
+
+        Once the gap reaches the rule's ``gap_ms`` it counts as silence: silent chunks up to
+        ``now`` go to the endpointer, so a client that stops sending (a muted microphone, a
+        stalled connection) ends its turn as a silent microphone would — a decode, a verdict,
+        the rule's wait — instead of holding it open to the rule's bound or for ever. Audio
+        arriving later simply follows the silence (speech resumed, or a new turn).
+        """
+        if not self.active or self._blank is None:
+            return []
+        if (now - self._heard_at) * 1000 < self.rule.gap_ms:
+            return []
+        out: list[Action] = []
+        step = len(self._blank) / SAMPLE_RATE
+        while self.active and self._covered_until + step <= now:
+            self._covered_until += step
+            out += self._hear(self._blank, 0.0, now, agent_audible=False)
+        return out
+
+    def _hear(
+        self, chunk: np.ndarray, probability: float, now: float, *, agent_audible: bool
+    ) -> list[Action]:
         s = self.settings
         out: list[Action] = []
         self._voiced_run = (
@@ -390,10 +509,11 @@ class TurnTaker:
         pause = self._pause
         if pause is None or pause.id != decode_id or not self.active:
             return []  # outdated: speech resumed, or the turn already ended
+        pause.verdict_ms = self.silence_ms
         if verdict is None:
-            pause.wait_ms = self.settings.endpoint.end_silence_ms
+            pause.decision = Decision(self.settings.endpoint.end_silence_ms, "end silence")
         else:
-            pause.wait_ms = self.rule.wait_ms(verdict)
+            pause.decision = self.rule.decide(verdict)
         if self.silence_ms >= self.due_ms():
             return self._end(now, early=self.due_ms() < self.settings.endpoint.end_silence_ms)
         return []
@@ -432,10 +552,12 @@ class TurnTaker:
                 out.append(CancelDecode(self._pause.id))
             self._pause = None
         elif isinstance(ev, Utterance):
-            out += self._utterance(ev, early=False)
+            out += self._utterance(ev, early=False, reason="too long" if ev.cut else None)
         return out
 
-    def _utterance(self, utt: Utterance, *, early: bool) -> list[Action]:
+    def _utterance(
+        self, utt: Utterance, *, early: bool, reason: EndReason | None = None
+    ) -> list[Action]:
         pause, self._pause = self._pause, None
         keep = (
             utt.voiced_end - utt.start + SAMPLE_RATE * self.settings.endpoint.end_silence_ms // 1000
@@ -444,14 +566,28 @@ class TurnTaker:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
             # it than the plain end silence, as before (agents get the speech, not the wait).
             utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
-        decode = pause.id if pause is not None and pause.voiced_end == utt.voiced_end else None
-        return [EndTurn(utt, decode, early, self._offset)]
+        this = pause is not None and pause.voiced_end == utt.voiced_end
+        decode = pause.id if this else None
+        decision = pause.decision if this else None
+        if reason is None:
+            reason = "end silence" if decision is None else decision.reason
+        return [
+            EndTurn(
+                utt,
+                decode,
+                early,
+                self._offset,
+                reason=reason,
+                wait_ms=None if decision is None else decision.wait_ms,
+                verdict_ms=pause.verdict_ms if this else None,
+            )
+        ]
 
-    def _end(self, now: float, *, early: bool) -> list[Action]:
+    def _end(self, now: float, *, early: bool, reason: EndReason | None = None) -> list[Action]:
         out: list[Action] = []
         for ev in self._endpointer.flush():
             if isinstance(ev, Utterance):
-                out += self._utterance(ev, early=early)
+                out += self._utterance(ev, early=early, reason=reason)
         return out
 
     # ------------------------------------------------------------------ push-to-talk
@@ -464,7 +600,7 @@ class TurnTaker:
         self.ptt_down = down
         if down:
             return [StopPlayback()]
-        return self._end(now, early=False)
+        return self._end(now, early=False, reason="push-to-talk")
 
     # ------------------------------------------------------------------ the reply side
     def sent(self, now: float) -> list[Action]:

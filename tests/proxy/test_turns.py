@@ -6,6 +6,8 @@ every rule is checked exactly and the whole file runs in milliseconds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -87,8 +89,9 @@ def test_a_pause_starts_a_decode_of_the_audio_so_far_and_speech_cancels_it():
     d.run(640, 0.9)
     out = d.run(128, 0.0)
     [decode] = d.of(StartDecode, out)
-    # Pre-roll (300 ms) + 640 ms of speech + the silence so far; speech ends at 640 ms in.
-    assert decode.voiced_end == len(decode.audio) - 4 * CHUNK_SAMPLES
+    # Pre-roll (300 ms) + 640 ms of speech + the silence so far (speculate_ms, 64 ms: two
+    # chunks); speech ends at 640 ms in.
+    assert decode.voiced_end == len(decode.audio) - 2 * CHUNK_SAMPLES
     assert abs(decode.speech_end_s - (decode.voiced_end / 16_000)) < 1e-9
     out = d.run(64, 0.9)
     assert d.of(CancelDecode, out) == [CancelDecode(decode.id)]
@@ -382,3 +385,123 @@ def test_a_stop_command_said_once_or_repeated():
     assert _is_stop("Never mind.", stops)
     assert not _is_stop("Stop the music and play jazz.", stops)
     assert not _is_stop("Stop, cancel.", stops) and not _is_stop("Don't stop.", stops)
+
+
+# ------------------------------------------------------------------ the decision, for timings
+
+
+def test_the_end_says_why_and_what_the_rule_chose():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(160, 0.0)
+    d.judge("Turn on the lights.", prosody=0.9)
+    _, end = ended_at(d, 1000)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("finished", 200, 160)
+    d.run(800, 0.9)
+    d.run(288, 0.0)
+    d.judge("Turn on the lights.", prosody=0.1)  # arrives after the short pause
+    _, end = ended_at(d, 2000)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("doubt", 1500, 288)
+    d.run(800, 0.9)
+    d.run(128, 0.0)
+    d.judge("Turn on the", prosody=0.9)
+    _, end = ended_at(d, 2000)
+    assert (end.reason, end.wait_ms) == ("unfinished", 900) and not end.early
+
+
+def test_an_end_without_a_verdict_says_so():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    _, end = ended_at(d, 2500)
+    assert (end.reason, end.wait_ms, end.verdict_ms) == ("end silence", None, None)
+    d.turns.set_mode("ptt")
+    d.turns.set_ptt(True, d.now)
+    d.run(640, 0.9)
+    [end] = d.of(EndTurn, d.turns.set_ptt(False, d.now))
+    assert end.reason == "push-to-talk"
+
+
+def test_rule_decisions_name_their_reason():
+    rule = SessionSettings().turn_rule
+    assert rule.decide(Verdict("Turn on the lights.", {"prosody": 0.9})).reason == "finished"
+    assert rule.decide(Verdict("Turn on the lights.", {"prosody": 0.55})).reason == "doubt"
+    assert rule.decide(Verdict("Turn on the", {"prosody": 0.9})).reason == "unfinished"
+    assert rule.decide(Verdict("Yes.", {"prosody": 0.9})).reason == "one word"
+
+
+# ------------------------------------------------------------------ a client that stops sending
+
+
+def test_a_client_that_stops_sending_ends_its_turn():
+    d = Driver()
+    d.run(800, 0.9)
+    t = d.turns
+    assert t.no_audio(d.now + 0.3) == [], "a short stall is waited for like late audio"
+    assert t.active
+    out = t.no_audio(d.now + 0.6)
+    [decode] = d.of(StartDecode, out)
+    assert not d.of(EndTurn, out), "the transcript is wanted first"
+    d.actions += out
+    [end] = d.of(EndTurn, d.judge("Turn on the lights."))
+    assert end.early and end.reason == "finished" and end.decode == decode.id
+    # The gap became silence after the speech, as a silent microphone's would.
+    u = end.utterance
+    assert u.voiced_end - u.start == decode.voiced_end
+    assert not np.any(u.audio[u.voiced_end - u.start :])
+    assert t.no_audio(d.now + 5) == [], "no turn under way: nothing to end"
+
+
+def test_a_stalled_client_without_a_verdict_ends_at_the_bound():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    assert d.of(StartDecode, d.turns.no_audio(d.now + 0.6))
+    assert not d.of(EndTurn, d.turns.no_audio(d.now + 1.9))
+    [end] = d.of(EndTurn, d.turns.no_audio(d.now + 2.1))
+    assert end.reason == "end silence" and not end.early
+
+
+def test_audio_after_a_counted_gap_resumes_the_turn():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.turns.no_audio(d.now + 0.6)
+    d.now += 0.6
+    out = d.run(320, 0.9)  # the connection came back mid-sentence
+    assert d.of(CancelDecode, out) and d.turns.active
+    d.run(128, 0.0)
+    d.judge("Turn on the lights in the kitchen.", prosody=0.9)
+    _, end = ended_at(d, 1000)
+    assert end.utterance.voiced_end - end.utterance.start > (800 + 600 + 320) * 16
+
+
+def test_one_word_heard_twice_is_still_one_word():
+    from gateway.proxy.turns import looks_final
+
+    rule = SessionSettings().turn_rule
+    assert not looks_final("No. No.", min_words=2) and looks_final("No. No.")
+    assert rule.decide(Verdict("No. No.", {"prosody": 0.2})) == rule.decide(
+        Verdict("No.", {"prosody": 0.2})
+    )
+    assert rule.decide(Verdict("Thanks. Thanks.", {"prosody": 0.9})).reason == "one word"
+    assert looks_final("Go home.", min_words=2), "two different words are a sentence"
+
+
+@pytest.mark.parametrize(
+    ("text", "prosody", "reason"),
+    [
+        ("Open the garage door", 0.65, "unpunctuated"),  # Whisper left the period off
+        ("Open the garage door", 0.3, "unfinished"),  # ... and the voice doubts it
+        ("turn on the light", 0.14, "unfinished"),
+        ("Book a table for", 0.9, "unfinished"),  # a sentence does not end on "for"
+        ("Turn on the lights,", 0.9, "unfinished"),
+        ("Turn on the lights -", 0.9, "unfinished"),
+        ("Open", 0.9, "unfinished"),  # one word needs its punctuation
+    ],
+)
+def test_words_without_their_final_mark(text, prosody, reason):
+    default = SessionSettings().turn_rule
+    rule = replace(default, unpunctuated_ms=400)
+    decision = rule.decide(Verdict(text, {"prosody": prosody}))
+    assert decision.reason == reason
+    assert decision.wait_ms == (400 if reason == "unpunctuated" else 900)
+    assert default.decide(Verdict(text, {"prosody": prosody})).reason == "unfinished", "off"
+    assert replace(TurnRule(), unpunctuated_ms=400).decide(Verdict(text)).reason == "unfinished"

@@ -14,6 +14,8 @@ from websockets.http11 import Request, Response
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
+from gateway.proxy.session import SessionSettings
+from gateway.proxy.utterance import UtteranceParts
 from gateway.records import SQLiteRecorder
 from gateway.server import rooms
 from gateway.server.app import Gateway, GatewaySettings
@@ -27,7 +29,7 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
     recorder = SQLiteRecorder(tmp_path)
     models: Any = None  # no request here reaches the models (/metrics would)
     gw = Gateway(
-        GatewaySettings(agents=(), audio_feature="url"),
+        GatewaySettings(agents=(), session=SessionSettings(parts=UtteranceParts(audio="url"))),
         models=models,
         directory=AgentDirectory(AddressPolicy()),
         recorder=recorder,
