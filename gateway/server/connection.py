@@ -282,6 +282,9 @@ class PageConnection:
             queued=ms["queued"],
             speculative=ms["speculative"],
             early_end=ms["earlyEnd"],
+            end_reason=ms["endReason"],
+            wait_ms=ms["waitMs"],
+            verdict_ms=ms["verdictMs"],
         )
         since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
         await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since))
