@@ -31,8 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from load import Client, Clip, Tally, load_clips, read_proc  # the load client (being moved)
-
+from tests.support.load_client import Client, Clip, Tally, load_clips
+from tests.support.load_metrics import read_proc
 from tests.support.processes import Served, serving
 
 TRANSPORTS = ("ws", "webrtc", "none")

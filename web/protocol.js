@@ -29,6 +29,7 @@ export const FROM_GATEWAY = Object.freeze({
   flush: "flush",
   answer: "answer",
   pong: "pong",
+  timing: "timing",
   error: "error",
 });
 

@@ -9,7 +9,7 @@ released after it.
 Slots are scheduled on the monotonic clock as ``start + n × 20 ms``, so sleep jitter does not
 accumulate. A consumer that fell a little behind catches up by releasing frames back to back; one
 that fell more than ``max_lag_ms`` behind (a stalled loop) starts a new schedule instead of
-bursting. ``paced=False`` releases frames as fast as they are asked for (offline processing).
+bursting, and counts the time it skipped (:attr:`Playout.skipped_samples`). ``paced=False`` releases frames as fast as they are asked for (offline processing).
 """
 
 from __future__ import annotations
@@ -69,6 +69,10 @@ class Playout:
         self._idle = asyncio.Event()
         self._idle.set()
         self._next_slot: float | None = None
+        #: Wall time (in samples at ``rate``) the schedule skipped when it started anew after a
+        #: stall longer than ``max_lag_ms``: a transport that stamps its frames moves its clock
+        #: on by it (see ``gateway.server.webrtc.PlayoutTrack``).
+        self.skipped_samples = 0
         self._generation = 0
         self._closed = False
 
@@ -178,6 +182,9 @@ class Playout:
             return
         now = time.monotonic()
         if self._next_slot is None or now - self._next_slot > self._max_lag_s:
+            if self._next_slot is not None:
+                behind = round((now - self._next_slot) / self._frame_s)
+                self.skipped_samples += behind * self.frame_samples
             self._next_slot = now
         self._next_slot += self._frame_s
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from websockets.asyncio.server import ServerConnection
@@ -46,6 +47,8 @@ from gateway.server.messages import (
     SetMode,
     SetWake,
     StopSpeaking,
+    TurnStages,
+    TurnTiming,
     Uninvite,
     Welcome,
     WelcomeUser,
@@ -81,6 +84,7 @@ class PageConnection:
         self.address: str | None = access.client_address(ws.remote_address, ws.request.headers)
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
+        self._timing_tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Serve the page until its WebSocket closes."""
@@ -260,6 +264,30 @@ class PageConnection:
 
     def _timing(self, timing: Timing) -> None:
         self.gateway.metrics.observe_timing(timing.as_ms())
+        # The client learns where its turn's time went (scripts/load.py reports it per stage).
+        # Its own clock differs: the stages are anchored to the moment this is sent.
+        task = asyncio.get_running_loop().create_task(self._send_timing(timing))
+        self._timing_tasks.add(task)
+        task.add_done_callback(self._timing_tasks.discard)
+
+    async def _send_timing(self, timing: Timing) -> None:
+        ms: dict[str, Any] = timing.as_ms()
+        stages = TurnStages(
+            endpoint=ms["endpoint"],
+            stt=ms["stt"],
+            agent=ms["agent"],
+            tts_first_audio=ms["ttsFirstAudio"],
+            total=ms["total"],
+            decode=ms["decode"],
+            queued=ms["queued"],
+            speculative=ms["speculative"],
+            early_end=ms["earlyEnd"],
+            end_reason=ms["endReason"],
+            wait_ms=ms["waitMs"],
+            verdict_ms=ms["verdictMs"],
+        )
+        since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
+        await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since))
 
     async def _event(self, event: FromGateway) -> None:
         event = _bounded_html(event)

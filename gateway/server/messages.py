@@ -379,6 +379,45 @@ class Pong(Message):
 
 
 @dataclass(frozen=True)
+class TurnStages:
+    """One spoken turn's way through the gateway, in milliseconds (``None``: that stage did not
+    happen), as ``gateway.proxy.session.Timing.as_ms`` gives them."""
+
+    #: The last voiced audio's arrival → the end of the turn.
+    endpoint: float | None
+    #: The end of the turn → the final transcript.
+    stt: float | None
+    #: The utterance sent → the agent's reply.
+    agent: float | None
+    #: The reply → its first synthesised audio.
+    tts_first_audio: float | None
+    #: The last voiced audio's arrival → the reply's first audio.
+    total: float | None
+    decode: float = 0.0
+    queued: float = 0.0
+    speculative: bool = False
+    early_end: bool = False
+    #: Why the turn ended, the silence the turn rule chose, and the silence at which its
+    #: verdict arrived (gateway/proxy/turns.py's ``EndTurn``).
+    end_reason: str = "end silence"
+    wait_ms: int | None = None
+    verdict_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class TurnTiming(Message):
+    """Where a spoken turn's time went, sent when its reply's first audio is ready.
+
+    ``since_last_voiced_ms`` is how long before this message the person's last voiced audio
+    reached the gateway: a client subtracts it from the message's arrival to place the stages
+    on its own clock (the WebSocket's own delay is then counted as the gateway's)."""
+
+    TYPE = "timing"
+    stages_ms: TurnStages
+    since_last_voiced_ms: float
+
+
+@dataclass(frozen=True)
 class RequestError(Message):
     """A request could not be done; the connection stays open."""
 
@@ -392,7 +431,7 @@ ToGateway = (
 )  # fmt: skip
 FromGateway = (
     Welcome | StateUpdate | PartialTranscript | FinalTranscript | AgentUtterance | FloorUpdate
-    | PageNotice | WakeHeard | Flush | SdpAnswer | Pong | RequestError
+    | PageNotice | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
 )  # fmt: skip
 
 #: Message classes by ``type``, per direction (``wake`` is in both: different messages).

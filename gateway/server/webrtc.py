@@ -21,7 +21,10 @@ from aiortc import (
     RTCPeerConnection,
     RTCSessionDescription,
 )
+from aiortc.jitterbuffer import JitterBuffer, JitterFrame
 from aiortc.mediastreams import MediaStreamError
+from aiortc.rtp import RtpPacket
+from aiortc.utils import uint16_add, uint16_gt
 
 from gateway.audio import Resampler
 from gateway.audio.playout import Playout, PlayoutClosed
@@ -34,9 +37,69 @@ WEBRTC_RATE = 48_000
 MAX_INBOUND_BACKLOG = 25  # 25 × 20 ms = 0.5 s
 
 
+class PromptJitterBuffer(JitterBuffer):
+    """An audio jitter buffer that holds nothing: each Opus packet newer than the last one
+    handed on goes to the decoder at once; a packet older than that (reordered past its turn)
+    is dropped.
+
+    aiortc's own audio buffer (``JitterBuffer(capacity=16, prefetch=4)``) hands a packet on
+    only once four more have arrived, so every inbound frame waited 80 ms before the voice
+    pipeline saw it (measured: 80.0 ms on each of 3237 frames), which is 80 ms on every turn's
+    end of speech. The gateway does not play this audio, it listens to it: a frame lost to
+    reordering costs the recogniser 20 ms of a word, a held frame costs every turn. Opus packs
+    one frame per packet (RFC 7587), so a packet is a whole frame.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(capacity=16)
+        self._next: int | None = None
+        #: Packets dropped for arriving after a newer one had been handed on.
+        self.late = 0
+
+    def add(self, packet: RtpPacket) -> tuple[bool, JitterFrame | None]:
+        """Hand ``packet`` on now, unless a newer one already went (no picture loss: audio)."""
+        seq = packet.sequence_number
+        if self._next is not None and uint16_gt(self._next, seq):
+            self.late += 1
+            return False, None
+        self._next = uint16_add(seq, 1)
+        return False, JitterFrame(data=packet._data, timestamp=packet.timestamp)  # type: ignore[attr-defined]
+
+
+def listen_promptly(pc: RTCPeerConnection) -> int:
+    """Give every audio receiver of ``pc`` a :class:`PromptJitterBuffer` (call after the remote
+    description is set, before media flows); returns how many were replaced.
+
+    aiortc has no option for this: the buffer is the receiver's private attribute, so a later
+    aiortc that renames it leaves the default in place (logged, and a test fails).
+    """
+    replaced = 0
+    for transceiver in pc.getTransceivers():
+        receiver = transceiver.receiver
+        if transceiver.kind != "audio" or receiver is None:
+            continue
+        if isinstance(getattr(receiver, JITTER_ATTR, None), JitterBuffer):
+            setattr(receiver, JITTER_ATTR, PromptJitterBuffer())
+            replaced += 1
+        else:
+            log.warning("aiortc's receiver has no %s: inbound audio keeps its 80 ms", JITTER_ATTR)
+    return replaced
+
+
+#: Where aiortc's RTCRtpReceiver keeps its jitter buffer (a name-mangled private attribute).
+JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
+
+
 class PlayoutTrack(MediaStreamTrack):
     """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`
-    (which gives silence while no agent speaks, so the stream never stalls)."""
+    (which gives silence while no agent speaks, so the stream never stalls).
+
+    Frames are stamped with their place in real time: when the playout skipped time after a
+    stall (a busy loop), the timestamps skip it too. Left contiguous, every later packet arrived
+    late against its timestamp, and a browser's jitter buffer grew to hold that lateness for
+    the rest of the call (measured under load: packets up to ~1 s late against their
+    timestamps after a minute, and Chromium buffering ~350–390 ms).
+    """
 
     kind = "audio"
 
@@ -44,6 +107,7 @@ class PlayoutTrack(MediaStreamTrack):
         super().__init__()
         self._playout = playout
         self._pts = 0
+        self._skipped = playout.skipped_samples
         self._time_base = fractions.Fraction(1, playout.rate)
 
     async def recv(self) -> av.AudioFrame:
@@ -52,6 +116,9 @@ class PlayoutTrack(MediaStreamTrack):
         except PlayoutClosed:
             self.stop()
             raise MediaStreamError from None
+        # A gap in the timestamps: the receiver conceals it and stays on time.
+        self._pts += self._playout.skipped_samples - self._skipped
+        self._skipped = self._playout.skipped_samples
         frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = self._playout.rate
         frame.pts = self._pts
@@ -111,6 +178,7 @@ class WebRTCLink:
     async def answer(self, offer_sdp: str) -> str:
         """Take the client's offer; return the answer SDP."""
         await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+        listen_promptly(self.pc)
         await self.pc.setLocalDescription(await self.pc.createAnswer())
         return self.pc.localDescription.sdp
 

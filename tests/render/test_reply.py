@@ -11,7 +11,7 @@ import pytest
 from gateway.audio import wav_bytes
 from gateway.ofp import DialogEvent
 from gateway.render import parse_ssml, render_dialog_event, render_segments
-from gateway.render.reply import LEAD_MS
+from gateway.render.reply import LEAD_MS, fade_in
 from gateway.render.ssml import trim_silence
 from tests.render.helpers import RATE, STEADY, no_fetch
 
@@ -30,8 +30,8 @@ def audio_feature(value: str, mime: str = "audio/wav") -> dict:
 
 def prompt(chunks: list[np.ndarray]) -> np.ndarray:
     """What a reply made of these synthesized chunks sounds like: the first one's lead-in
-    silence cut to ``LEAD_MS``."""
-    first = trim_silence(chunks[0], RATE, start=True, end=False, keep_ms=LEAD_MS)
+    silence cut to ``LEAD_MS`` and faded in."""
+    first = fade_in(trim_silence(chunks[0], RATE, start=True, end=False, keep_ms=LEAD_MS), RATE)
     return np.concatenate([first, *chunks[1:]])
 
 
@@ -140,7 +140,9 @@ async def test_synthesized_speech_starts_without_pipers_lead_in(synth):
         event(text={"tokens": [{"value": "Hi, I'm Parrot."}]}),
         event(ssml={"tokens": [{"value": "<speak>Hi, I'm <emphasis>Parrot</emphasis>.</speak>"}]}),
     ):
-        assert lead_ms(await play(synth, ev)) <= LEAD_MS + 10  # 5 % of a louder later peak
+        played = await play(synth, ev)
+        assert lead_ms(played) <= LEAD_MS + 10  # 5 % of a louder later peak
+        assert played[0] == 0  # faded in from zero: the cut makes no click
 
 
 async def test_a_reply_opening_with_a_break_keeps_it(synth):

@@ -1,225 +1,160 @@
-"""WebRTC audio for one client (gateway/server/webrtc.py): a real aiortc peer connection on this
-machine against :class:`WebRTCLink`, both ways over Opus; the inbound backlog bound; the ICE
-server configuration."""
+"""The WebRTC audio path: inbound audio reaches the voice pipeline without being held back, and a
+spoken turn over a real aiortc peer connection reports where its time went."""
 
 from __future__ import annotations
 
 import asyncio
 import fractions
 import time
-from collections.abc import AsyncIterator
 
 import av
 import numpy as np
-import pytest
-from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
-from aiortc.mediastreams import MediaStreamError
+from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
+from aiortc.rtp import RtpPacket
 
-from gateway.audio import SAMPLE_RATE
+from gateway.agents.directory import AgentDirectory
+from gateway.agents.policy import AddressPolicy
 from gateway.audio.playout import Playout
+from gateway.proxy.session import Timing, VoiceModels
+from gateway.server import messages as m
+from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.webrtc import (
-    MAX_INBOUND_BACKLOG,
+    JITTER_ATTR,
     WEBRTC_RATE,
+    PlayoutTrack,
+    PromptJitterBuffer,
     WebRTCLink,
-    ice_server,
-    rtc_configuration,
 )
+from tests.support.load_client import Client, Tally, load_clips
+from tests.support.processes import free_port
 
 FRAME = WEBRTC_RATE // 50  # 20 ms
 
 
-def tone(hz: float, samples: int, start: int = 0, rate: int = WEBRTC_RATE) -> np.ndarray:
-    t = (start + np.arange(samples)) / rate
-    return (12000 * np.sin(2 * np.pi * hz * t)).astype(np.int16)
+def packet(seq: int, payload: bytes = b"x") -> RtpPacket:
+    p = RtpPacket(payload_type=111, sequence_number=seq, timestamp=seq * FRAME)
+    p._data = payload  # type: ignore[attr-defined]  (what aiortc's depayloader sets)
+    return p
 
 
-def dominant_hz(pcm: np.ndarray, rate: int) -> float:
-    spectrum = np.abs(np.fft.rfft(pcm.astype(np.float64) * np.hanning(len(pcm))))
-    return float(np.argmax(spectrum) * rate / len(pcm))
+def test_each_packet_is_handed_on_as_it_arrives() -> None:
+    buffer = PromptJitterBuffer()
+    for seq in (100, 101, 103):  # 102 is lost: 103 does not wait for it
+        _, frame = buffer.add(packet(seq, bytes([seq % 256])))
+        assert frame is not None
+        assert frame.timestamp == seq * FRAME and frame.data == bytes([seq % 256])
 
 
-class Microphone(MediaStreamTrack):
-    """The page's microphone: a 440 Hz tone in 20 ms frames, paced in real time."""
+def test_a_packet_overtaken_by_a_newer_one_is_dropped() -> None:
+    buffer = PromptJitterBuffer()
+    assert buffer.add(packet(10))[1] is not None
+    assert buffer.add(packet(12))[1] is not None
+    assert buffer.add(packet(11))[1] is None  # its moment has passed
+    assert buffer.add(packet(12))[1] is None  # a duplicate too
+    assert buffer.late == 2
+    assert buffer.add(packet(13))[1] is not None
+
+
+def test_sequence_numbers_wrap() -> None:
+    buffer = PromptJitterBuffer()
+    for seq in (65534, 65535, 0, 1):
+        assert buffer.add(packet(seq))[1] is not None
+    assert buffer.add(packet(65535))[1] is None and buffer.late == 1
+
+
+class Taps(MediaStreamTrack):
+    """A microphone that sends exactly the frames put into it, then nothing."""
 
     kind = "audio"
 
     def __init__(self) -> None:
         super().__init__()
-        self._sent = 0
-        self._start: float | None = None
+        self.frames: asyncio.Queue[np.ndarray] = asyncio.Queue()
+        self._pts = 0
 
     async def recv(self) -> av.AudioFrame:
-        self._start = self._start or time.monotonic()
-        due = self._start + self._sent / WEBRTC_RATE
-        await asyncio.sleep(max(0.0, due - time.monotonic()))
-        frame = av.AudioFrame.from_ndarray(
-            tone(440.0, FRAME, self._sent).reshape(1, -1), format="s16", layout="mono"
-        )
+        pcm = await self.frames.get()
+        frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = WEBRTC_RATE
-        frame.pts = self._sent
-        frame.time_base = fractions.Fraction(1, WEBRTC_RATE)
-        self._sent += FRAME
+        frame.pts, frame.time_base = self._pts, fractions.Fraction(1, WEBRTC_RATE)
+        self._pts += pcm.size
         return frame
 
 
-class Page:
-    """The client end: sends the microphone, keeps every frame it hears (as mono int16)."""
-
-    def __init__(self) -> None:
-        # No ICE servers: both ends on this machine, nothing contacted outside it.
-        self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-        self.pc.addTrack(Microphone())
-        self.heard: list[np.ndarray] = []
-        self.rate = 0
-        self._tasks: list[asyncio.Task[None]] = []
-
-        @self.pc.on("track")
-        def on_track(track: MediaStreamTrack) -> None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self._hear(track)))
-
-    async def _hear(self, track: MediaStreamTrack) -> None:
-        while True:
-            try:
-                frame = await track.recv()
-            except MediaStreamError:
-                return
-            self.rate = frame.sample_rate
-            pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels))
-            self.heard.append(pcm.mean(axis=1).astype(np.int16))
-
-    async def connect(self, link: WebRTCLink) -> None:
-        """One offer, complete with its candidates, and the link's answer (no trickle ICE)."""
-        await self.pc.setLocalDescription(await self.pc.createOffer())
-        answer = await link.answer(self.pc.localDescription.sdp)
-        await self.pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
-
-    async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await self.pc.close()
-
-
-async def until(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "not reached in time"
-        await asyncio.sleep(0.05)
-
-
-@pytest.fixture
-async def call() -> AsyncIterator[tuple[WebRTCLink, Page, Playout, list[np.ndarray]]]:
-    playout = Playout(WEBRTC_RATE, fill_silence=True)
-    fed: list[np.ndarray] = []
-    link = WebRTCLink(playout, fed.append)
-    page = Page()
+async def test_inbound_audio_is_not_held_for_later_packets() -> None:
+    """aiortc's own buffer hands a packet on only once four newer ones arrived: a loud frame
+    followed by two quiet ones would stay inside it for good. The gateway's must deliver it."""
+    heard: list[np.ndarray] = []
+    link = WebRTCLink(Playout(WEBRTC_RATE, fill_silence=True), heard.append)
+    client = RTCPeerConnection()
+    taps = Taps()
+    client.addTransceiver(taps, direction="sendrecv")
     try:
-        await page.connect(link)
-        yield link, page, playout, fed
+        await client.setLocalDescription(await client.createOffer())
+        answer = await link.answer(client.localDescription.sdp)
+        await client.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
+        (transceiver,) = link.pc.getTransceivers()
+        assert isinstance(getattr(transceiver.receiver, JITTER_ATTR), PromptJitterBuffer)
+
+        quiet = np.zeros(FRAME, np.int16)
+        tone = (8000 * np.sin(np.arange(FRAME) * 2 * np.pi * 440 / WEBRTC_RATE)).astype(np.int16)
+        for pcm in (*[quiet] * 5, tone, quiet, quiet):  # the encoder may keep one frame back
+            taps.frames.put_nowait(pcm)
+
+        async def loud() -> None:
+            while not heard or np.abs(np.concatenate(heard)).max() < 2000:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(loud(), 30)  # a bound for failure, not a speed target
     finally:
-        await page.close()
+        await client.close()
         await link.close()
-        playout.close()
 
 
-async def test_the_microphone_arrives_at_16_khz_with_its_pitch(call) -> None:
-    link, _, _, fed = call
-    await until(lambda: sum(len(c) for c in fed) >= SAMPLE_RATE)  # one second of it
-    assert link.pc.connectionState == "connected"
-    heard = np.concatenate(fed)
-    assert heard.dtype == np.int16
-    # Opus and the resampler in between: the tone is still a 440 Hz tone, and loud.
-    steady = heard[len(heard) // 2 :]
-    assert abs(dominant_hz(steady, SAMPLE_RATE) - 440.0) < 10.0
-    assert np.sqrt(np.mean(steady.astype(np.float64) ** 2)) > 3000
+async def test_after_a_stall_the_outbound_timestamps_skip_the_time_lost() -> None:
+    """A receiver plays by the timestamps: contiguous ones after a stall would arrive late for
+    the rest of the call, and a browser's jitter buffer would grow to hold that."""
+    playout = Playout(WEBRTC_RATE, fill_silence=True, max_lag_ms=200)
+    track = PlayoutTrack(playout)
+    assert [(await track.recv()).pts for _ in range(3)] == [0, FRAME, 2 * FRAME]
+    time.sleep(0.4)  # the event loop is blocked: beyond max_lag, the schedule starts anew
+    after = await track.recv()
+    assert playout.skipped_samples >= 10 * FRAME  # at least the 200 ms beyond which it skips
+    assert after.pts == 3 * FRAME + playout.skipped_samples
+    assert (await track.recv()).pts == after.pts + FRAME  # then contiguous again
 
 
-async def test_the_agents_voice_goes_out_after_a_continuous_silence(call) -> None:
-    _, page, playout, _ = call
-    await until(lambda: len(page.heard) >= 25)  # half a second of the outbound stream
-    assert page.rate == WEBRTC_RATE
-    # With no agent speaking the track still sends frames, silent ones: the stream never stalls.
-    assert max(int(np.max(np.abs(f))) for f in page.heard) < 300
-    before = len(page.heard)
-    await playout.put(tone(1000.0, WEBRTC_RATE // 2))
-    await playout.finish()
-    await until(lambda: sum(int(np.max(np.abs(f))) > 3000 for f in page.heard[before:]) >= 15)
-    loud = np.concatenate([f for f in page.heard[before:] if np.max(np.abs(f)) > 3000])
-    assert abs(dominant_hz(loud, WEBRTC_RATE) - 1000.0) < 20.0
+def test_the_timing_message_carries_every_stage_the_session_measures() -> None:
+    timing = Timing(last_voiced=1.0, endpoint=1.2, transcript=1.25, sent=1.26, reply=1.27)
+    timing.first_audio = 1.4
+    sent = m.TurnTiming(
+        m.TurnStages(endpoint=200.0, stt=50.0, agent=10.0, tts_first_audio=130.0, total=400.0), 1.0
+    ).to_dict()
+    assert set(sent["stagesMs"]) == set(timing.as_ms())
 
 
-async def test_close_hangs_up() -> None:
-    playout = Playout(WEBRTC_RATE, fill_silence=True)
-    link = WebRTCLink(playout, lambda pcm: None)
-    page = Page()
+async def test_a_spoken_turn_over_webrtc_reports_where_its_time_went() -> None:
+    """Real models and a real peer connection: the client hears the reply and can split the
+    turn into in (client → gateway), the gateway's stages and out (gateway → client)."""
+    settings = GatewaySettings(port=free_port(), agents=("builtin:parrot",))
+    gateway = Gateway(settings, models=VoiceModels(), directory=AgentDirectory(AddressPolicy()))
+    await gateway.start()
+    tally = Tally()
+    clips = load_clips()
+    client = Client(f"ws://127.0.0.1:{settings.port}/ws", clips, tally, transport="webrtc", seed=0)
     try:
-        await page.connect(link)
-        await until(lambda: link.pc.connectionState == "connected")
-        await link.close()
-        assert link.pc.connectionState == "closed"
-        await until(lambda: page.pc.connectionState in ("closed", "failed", "disconnected"), 40)
+        assert await client.open()
+        await client.greeted(30)
+        turn = await client.take_turn(clips[6])  # "Open the garage door."
+        assert turn is not None and tally.errors == []
+        assert "garage" in turn.text.lower()
+        assert turn.first_audio is not None and turn.first_packet is not None
+        assert turn.first_packet <= turn.first_audio  # arrived, then decoded
+        assert turn.stages is not None and turn.stages["total"] > 0  # the timing message
+        stages = turn.breakdown()
+        assert stages is not None
+        assert set(stages) >= {"in", "endpoint", "stt", "floor", "tts", "out", "network", "decode"}
+        assert stages["total"] == round(1000 * (turn.first_audio - turn.end_of_speech), 1)
     finally:
-        await page.close()
-        playout.close()
-
-
-class Backlogged(MediaStreamTrack):
-    """A received track whose decoded frames piled up in aiortc's queue (a session behind)."""
-
-    kind = "audio"
-
-    def __init__(self, frames: int) -> None:
-        super().__init__()
-        self._queue: asyncio.Queue[av.AudioFrame] = asyncio.Queue()
-        for i in range(frames):
-            frame = av.AudioFrame.from_ndarray(
-                tone(440.0, FRAME, i * FRAME).reshape(1, -1), format="s16", layout="mono"
-            )
-            frame.sample_rate = WEBRTC_RATE
-            self._queue.put_nowait(frame)
-
-    async def recv(self) -> av.AudioFrame:
-        if self._queue.empty():
-            raise MediaStreamError
-        return self._queue.get_nowait()
-
-
-async def test_a_backlog_of_inbound_frames_is_cut_to_half_a_second_oldest_first() -> None:
-    playout = Playout(WEBRTC_RATE, fill_silence=True)
-    fed: list[np.ndarray] = []
-    link = WebRTCLink(playout, fed.append)
-    try:
-        link.pc.emit("track", Backlogged(MAX_INBOUND_BACKLOG + 15))
-        await until(lambda: link._reader is not None and link._reader.done(), 10)
-        assert link.dropped == 15
-        # What was kept is what a session would hear: the newest 0.5 s, resampled to 16 kHz.
-        got = sum(len(c) for c in fed)
-        assert abs(got - MAX_INBOUND_BACKLOG * SAMPLE_RATE // 50) <= SAMPLE_RATE // 50
-    finally:
-        await link.close()
-        playout.close()
-
-
-def test_no_ice_servers_means_none_not_aiortcs_public_default() -> None:
-    # None would let aiortc pick a public STUN server; an empty list contacts nobody.
-    assert rtc_configuration().iceServers == []
-    servers = rtc_configuration(("stun:127.0.0.1:3478", "turn:u:p@turn.example:3478")).iceServers
-    assert [s.urls for s in servers] == ["stun:127.0.0.1:3478", "turn:turn.example:3478"]
-
-
-@pytest.mark.parametrize(
-    ("url", "urls", "username", "credential"),
-    [
-        ("stun:stun.example:3478", "stun:stun.example:3478", None, None),
-        ("turn:alice:s3cret@turn.example:3478", "turn:turn.example:3478", "alice", "s3cret"),
-        ("turns:bob:p@ss:w@turn.example?transport=tcp", "turns:turn.example?transport=tcp", "bob", "p@ss:w"),
-    ],
-)
-def test_ice_server_takes_credentials_inline(url, urls, username, credential) -> None:
-    server = ice_server(url)
-    assert (server.urls, server.username, server.credential) == (urls, username, credential)
-
-
-@pytest.mark.parametrize("url", ["stun.example:3478", "http://stun.example", "turn:", "stun"])
-def test_ice_server_refuses_what_is_not_one(url: str) -> None:
-    with pytest.raises(ValueError, match="is not an ICE server"):
-        ice_server(url)
+        await client.close()
+        await gateway.close()

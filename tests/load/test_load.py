@@ -1,0 +1,46 @@
+"""``scripts/load.py`` at one person over WebRTC, briefly: every turn is answered, and each is
+split into where its time went (the figures themselves are the script's, on an idle machine)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LOAD = Path(__file__).resolve().parents[2] / "scripts" / "load.py"
+#: What a WebRTC turn splits into (``Turn.breakdown``).
+STAGES = {"in", "endpoint", "stt", "floor", "tts", "out", "network", "decode", "total"}
+
+
+@pytest.fixture(scope="module")
+def one_person() -> dict:
+    done = subprocess.run(
+        [
+            *(sys.executable, str(LOAD), "--json", "--sessions", "1"),
+            *("--webrtc-every", "1", "--seconds", "20"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_one_person_over_webrtc_is_answered(one_person: dict) -> None:
+    assert one_person["connected"] == one_person["webrtc"] == 1
+    assert one_person["turns"] >= 1 and one_person["missed"] == 0
+    assert one_person["errors"] == [] and one_person["p50Ms"] is not None
+
+
+def test_every_turn_is_split_into_its_stages(one_person: dict) -> None:
+    detail = one_person["turnDetail"]
+    assert len(detail) == one_person["turns"]
+    for turn in detail:
+        assert turn["transport"] == "webrtc" and set(turn) - {"transport"} == STAGES
+        assert turn["decode"] >= 0  # the first reply frame's packet arrived before it decoded
+    medians = one_person["turnStagesMs"]["webrtc"]
+    assert medians["turns"] == len(detail) and set(medians) - {"turns"} == STAGES
