@@ -9,6 +9,7 @@ import time
 
 import av
 import numpy as np
+import pytest
 from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
 from aiortc.rtp import RtpPacket
 
@@ -133,6 +134,7 @@ def test_the_timing_message_carries_every_stage_the_session_measures() -> None:
     assert set(sent["stagesMs"]) == set(timing.as_ms())
 
 
+@pytest.mark.slow
 async def test_a_spoken_turn_over_webrtc_reports_where_its_time_went() -> None:
     """Real models and a real peer connection: the client hears the reply and can split the
     turn into in (client → gateway), the gateway's stages and out (gateway → client)."""
