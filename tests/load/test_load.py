@@ -3,15 +3,10 @@ split into where its time went (the figures themselves are the script's, on an i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-LOAD = Path(__file__).resolve().parents[2] / "scripts" / "load.py"
+from tests.support.processes import run_script
+
 #: What a WebRTC turn splits into (``Turn.breakdown``).
 STAGES = {"in", "endpoint", "stt", "floor", "tts", "out", "network", "decode", "total"}
 
@@ -20,20 +15,9 @@ pytestmark = pytest.mark.slow  # a real serve process, talked to in real time
 
 @pytest.fixture(scope="module")
 def one_person() -> dict:
-    done = subprocess.run(
-        [
-            *(sys.executable, str(LOAD), "--json", "--sessions", "1"),
-            *("--webrtc-every", "1", "--seconds", "20"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-        # Not under coverage's tracer (as test_soak.py): a gateway slowed several times over
-        # cannot answer in real time.
-        env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
+    return run_script(
+        "load.py", "--sessions", "1", "--webrtc-every", "1", "--seconds", "20", timeout=300
     )
-    return json.loads(done.stdout)
 
 
 def test_one_person_over_webrtc_is_answered(one_person: dict) -> None:

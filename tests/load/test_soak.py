@@ -8,36 +8,21 @@ is the same script with its defaults.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-SOAK = Path(__file__).resolve().parents[2] / "scripts" / "soak.py"
+from tests.support.processes import run_script
 
 pytestmark = pytest.mark.slow  # a real serve process under real-time load
 
 
 @pytest.fixture(scope="module")
 def soak() -> dict:
-    done = subprocess.run(
-        [
-            *(sys.executable, str(SOAK), "--json", "--visits", "100", "--hold", "3"),
-            *("--minutes", "0.5", "--talk-warm-up", "12"),
-        ],
-        capture_output=True,
-        text=True,
+    return run_script(
+        "soak.py", "--visits", "100", "--hold", "3", "--minutes", "0.5", "--talk-warm-up", "12",
         timeout=240,
-        check=True,
-        # Not under coverage's tracer (a --cov run measures subprocesses): it slows the gateway
-        # several times over, and a soak of a gateway that cannot keep up in real time says
-        # nothing about leaks.
-        env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
     )
-    return json.loads(done.stdout)
 
 
 def test_every_visit_is_served_and_the_talkers_are_answered(soak: dict) -> None:

@@ -8,6 +8,7 @@ starts (an option, the readiness path, the log) is made once.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -34,6 +35,7 @@ __all__ = [
     "Served",
     "free_port",
     "metric_samples",
+    "run_script",
     "serving",
     "spawn",
     "start_agents",
@@ -187,3 +189,21 @@ def start_agents(log: Path, *extra: str, timeout: float = 30) -> Served:
     port = free_port()
     args = ["agents", "serve", "--port", str(port), *extra]
     return spawn(args, log, port, ready="/", timeout=timeout)
+
+
+def run_script(name: str, *args: str, timeout: float) -> dict[str, Any]:
+    """Run ``scripts/NAME --json ARGS…`` to its end and return the JSON it printed.
+
+    Not under coverage's tracer (a ``--cov`` run measures subprocesses): it slows the gateway the
+    script starts several times over, and a benchmark of a gateway that cannot keep up in real
+    time says nothing.
+    """
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / name), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
+    )
+    return json.loads(done.stdout)
