@@ -42,7 +42,7 @@ from gateway.floor.host import FloorHost, FloorState, Limits, user_identity
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.errors import RecordsError
-from gateway.records.model import StoredConversation
+from gateway.records.model import Holder, StoredConversation
 from gateway.records.reading import read_envelope
 from gateway.server import access
 from gateway.server.messages import (
@@ -212,14 +212,19 @@ def hold(gateway: Gateway, conversation_id: str, token: str | None = None) -> No
 
 def held_elsewhere(gateway: Gateway, conversation_id: str) -> bool:
     """Whether the records say another node has taken this conversation up."""
+    holder = _holder(gateway, conversation_id)
+    return holder is not None and bool(holder.node) and holder.node != gateway.node
+
+
+def _holder(gateway: Gateway, conversation_id: str) -> Holder | None:
+    """Who the records say holds a conversation (None: nobody, no records, or unreadable)."""
     if gateway.recorder is None:
-        return False
+        return None
     try:
-        holder = gateway.recorder.holder(conversation_id)
+        return gateway.recorder.holder(conversation_id)
     except RecordsError:
         log.exception("conversation %s: could not read its holder", conversation_id)
-        return False
-    return holder is not None and bool(holder.node) and holder.node != gateway.node
+        return None
 
 
 def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
@@ -229,13 +234,7 @@ def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
     room = gateway.rooms.get(conversation_id)
     if room is not None:
         return access.same_secret(token, room.token)  # any text: non-ASCII is refused, not a 500
-    if gateway.recorder is None:
-        return False
-    try:
-        holder = gateway.recorder.holder(conversation_id)
-    except RecordsError:
-        log.exception("conversation %s: could not read its holder", conversation_id)
-        return False
+    holder = _holder(gateway, conversation_id)
     return (
         holder is not None
         and bool(holder.token_digest)
