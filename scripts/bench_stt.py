@@ -1,12 +1,15 @@
-"""Speech-to-text latency and word error rate: full vs fitted window, greedy vs beam.
+"""Speech-to-text latency and word error rate: window, beam, threads and padding.
 
 Each sentence of ``tests.support.speech.SENTENCES`` is spoken by espeak-ng (two voices, alternating) and by
 piper, framed with silence, and run through the real VAD and endpointer, so every clip and its
 ``voiced_end`` are what a session would hand the transcriber. Prints one row per setting:
 
-    mode, beam, clips, median / p95 latency, WER (espeak, piper, all), fallbacks to the full window
+    mode, beam, threads, padding, median / p95 latency, WER (espeak, piper, all), fallbacks
 
-Usage: ``.venv/bin/python scripts/bench_stt.py [--model tiny.en] [--threads 2]``
+The full window at each beam, then every fitted combination of ``--threads`` and ``--padding``
+(``SttSettings.cpu_threads`` and ``fitted_padding_s``) at each beam.
+
+Usage: ``.venv/bin/python scripts/bench_stt.py [--model tiny.en] [--threads 1,2] [--padding 1,4]``
 """
 
 from __future__ import annotations
@@ -81,30 +84,41 @@ async def run(settings: SttSettings, clips: list[tuple[str, str, np.ndarray, flo
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tiny.en")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--threads", default="1,2", help="comma-separated SttSettings.cpu_threads to try (1,2)"
+    )
+    parser.add_argument(
+        "--padding", default="1,4", help="comma-separated fitted_padding_s to try (1,4)"
+    )
+    parser.add_argument("--beams", default="1,5", help="comma-separated beam sizes (1,5)")
     args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    paddings = [float(p) for p in args.padding.split(",")]
+    beams = [int(b) for b in args.beams.split(",")]
     clips = corpus()
     lengths = [len(clip) / SAMPLE_RATE for _, _, clip, _ in clips]
+    print(f"{len(clips)} clips, {min(lengths):.1f}–{max(lengths):.1f} s, model {args.model}")
     print(
-        f"{len(clips)} clips, {min(lengths):.1f}–{max(lengths):.1f} s, model {args.model}, "
-        f"{args.threads} threads"
+        f"{'mode':7} {'beam':>4} {'threads':>7} {'padding':>7} {'median s':>9} {'p95 s':>7} "
+        f"{'WER espeak':>11} {'WER piper':>10} {'WER all':>8} {'fallbacks':>10}"
     )
-    print(
-        f"{'mode':7} {'beam':>4} {'median s':>9} {'p95 s':>7} {'WER espeak':>11} "
-        f"{'WER piper':>10} {'WER all':>8} {'fallbacks':>10}"
-    )
-    for window in ("full", "fitted"):
-        for beam in (1, 5):
-            settings = SttSettings(
-                model=args.model, cpu_threads=args.threads, window=window, beam_size=beam
-            )
-            r = await run(settings, clips)
-            print(
-                f"{window:7} {beam:>4} {r['median']:>9.3f} {r['p95']:>7.3f} "
-                f"{r['wer_espeak']:>11.1%} {r['wer_piper']:>10.1%} {r['wer']:>8.1%} "
-                f"{r['fallbacks']:>6}/{len(clips)}"
-            )
-
+    rows = [("full", beam, max(threads), 0.0) for beam in beams]
+    rows += [("fitted", b, t, p) for b in beams for t in threads for p in paddings]
+    for window, beam, n, padding in rows:
+        settings = SttSettings(
+            model=args.model,
+            cpu_threads=n,
+            window=window,  # type: ignore[arg-type]
+            beam_size=beam,
+            **({"fitted_padding_s": padding} if padding else {}),
+        )
+        r = await run(settings, clips)
+        print(
+            f"{window:7} {beam:>4} {n:>7} {padding or '–':>7} {r['median']:>9.3f} "
+            f"{r['p95']:>7.3f} {r['wer_espeak']:>11.1%} {r['wer_piper']:>10.1%} "
+            f"{r['wer']:>8.1%} {r['fallbacks']:>6}/{len(clips)}",
+            flush=True,
+        )
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -12,20 +12,27 @@ utterance is usually 1–5 s. Two window modes:
   full window when it looks wrong.
 
 ``scripts/bench_stt.py`` (44 clips, 1.4–7.3 s: 22 sentences by espeak-ng and piper, cut by the
-real VAD and endpointer; tiny.en, int8, 2 threads, on a 2-core machine shared with other work):
+real VAD and endpointer; tiny.en, int8, on an idle 2-core machine; a selection of its rows):
 
-=======  ====  ========  =====  ==========  =========  =======  =========
-window   beam  median s  p95 s  WER espeak  WER piper  WER all  fallbacks
-=======  ====  ========  =====  ==========  =========  =======  =========
-full     1     0.565     0.854  20.2 %      2.7 %      11.4 %   –
-full     5     0.664     1.134  20.6 %      2.3 %      11.4 %   –
-fitted   1     0.175     0.707  29.5 %      2.7 %      16.1 %   3/44
-fitted   5     0.234     1.047  20.0 %      2.3 %      11.1 %   5/44
-=======  ====  ========  =====  ==========  =========  =======  =========
+=======  ====  =======  =======  ========  =====  ==========  =========  =======
+window   beam  threads  padding  median s  p95 s  WER espeak  WER piper  WER all
+=======  ====  =======  =======  ========  =====  ==========  =========  =======
+full     5     2        –        0.767     0.923  19.0 %      0.0 %      9.5 %
+fitted   5     2        4 s      0.352     0.570  14.7 %      0.4 %      7.5 %
+fitted   5     2        3 s      0.340     0.508  12.4 %      0.4 %      6.4 %
+fitted   5     1        1 s      0.200     0.337  20.1 %      4.5 %      12.3 %
+fitted   5     1        3 s      0.239     0.368  12.4 %      0.4 %      6.4 %
+fitted   1     1        3 s      0.174     0.258  23.1 %      0.8 %      11.9 %
+=======  ====  =======  =======  ========  =====  ==========  =========  =======
 
-Hence the defaults: fitted window with beam 5 is as accurate as the full window and 2.4× faster
-at the median; its p95 is a fallback's cost (fitted decode + full decode). Greedy on a fitted
-window saves another 60 ms but loses accuracy on the harder (espeak) voice.
+Hence the defaults: a fitted window with 3 s of padding, beam 5, one thread. The fitted window is
+as accurate as the full one and 3× faster. On a window this short the decoder, not the encoder,
+is most of the time (~30 ms encoding, ~160 ms of beam search for a 2 s clip), and CTranslate2's
+decoder steps are too small to split: two threads made them *slower* (beam 5: 0.34 against
+0.24 s), while one thread also leaves the second core to speech synthesis. With 1 s of padding
+Whisper starts the sentence again in 6 of 8 piper clips (the loop is cut off, but costs decoder
+steps and sometimes a word); 3 s of padding gave the fewest errors. Greedy saves another 65 ms but
+loses accuracy on the harder (espeak) voice.
 
 Scheduling: every session of the process shares one model and one queue. Final transcripts (and
 the speculative decodes that usually become them) go first, in arrival order; partial transcripts
@@ -81,10 +88,10 @@ class SttSettings:
     Attributes:
         model: a catalogue name (``tiny.en``, ``base``, a user folder's name) or a model path.
         compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
-        cpu_threads: threads per inference. With 2 cores, 2 threads and one worker is fastest
-            per utterance. (1 thread left more of the cores to speech synthesis and looked
-            ~0.1 s better at p95 with 12 sessions in ``scripts/load.py``, within run-to-run
-            noise, but changed how utterances split at ambiguous pauses: not the default.)
+        cpu_threads: threads per inference. One is fastest on fitted windows, where the
+            decoder's small steps dominate (0.24 against 0.34 s median with two; see the table
+            above), and leaves the other core to synthesis. Two threads only pay on the full
+            30 s window, whose encoder pass is large.
         workers: inferences run at once (worker threads).
         max_pending: final transcriptions admitted at once (running + queued); beyond that
             :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
@@ -103,16 +110,17 @@ class SttSettings:
         language: ``None`` detects it (multilingual models only; ``.en`` models are English).
         window: ``"fitted"`` or ``"full"`` (see the module docstring).
         fitted_padding_s: silence added after the clip in fitted mode. With little room after
-            the last word Whisper tends to say the sentence again instead of ending; measured on
-            the bench's 44 clips, 1 s of padding looped on 10, 4 s on 3, 10 s on none, at 0.13,
-            0.16 and 0.34 s per decode. Each loop costs a full-window decode (~0.7 s).
+            the last word Whisper tends to say the sentence again instead of ending (the loop is
+            cut, but its steps are paid and it may take a word along). On the bench's 44 clips
+            (beam 5, one thread) 1, 2, 3 and 4 s gave WER 12.3, 9.1, 6.4 and 7.5 % at 0.20,
+            0.22, 0.24 and 0.26 s median: 3 s.
         coverage_tolerance_s: in fitted mode, the last word must end no earlier than this before
             the end of speech, or the full window is tried.
     """
 
     model: str = DEFAULT_STT_MODEL
     compute_type: str = "int8"
-    cpu_threads: int = 2
+    cpu_threads: int = 1
     workers: int = 1
     max_pending: int = 8
     beam_size: int = 5
@@ -120,7 +128,7 @@ class SttSettings:
     alternates: int = 2
     language: str | None = None
     window: Literal["fitted", "full"] = "fitted"
-    fitted_padding_s: float = 4.0
+    fitted_padding_s: float = 3.0
     coverage_tolerance_s: float = 0.8
 
 
