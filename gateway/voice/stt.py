@@ -22,17 +22,21 @@ fitted   5     2        4 s      0.352     0.570  14.7 %      0.4 %      7.5 %
 fitted   5     2        3 s      0.340     0.508  12.4 %      0.4 %      6.4 %
 fitted   5     1        1 s      0.200     0.337  20.1 %      4.5 %      12.3 %
 fitted   5     1        3 s      0.239     0.368  12.4 %      0.4 %      6.4 %
-fitted   1     1        3 s      0.174     0.258  23.1 %      0.8 %      11.9 %
+fitted   5     1        4 s      0.264     0.377  14.7 %      0.4 %      7.5 %
+fitted   1     1        4 s      0.194     0.254  23.7 %      0.8 %      12.2 %
 =======  ====  =======  =======  ========  =====  ==========  =========  =======
 
-Hence the defaults: a fitted window with 3 s of padding, beam 5, one thread. The fitted window is
+Hence the defaults: a fitted window with 4 s of padding, beam 5, one thread. The fitted window is
 as accurate as the full one and 3× faster. On a window this short the decoder, not the encoder,
 is most of the time (~30 ms encoding, ~160 ms of beam search for a 2 s clip), and CTranslate2's
-decoder steps are too small to split: two threads made them *slower* (beam 5: 0.34 against
-0.24 s), while one thread also leaves the second core to speech synthesis. With 1 s of padding
+decoder steps are too small to split: two threads made them *slower* (beam 5: 0.35 against
+0.26 s), while one thread also leaves the second core to speech synthesis. With 1 s of padding
 Whisper starts the sentence again in 6 of 8 piper clips (the loop is cut off, but costs decoder
-steps and sometimes a word); 3 s of padding gave the fewest errors. Greedy saves another 65 ms but
-loses accuracy on the harder (espeak) voice.
+steps and sometimes a word). 3 s gave the fewest errors here, but 4 s stays: in
+``scripts/bench_turns.py`` 3 s punctuated one more of piper's mid-sentence pauses as a finished
+sentence (cut-offs at the 350 ms pause 57 → 71 % in one of two sets, the same in the other), and
+not cutting people off comes first. Greedy saves another 70 ms but loses accuracy on the harder
+(espeak) voice.
 
 Scheduling: every session of the process shares one model and one queue. Final transcripts (and
 the speculative decodes that usually become them) go first, in arrival order; partial transcripts
@@ -89,7 +93,7 @@ class SttSettings:
         model: a catalogue name (``tiny.en``, ``base``, a user folder's name) or a model path.
         compute_type: CTranslate2 quantisation; ``int8`` is fastest on CPU at no measurable loss.
         cpu_threads: threads per inference. One is fastest on fitted windows, where the
-            decoder's small steps dominate (0.24 against 0.34 s median with two; see the table
+            decoder's small steps dominate (0.26 against 0.35 s median with two; see the table
             above), and leaves the other core to synthesis. Two threads only pay on the full
             30 s window, whose encoder pass is large.
         workers: inferences run at once (worker threads).
@@ -113,7 +117,8 @@ class SttSettings:
             the last word Whisper tends to say the sentence again instead of ending (the loop is
             cut, but its steps are paid and it may take a word along). On the bench's 44 clips
             (beam 5, one thread) 1, 2, 3 and 4 s gave WER 12.3, 9.1, 6.4 and 7.5 % at 0.20,
-            0.22, 0.24 and 0.26 s median: 3 s.
+            0.22, 0.24 and 0.26 s median; 4 s because 3 s ended more mid-sentence pauses as
+            finished sentences (see the module docstring).
         coverage_tolerance_s: in fitted mode, the last word must end no earlier than this before
             the end of speech, or the full window is tried.
     """
@@ -128,7 +133,7 @@ class SttSettings:
     alternates: int = 2
     language: str | None = None
     window: Literal["fitted", "full"] = "fitted"
-    fitted_padding_s: float = 3.0
+    fitted_padding_s: float = 4.0
     coverage_tolerance_s: float = 0.8
 
 
@@ -268,6 +273,9 @@ class _Decoded:
     words: tuple[Word, ...]
     avg_logprob: float
     alternates: tuple[str, ...]
+    #: The text repeated itself before a restart was cut off (:func:`restart_at`): the fitted
+    #: window's guard still treats it as a loop.
+    looped: bool = False
 
 
 class _Engine:
@@ -349,6 +357,32 @@ def loop_start(words: list[str], n: int = 3) -> int | None:
         if gram in seen:
             return i
         seen[gram] = i
+    return None
+
+
+def restart_at(words: list[str]) -> int | None:
+    """Index of the word where Whisper began the utterance again after a sentence end, when
+    everything from there on repeats its opening words ("Tell me a fun fact about octopuses.
+    Tell me" → 7; "No. No." → 1; "Stop. Stop. Stop." → 1), or None.
+
+    Measured in ``scripts/bench_turns.py``: with silence after the speech Whisper often starts
+    over in it, too briefly for :func:`loop_start`'s three words. The restart then decides the
+    turn: "… Tell me" reads as unfinished, and a complete request waited 900 ms for nothing.
+    Someone who says "Stop. Stop." loses the second "Stop." — the same request; a new sentence
+    that only begins like the first ("Call mom. Call dad.") is kept.
+    """
+    keys = [_words_key(w) for w in words]
+    ends = [i for i, w in enumerate(words) if w.strip().endswith((".", "!", "?"))]
+    for end in ends:
+        opening = [k for key in keys[: end + 1] for k in key]
+        pieces: list[list[str]] = [[]]
+        for i in range(end + 1, len(words)):
+            pieces[-1] += keys[i]
+            if i in ends and pieces[-1]:
+                pieces.append([])
+        pieces = [piece for piece in pieces if piece]
+        if pieces and opening and all(piece == opening[: len(piece)] for piece in pieces):
+            return end + 1
     return None
 
 
@@ -489,11 +523,14 @@ class Transcriber:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
         beam = self._final_beam()
         decoded, language = self._decode(clip, frames, beam=beam, prompt=prompt)
-        if frames < _FULL_FRAMES and needs_full_window(
-            decoded.text,
-            decoded.words,
-            speech_end_s=speech_end_s,
-            tolerance_s=self.settings.coverage_tolerance_s,
+        if frames < _FULL_FRAMES and (
+            decoded.looped
+            or needs_full_window(
+                decoded.text,
+                decoded.words,
+                speech_end_s=speech_end_s,
+                tolerance_s=self.settings.coverage_tolerance_s,
+            )
         ):
             self._engine.full_window_retries += 1  # read by monitoring; a lost update is harmless
             decoded, language = self._decode(clip, _FULL_FRAMES, beam=beam, prompt=prompt)
@@ -562,6 +599,13 @@ class Transcriber:
             if cut:
                 tokens = [t for group in word_tokens[:cut] for t in group]
                 text = tokenizer.decode(tokens).strip()
+        looped = repeats_itself(text)
+        if tokens:
+            split_words, word_tokens = tokenizer.split_to_word_tokens([*tokens, tokenizer.eot])
+            cut = restart_at(split_words[:-1])
+            if cut:
+                tokens = [t for group in word_tokens[:cut] for t in group]
+                text = tokenizer.decode(tokens).strip()
         # CTranslate2 returns the cumulative log probability divided by the length (penalty 1);
         # faster-whisper reports it over length + 1 (the end token), and so do we.
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
@@ -573,7 +617,7 @@ class Transcriber:
                 seen.add(_words_key(alt))
                 alternates.append(alt)
         words = self._align(tokenizer, tokens, encoded, len(clip)) if final and tokens else ()
-        return _Decoded(text, words, avg_logprob, tuple(alternates)), language
+        return _Decoded(text, words, avg_logprob, tuple(alternates), looped), language
 
     def _language(self, encoded: ctranslate2.StorageView) -> str:
         if not self._engine.whisper.is_multilingual:

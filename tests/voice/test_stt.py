@@ -21,6 +21,7 @@ from gateway.voice.stt import (
     fitted_frames,
     needs_full_window,
     repeats_itself,
+    restart_at,
 )
 from tests.support.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 
@@ -174,6 +175,37 @@ def test_guard_rules():
     assert not needs_full_window("so long", drawn_out, speech_end_s=2.2, tolerance_s=0.8)
 
 
+def test_restart_at_cuts_whisper_starting_over_in_the_silence():
+    said = [
+        "Tell",
+        "me",
+        "a",
+        "fun",
+        "fact",
+        "and",
+        "I'll",
+        "talk",
+        "to",
+        "you",
+        "soon.",
+        "Tell",
+        "me",
+    ]
+    assert restart_at(said) == 11 and said[:11][-1] == "soon."
+    assert restart_at(["No.", "No."]) == 1
+    assert restart_at(["Stop!", "Stop!", "Stop!"]) == 1
+    # Whisper's word split keeps punctuation as its own piece at times.
+    assert restart_at(["Yes", ".", "Yes", "."]) == 2
+
+
+def test_restart_at_keeps_new_sentences_and_unpunctuated_repeats():
+    assert restart_at(["Call", "mom.", "Call", "dad."]) is None
+    assert restart_at(["Yes,", "yes."]) is None
+    assert restart_at(["Turn", "on", "the", "light"]) is None
+    assert restart_at(["Stop.", "Please", "stop."]) is None
+    assert restart_at([]) is None
+
+
 def test_repeats_itself():
     assert repeats_itself("How long does it take. How long does it take")
     assert not repeats_itself("The castle was old and the cats were young.")
@@ -184,3 +216,13 @@ def test_word_error_rate_takes_digits_and_number_words_alike():
     said = "Please book a table for two at seven tonight."
     assert word_error_rate(said, "Please book a table for 2 at 7 tonight.") == 0.0
     assert word_error_rate(said, "Please book a table for 3 at 7 tonight.") == pytest.approx(1 / 9)
+
+
+@pytest.mark.slow
+async def test_a_one_word_answer_is_heard_once(transcriber):
+    # Whisper hears piper's "Yes." followed by the speculative decode's 64 ms of silence as
+    # "Yes. Yes." (the second at the clip's very end); the restart is cut.
+    speech = piper_16k("Yes.")
+    clip = np.concatenate([silence(300), speech, silence(64)])
+    result = await transcriber.transcribe(clip, speech_end_s=(300 + len(speech) / 16) / 1000)
+    assert result.text == "Yes." and [w.word for w in result.words] == ["Yes."]
