@@ -49,7 +49,9 @@ def endpointed(speech: np.ndarray) -> tuple[np.ndarray, float]:
     found = [e for c, p in zip(chunks, probs, strict=True) for e in endpointer.process(c, float(p))]
     utterances = [e for e in [*found, *endpointer.flush()] if isinstance(e, Utterance)]
     first, last = utterances[0], utterances[-1]
-    return pcm16_to_float(framed[first.start : last.end]), (last.voiced_end - first.start) / SAMPLE_RATE
+    return pcm16_to_float(framed[first.start : last.end]), (
+        last.voiced_end - first.start
+    ) / SAMPLE_RATE
 
 
 def corpus() -> list[tuple[str, str, np.ndarray, float]]:
@@ -119,6 +121,7 @@ async def main() -> None:
             f"{r['wer']:>8.1%} {r['fallbacks']:>6}/{len(clips)}",
             flush=True,
         )
+
 
 if __name__ == "__main__":
     asyncio.run(main())

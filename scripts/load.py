@@ -34,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support.figures import piper_rtf  # noqa: E402
 from tests.support.load_client import Client, Clip, Tally, Turn, load_clips  # noqa: E402
 from tests.support.load_metrics import (  # noqa: E402
     ServedGateway,
@@ -307,6 +308,7 @@ async def main() -> int:
         parser.error("--repeat must be at least 1")
     counts = [int(n) for n in args.sessions.split(",") for _ in range(args.repeat)]
     clips = load_clips()
+    speed = piper_rtf()  # before the gateway starts: the machine's own speed today
     rows = []
     for n in counts:
         extra = ["--max-sessions", str(args.max_sessions or max(16, n)), *args.serve_arg]
@@ -322,6 +324,7 @@ async def main() -> int:
             )
         finally:
             gateway.stop()
+        row["piperRtf"] = speed
         rows.append(row)
         if not args.json:
             print(json.dumps(row), file=sys.stderr, flush=True)
@@ -329,7 +332,10 @@ async def main() -> int:
         print(json.dumps(rows[0] if len(rows) == 1 else rows, indent=2))
     else:
         allocators = sorted({str(r.get("allocator")) for r in rows})
-        print(f"{os.cpu_count()} cores; {platform_line()}; allocator {', '.join(allocators)}")
+        print(
+            f"{os.cpu_count()} cores; {platform_line()}; allocator {', '.join(allocators)}; "
+            f"Piper RTF on one thread before the run {speed} (the machine's speed; lower is faster)"
+        )
         print(_table(rows))
         print()
         print(_stage_table(rows))
