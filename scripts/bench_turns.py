@@ -62,7 +62,7 @@ from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utte
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
 from gateway.voice.vad import CHUNK_MS
-from tests.support.figures import summarise
+from tests.support.figures import piper_rtf, summarise
 from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
@@ -523,6 +523,8 @@ async def main() -> None:
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     args = parser.parse_args()
     print(f"load average at start: {uptime()}", flush=True)
+    speed = piper_rtf()
+    print(f"Piper RTF on one thread: {speed} (the machine's speed today; lower is faster)")
     models = VoiceModels()
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
@@ -531,7 +533,7 @@ async def main() -> None:
     DECODE_MS = args.decode_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
-    results: dict = {"loadStart": uptime()}
+    results: dict = {"loadStart": uptime(), "piperRtf": speed}
     if not args.skip_tradeoff:
         signals = dict(models.turn_signals)
         if args.smart_turn:
