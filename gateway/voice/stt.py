@@ -96,7 +96,9 @@ class SttSettings:
             decoder's small steps dominate (0.26 against 0.35 s median with two; see the table
             above), and leaves the other core to synthesis. Two threads only pay on the full
             30 s window, whose encoder pass is large.
-        workers: inferences run at once (worker threads).
+        workers: inferences run at once (worker threads). One: with 12 people talking
+            (``scripts/load.py``, one-thread decodes) two workers took first audio from p50 /
+            p95 1.16 / 2.24 s to 2.68 / 3.72 s, taking the second core from synthesis.
         max_pending: final transcriptions admitted at once (running + queued); beyond that
             :class:`TranscriberBusy` is raised at once instead of queueing work whose answer
             would come too late to matter. Partial transcripts do not count: they never queue.
