@@ -443,8 +443,8 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     out["cutComplete"] = f"{sum(r['utterances'] > 1 for r in complete)}/{len(complete)}"
     out["missed"] = [r["text"] for r in rows if r["utterances"] == 0]
     totals = [r["total"] for r in complete if r["kind"] == "complete" and r["total"] is not None]
-    med, p95 = summarise(totals)
-    out["totalMedian"], out["totalP95"] = med, p95
+    if totals:  # none with --kinds paused
+        out["totalMedian"], out["totalP95"] = summarise(totals)
     words = [r["total"] for r in complete if r["kind"] == "word" and r["total"] is not None]
     if words:
         out["wordTotalMedian"] = summarise(words)[0]
@@ -457,9 +457,11 @@ def report_paced(name: str, rows: list[dict]) -> dict:
         out["pausedWaitMedian"], out["pausedWaitP95"] = summarise(waited)
     print(f"complete requests cut: {out['cutComplete']}")
     print(f"requests never heard (no utterance): {len(out['missed'])} {out['missed']}")
-    print(
-        f"complete sentences: end of speech → first reply audio median {med:.0f} ms, p95 {p95:.0f} ms"
-    )
+    if totals:
+        print(
+            "complete sentences: end of speech → first reply audio median "
+            f"{out['totalMedian']:.0f} ms, p95 {out['totalP95']:.0f} ms"
+        )
     if words:
         print(f"one-word answers: median {out['wordTotalMedian']:.0f} ms")
     reasons: dict[str, int] = {}
