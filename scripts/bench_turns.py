@@ -26,7 +26,9 @@ Two parts:
 Comparing rules on a busy machine: ``--decode-ms 170`` replays every decode at the idle
 machine's speed (a busy machine's decodes are slower, not its rule); ``--extra-sets`` replays
 more cached sets too. Quick pipeline A/B runs: ``--kinds complete,word`` and
-``--speculate-ms 100,64`` (interleaved). Each paced request keeps its end reason, the rule's
+``--speculate-ms 100,64`` (interleaved). ``--cache SET.pkl --rejudge`` decodes a kept set
+again with today's code: piper samples a new voice for every set, and a new set moved the
+cut-offs as much as a setting did. Each paced request keeps its end reason, the rule's
 wait and when the verdict came, and the slowest complete requests are listed with them.
 
 ``uptime`` is printed with every run: latency depends on the machine's load.
@@ -523,6 +525,12 @@ async def main() -> None:
     )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge the cached set's pauses again with the code as it is now, and keep them "
+        "(same audio, new decodes: tells a setting's effect from a new set's)",
+    )
     args = parser.parse_args()
     print(f"load average at start: {uptime()}", flush=True)
     speed = piper_rtf()
@@ -540,8 +548,9 @@ async def main() -> None:
         signals = dict(models.turn_signals)
         if args.smart_turn:
             signals["smart_turn"] = SmartTurn(Path(args.smart_turn))
-        if not cached:
+        if not cached or args.rejudge:
             for clip in clips:
+                clip.pauses = []
                 await judge_pauses(clip, models, signals)
             if args.cache:
                 Path(args.cache).write_bytes(pickle.dumps(clips))
