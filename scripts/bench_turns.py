@@ -265,10 +265,11 @@ def replay(
 ) -> tuple[bool, float]:
     """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
     once the pause reaches the rule's wait and the verdict is ready (the decode starts at
-    ``speculate_ms`` of silence: the session's by default)."""
+    ``speculate_ms`` of silence: by default the session's for one person alone, its
+    ``idle_speculate_ms``)."""
     prosody = prosody or ProsodySignal()
     if speculate_ms is None:
-        speculate_ms = SessionSettings().endpoint.speculate_ms
+        speculate_ms = SessionSettings().endpoint.idle_speculate_ms
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
         decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
@@ -390,7 +391,10 @@ async def paced_run(
     directory = AgentDirectory(AddressPolicy([]))
     settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
     if speculate_ms is not None:
-        endpoint = dataclasses.replace(settings.endpoint, speculate_ms=speculate_ms)
+        # Whether or not the model is idle (one person is alone here: it is).
+        endpoint = dataclasses.replace(
+            settings.endpoint, speculate_ms=speculate_ms, idle_speculate_ms=speculate_ms
+        )
         settings = dataclasses.replace(settings, endpoint=endpoint)
     try:
         for clip in clips:
@@ -510,7 +514,8 @@ async def main() -> None:
         "--speculate-ms",
         default="",
         help="paced runs: the silence that starts the speculative decode (comma-separated: "
-        "each rule runs once per value, interleaved; default: the session's)",
+        "each rule runs once per value, interleaved; default: the session's, which for one "
+        "person alone is its idle_speculate_ms)",
     )
     parser.add_argument(
         "--decode-ms",

@@ -13,7 +13,7 @@ VAD's chunks and the time and returns actions); this class is its driver — it 
 the end-of-turn signals, playback and the UI events the turn-taker asks for.
 
 Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms
-of silence), and the end-of-turn signals (prosody) are read from the audio alongside. If the
+of silence; ``idle_speculate_ms``, 32 ms, while no one else needs the model), and the end-of-turn signals (prosody) are read from the audio alongside. If the
 transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
 as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait
 (``SessionSettings.turn_rule``, at most 2 s), so people are not cut off mid-sentence. Starting
@@ -30,6 +30,7 @@ import contextlib
 import logging
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -203,6 +204,16 @@ class VoiceModels:
         self.vad: SileroVad = shared_vad()
         #: End-of-turn signals read from the audio, by name (see ``gateway.voice.turn_signals``).
         self.turn_signals: dict[str, TurnSignal] = default_signals()
+        #: The sessions using these models, for :meth:`idle_for`.
+        self.sessions: weakref.WeakSet[VoiceSession] = weakref.WeakSet()
+
+    def idle_for(self, session: VoiceSession) -> bool:
+        """Whether nothing but ``session`` needs the speech model soon: no decode running or
+        queued, and no other session in the middle of an utterance (whose end would want the
+        model). A decode that ``session`` starts early and then wastes delays nobody then."""
+        if self.transcriber.pending:
+            return False
+        return not any(s.turns.active for s in self.sessions if s is not session)
 
     async def warm_up(self) -> None:
         """Load everything and run each model once, so the first person is not kept waiting."""
@@ -285,6 +296,7 @@ class VoiceSession:
         self.settings = s = settings or SessionSettings()
         self.conversation = conversation
         self.models = models
+        models.sessions.add(self)
         self._on_event = on_event
         self._fetch = fetch
         self._recorder = recorder
@@ -450,6 +462,7 @@ class VoiceSession:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self.playout.close()
+        self.models.sessions.discard(self)
 
     # ------------------------------------------------------------------ listening
     async def _listen(self) -> None:
@@ -492,7 +505,12 @@ class VoiceSession:
         for chunk, p in zip(chunks, probs, strict=True):
             self._arrivals.append((self.turns.position + len(chunk), arrived))
             audible = self.playout.speaking or self._speaking is not None
-            self._apply(self.turns.hear(chunk, float(p), time.monotonic(), agent_audible=audible))
+            idle = self.models.idle_for(self)
+            self._apply(
+                self.turns.hear(
+                    chunk, float(p), time.monotonic(), agent_audible=audible, model_idle=idle
+                )
+            )
 
     def _apply(self, actions: list[Action]) -> None:
         """Carry out what the turn-taker decided."""

@@ -8,7 +8,8 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
 (``tests/proxy/test_turns.py``):
 
 * **end of turn**: the :class:`Endpointer` finds pauses; at ``speculate_ms`` of silence a
-  decode starts (:class:`StartDecode`); its result, with the audio end-of-turn signals, is a
+  decode starts (:class:`StartDecode`) — at ``idle_speculate_ms`` when the driver says the
+  model is idle (``hear(..., model_idle=True)``); its result, with the audio end-of-turn signals, is a
   :class:`Verdict`, and the :class:`TurnRule` turns the verdict into how much silence to wait
   before ending the turn — short when everything says "finished", longer the more the signals
   doubt it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why
@@ -394,6 +395,7 @@ class TurnTaker:
         self._heard_at = -math.inf  # ``now`` of the last chunk heard
         self._covered_until = -math.inf  # time the audio (heard, or a gap's silence) reaches
         self._blank: np.ndarray | None = None  # a silent chunk, shaped like the ones heard
+        self._model_idle = False  # as the driver said at the last chunk
 
     def _new_endpointer(self) -> Endpointer:
         ep = self.settings.endpoint
@@ -454,10 +456,19 @@ class TurnTaker:
 
     # ------------------------------------------------------------------ audio
     def hear(
-        self, chunk: np.ndarray, probability: float, now: float, *, agent_audible: bool = False
+        self,
+        chunk: np.ndarray,
+        probability: float,
+        now: float,
+        *,
+        agent_audible: bool = False,
+        model_idle: bool = False,
     ) -> list[Action]:
-        """One VAD chunk. ``agent_audible``: an agent is being played or synthesized."""
+        """One VAD chunk. ``agent_audible``: an agent is being played or synthesized.
+        ``model_idle``: nothing else needs the speech model now (no decode running or queued,
+        nobody else mid-utterance), so a decode may start at ``idle_speculate_ms``."""
         self._heard_at = self._covered_until = now
+        self._model_idle = model_idle
         if self._blank is None or len(self._blank) != len(chunk):
             self._blank = np.zeros_like(chunk)
         return self._hear(chunk, probability, now, agent_audible=agent_audible)
@@ -492,6 +503,8 @@ class TurnTaker:
         )
         if s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
             out.append(StopPlayback())
+        ep = s.endpoint
+        self._endpointer.speculate_at(ep.idle_speculate_ms if self._model_idle else ep.speculate_ms)
         for ev in self._endpointer.process(chunk, probability):
             out += self._on_event(ev, now)
         if self.active and self.silence_ms >= self.due_ms():

@@ -87,6 +87,11 @@ class Metrics:
             "Final transcripts decoded again on Whisper's full window since start (slow)",
             registry=r,
         )
+        self.stt_abandoned = Gauge(
+            "ofp_gateway_stt_abandoned",
+            "Decodes stopped part-way since start because speech resumed (a wasted speculation)",
+            registry=r,
+        )
         self.tts_pending = Gauge(
             "ofp_gateway_tts_pending",
             "Sentences queued or being synthesized by the shared speech synthesizer",

@@ -96,6 +96,7 @@ class HttpRoutes:
             self.gateway.metrics.stt_wait.set(self.gateway.models.transcriber.queue_wait_s)
             self.gateway.metrics.stt_partials_skipped.set(self.gateway.models.transcriber.partials_skipped)
             self.gateway.metrics.stt_full_window.set(self.gateway.models.transcriber.full_window_retries)
+            self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
             return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")

@@ -53,7 +53,17 @@ class EndpointSettings:
             decode still queued is dropped when speech resumes. With one-thread decodes, 32 ms
             took ``talk``'s median from 395 to 363 ms (no more cut-offs) but 12 people's first
             audio from p50 / p95 1.16 / 2.24 s to 1.94 / 3.11 s (``scripts/load.py``): a decode
-            already running when the real end comes holds the one Whisper worker.
+            already running when the real end comes holds the one Whisper worker. Hence
+            ``idle_speculate_ms``.
+        idle_speculate_ms: ``speculate_ms`` while nothing else needs the model — no decode
+            running or queued and nobody else in the middle of an utterance (the turn-taker is
+            told; see :meth:`Endpointer.speculate_at`). A decode wasted at a gap between words
+            then delays nobody, so one person alone gets the earlier start; with many talking
+            the model is rarely idle and ``speculate_ms`` holds. With beam-3 decodes that mostly
+            fit inside the 200 ms pause it gains less than it did at beam 5: ``talk``'s median
+            362 ms at 32 against 364 at 64; over WebRTC (``load.py``, one person, two 90 s runs
+            each) the endpoint stage 252 / 259 against 282 / 262 ms. Longer requests, whose
+            decode outlasts the pause, gain the whole 32 ms.
         max_utterance_ms: an utterance is cut here (and a new one starts if speech goes on). It
             bounds memory and decode time, and keeps the clip inside Whisper's 30 s window.
         activation: probability at or above which a chunk is speech.
@@ -67,6 +77,7 @@ class EndpointSettings:
     end_silence_ms: int = 550
     pause_ms: int = 200
     speculate_ms: int = 64
+    idle_speculate_ms: int = 32
     max_utterance_ms: int = 15_000
     activation: float = 0.5
     deactivation: float = 0.35
@@ -78,6 +89,8 @@ class EndpointSettings:
             raise ValueError("need 0 < pause_ms < end_silence_ms (a pause comes before the end)")
         if not 0 < self.speculate_ms <= self.pause_ms:
             raise ValueError("need 0 < speculate_ms <= pause_ms (decoding starts before acting)")
+        if not 0 < self.idle_speculate_ms <= self.speculate_ms:
+            raise ValueError("need 0 < idle_speculate_ms <= speculate_ms (idle starts sooner)")
 
 
 @dataclass(frozen=True)
@@ -89,7 +102,8 @@ class SpeechStarted:
 
 @dataclass(frozen=True)
 class SpeechPaused:
-    """Silence for ``speculate_ms`` after voiced audio ending at sample ``voiced_end``."""
+    """Silence for ``speculate_ms`` (or what :meth:`Endpointer.speculate_at` set) after voiced
+    audio ending at sample ``voiced_end``."""
 
     voiced_end: int
 
@@ -176,6 +190,17 @@ class Endpointer:
         if not self._speaking or not self._in_silence:
             return 0
         return (self._position - self._voiced_end) * 1000 // SAMPLE_RATE
+
+    def speculate_at(self, ms: int) -> None:
+        """Emit :class:`SpeechPaused` at ``ms`` of silence from now on, instead of the
+        settings' ``speculate_ms`` (``idle_speculate_ms`` while the model is idle). A pause
+        already longer than ``ms`` is announced at its next chunk; one already announced is
+        not announced again."""
+        if not 0 < ms <= self.settings.pause_ms:
+            raise ValueError(
+                f"need 0 < speculate ms <= pause_ms ({self.settings.pause_ms}), got {ms}"
+            )
+        self._speculate = _samples(ms)
 
     def current_audio(self) -> np.ndarray | None:
         """The utterance so far (for partial transcripts), or None when no speech is under way."""

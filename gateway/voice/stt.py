@@ -45,7 +45,9 @@ Scheduling: every session of the process shares one model and one queue. Final t
 the speculative decodes that usually become them) go first, in arrival order; partial transcripts
 are live captions only, so one is decoded only when a worker is free and nothing waits — under
 load they are skipped instead of delaying someone's answer. A caller that stops waiting (a
-speculation overtaken by more speech) takes its queued decode out of the queue.
+speculation overtaken by more speech) takes its queued decode out of the queue; one already
+running stops at its next stage (after the encoder, after the beam search) instead of running
+on to word alignment and a possible full-window retry for nobody.
 """
 
 from __future__ import annotations
@@ -284,6 +286,21 @@ class _Decoded:
     looped: bool = False
 
 
+#: Set when nobody waits for a decode any more (see :meth:`Transcriber._run_timed`).
+_Flag = threading.Event
+
+
+class _Abandoned(Exception):
+    """A decode stopped between stages: its caller no longer waits for it."""
+
+
+def _check(abandon: _Flag | None, engine: _Engine) -> None:
+    """Stop here if the decode's caller has stopped waiting."""
+    if abandon is not None and abandon.is_set():
+        engine.abandoned += 1  # read by monitoring and tests; a lost update is harmless
+        raise _Abandoned
+
+
 class _Engine:
     """A loaded model, its tokenizers and its scheduler; one per process."""
 
@@ -299,6 +316,7 @@ class _Engine:
         self._lock = threading.Lock()
         self._tokenizers: dict[str, Tokenizer] = {}
         self.full_window_retries = 0
+        self.abandoned = 0
 
     def tokenizer(self, language: str) -> Tokenizer:
         with self._lock:
@@ -455,6 +473,12 @@ class Transcriber:
         (each costs a slow decode), since the process started."""
         return self._engine.full_window_retries
 
+    @property
+    def abandoned(self) -> int:
+        """Decodes stopped part-way because their caller stopped waiting (speech resumed
+        after a speculative start), since the process started."""
+        return self._engine.abandoned
+
     async def warm_up(self) -> None:
         """Run one decode so the first real one does not pay the ~1 s first-call cost."""
         tone = 0.1 * np.sin(np.linspace(0, 2 * np.pi * 220, SAMPLE_RATE)).astype(np.float32)
@@ -511,24 +535,40 @@ class Transcriber:
     async def _run_timed(
         self, priority: Priority, fn: Callable[..., R], *args: Any
     ) -> tuple[R, float]:
-        """``fn(*args)`` on a worker, and the seconds it waited for one."""
-        future = self._engine.scheduler.submit(priority, fn, *args)
-        # Cancelling the awaiting task cancels the future: a queued decode leaves the queue.
-        return await asyncio.wrap_future(future)
+        """``fn(*args, abandon=…)`` on a worker, and the seconds it waited for one. ``abandon``
+        is set when the caller stops waiting: ``fn`` checks it between stages."""
+        abandon = threading.Event()
+        job = functools.partial(fn, abandon=abandon)
+        future = self._engine.scheduler.submit(priority, job, *args)
+        try:
+            # Cancelling the awaiting task cancels the future: a queued decode leaves the queue.
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            abandon.set()  # a running decode stops at its next stage
+            raise
 
-    def _decode_full(self, clip: np.ndarray, prompt: str | None = None) -> Transcript:
+    def _decode_full(
+        self, clip: np.ndarray, prompt: str | None = None, abandon: _Flag | None = None
+    ) -> Transcript:
         started = time.perf_counter()
         beam = self._final_beam()
-        decoded, language = self._decode(clip, _FULL_FRAMES, beam=beam, prompt=prompt)
+        decoded, language = self._decode(
+            clip, _FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
+        )
         return self._transcript(decoded, language, clip, "full", False, started, beam)
 
     def _decode_fitted_then_full(
-        self, clip: np.ndarray, speech_end_s: float, prompt: str | None = None
+        self,
+        clip: np.ndarray,
+        speech_end_s: float,
+        prompt: str | None = None,
+        abandon: _Flag | None = None,
     ) -> Transcript:
         started = time.perf_counter()
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
         beam = self._final_beam()
-        decoded, language = self._decode(clip, frames, beam=beam, prompt=prompt)
+        decoded, language = self._decode(clip, frames, beam=beam, prompt=prompt, abandon=abandon)
+        _check(abandon, self._engine)
         if frames < _FULL_FRAMES and (
             decoded.looped
             or needs_full_window(
@@ -539,13 +579,15 @@ class Transcriber:
             )
         ):
             self._engine.full_window_retries += 1  # read by monitoring; a lost update is harmless
-            decoded, language = self._decode(clip, _FULL_FRAMES, beam=beam, prompt=prompt)
+            decoded, language = self._decode(
+                clip, _FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
+            )
             return self._transcript(decoded, language, clip, "full", True, started, beam)
         return self._transcript(decoded, language, clip, "fitted", False, started, beam)
 
-    def _decode_partial(self, clip: np.ndarray) -> str:
+    def _decode_partial(self, clip: np.ndarray, abandon: _Flag | None = None) -> str:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        return self._decode(clip, frames, beam=1, final=False)[0].text
+        return self._decode(clip, frames, beam=1, final=False, abandon=abandon)[0].text
 
     def _final_beam(self) -> int:
         """The beam for a final transcript starting now: narrower while others wait, or when
@@ -563,9 +605,11 @@ class Transcriber:
         beam: int,
         final: bool = True,
         prompt: str | None = None,
+        abandon: _Flag | None = None,
     ) -> tuple[_Decoded, str]:
         """One encoder pass over a ``frames``-long window, one decoder pass with ``beam``, and
-        (when ``final``) word alignment and beam alternates."""
+        (when ``final``) word alignment and beam alternates. Raises :class:`_Abandoned` between
+        stages once ``abandon`` is set."""
         engine = self._engine
         window = np.zeros(frames * _HOP, dtype=np.float32)
         window[: len(clip)] = clip[: len(window)]
@@ -574,6 +618,7 @@ class Transcriber:
         encoded = engine.whisper.encode(
             ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None]))
         )
+        _check(abandon, engine)
         language = self._language(encoded)
         tokenizer = engine.tokenizer(language)
         previous = (
@@ -622,6 +667,7 @@ class Transcriber:
             if _words_key(alt) not in seen:
                 seen.add(_words_key(alt))
                 alternates.append(alt)
+        _check(abandon, engine)
         words = self._align(tokenizer, tokens, encoded, len(clip)) if final and tokens else ()
         return _Decoded(text, words, avg_logprob, tuple(alternates), looped), language
 

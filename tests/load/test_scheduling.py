@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
@@ -100,3 +101,25 @@ def test_synthesis_workers_run_below_the_rest_of_the_process() -> None:
         synth.close()
     assert sorted(new.values())[-2:] == [SYNTHESIS_NICE] * 2
     assert before[threading.get_native_id()] == 0  # the caller (the event loop) is untouched
+
+
+async def test_a_cancelled_running_decode_stops_at_its_next_stage(transcriber, clips) -> None:
+    long_clip = np.concatenate(clips)  # ~10 s: its encoder pass alone takes a while
+    abandoned = transcriber.abandoned
+    task = asyncio.create_task(transcriber.transcribe(long_clip))
+    for _ in range(100):  # until the worker has taken it
+        await asyncio.sleep(0.005)
+        if transcriber.pending == 1 and transcriber._engine.scheduler.waiting == 0:
+            break
+    task.cancel()  # speech resumed: nobody wants this transcript now
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):
+        if transcriber.pending == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert transcriber.pending == 0
+    # It stopped after a stage instead of running on to the beam search and word alignment.
+    assert transcriber.abandoned == abandoned + 1
+    # The worker is fine for the next one.
+    assert (await transcriber.transcribe(clips[0])).text

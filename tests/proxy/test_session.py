@@ -222,6 +222,7 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
 
         def __init__(self) -> None:
             self.calls = 0
+            self.pending = 0  # never busy: decodes start at idle_speculate_ms
 
         async def transcribe(self, audio, *, speech_end_s=None, prompt=None) -> Transcript:
             self.calls += 1
@@ -264,3 +265,40 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
     assert len(said) == 1, said  # one turn, not split at the gap
     # The turn ended once the final pause reached 200 ms, well before the 700 ms silence.
     assert said[0][0] - (onset + voiced_end_s) < 0.45
+
+
+async def _model_free(models: VoiceModels) -> None:
+    """Until no decode is running or queued (earlier tests' sessions may have left one)."""
+    for _ in range(400):
+        if models.transcriber.pending == 0:
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"{models.transcriber.pending} decodes still pending after 10 s")
+
+
+async def test_the_model_is_idle_for_a_session_only_when_nobody_else_needs_it(models) -> None:
+    """What lets one person's decode start at ``idle_speculate_ms`` (32 ms) instead of 64."""
+    await _model_free(models)
+    _, alone, _ = _timed_session("idle-a", models)
+    _, other, _ = _timed_session("idle-b", models)
+    assert models.idle_for(alone) and models.idle_for(other)
+    chunk = np.zeros(512, np.float32)
+    for i in range(10):  # the other person starts talking (320 ms of speech)
+        other.turns.hear(chunk, 0.9, 100 + i * 0.032)
+    assert other.turns.active
+    assert not models.idle_for(alone), "their turn's end will want the model"
+    assert models.idle_for(other), "one's own turn does not count against oneself"
+    clip = np.concatenate([piper_16k("Hello there, how are you today?")] * 3)
+    decode = asyncio.create_task(models.transcriber.transcribe(clip))
+    for _ in range(200):
+        if models.transcriber.pending:
+            break
+        await asyncio.sleep(0.005)
+    assert models.transcriber.pending
+    assert not models.idle_for(other), "a decode is running or queued"
+    await decode
+    await _model_free(models)
+    assert models.idle_for(other)
+    await other.close()
+    assert models.idle_for(alone), "a closed session needs nothing"
+    await alone.close()

@@ -41,13 +41,16 @@ class Driver:
         self.now = 100.0
         self.actions: list = []
         self.audible = False
+        self.idle = False  # what the driver says of the speech model
 
     def run(self, ms: int, p: float) -> list:
         """``ms`` of chunks at speech probability ``p``; the actions they caused."""
         out: list = []
         for _ in range(round(ms / 32)):
             chunk = np.full(CHUNK_SAMPLES, p, np.float32)
-            out += self.turns.hear(chunk, p, self.now, agent_audible=self.audible)
+            out += self.turns.hear(
+                chunk, p, self.now, agent_audible=self.audible, model_idle=self.idle
+            )
             self.now += CHUNK_S
         self.actions += out
         return out
@@ -97,6 +100,40 @@ def test_a_pause_starts_a_decode_of_the_audio_so_far_and_speech_cancels_it():
     assert d.of(CancelDecode, out) == [CancelDecode(decode.id)]
     out = d.run(128, 0.0)
     assert d.of(StartDecode, out)[0].id != decode.id
+
+
+def _decode_starts_at(d: Driver) -> int:
+    """Silence (ms) at which the pause's decode was asked for."""
+    for i in range(1, 8):
+        if d.of(StartDecode, d.run(32, 0.0)):
+            return 32 * i
+    raise AssertionError("no decode within 224 ms of silence")
+
+
+def test_the_decode_starts_sooner_while_the_model_is_idle():
+    d = Driver()
+    d.run(800, 0.9)
+    assert _decode_starts_at(d) == 64  # speculate_ms: someone else may need the model
+    d.run(64, 0.9)  # speech resumes
+    d.idle = True
+    assert _decode_starts_at(d) == 32  # idle_speculate_ms: a wasted decode delays nobody
+    d.run(64, 0.9)
+    d.turns.settings = replace(
+        d.turns.settings, endpoint=replace(d.turns.settings.endpoint, idle_speculate_ms=64)
+    )
+    assert _decode_starts_at(d) == 64, "the setting is what the turn-taker reads"
+
+
+def test_the_model_becoming_idle_mid_pause_starts_the_decode_at_once():
+    d = Driver()
+    d.run(800, 0.9)
+    d.run(32, 0.0)  # 32 ms of silence while busy: nothing yet
+    assert d.of(StartDecode) == []
+    d.idle = True
+    out = d.run(32, 0.0)
+    [decode] = d.of(StartDecode, out)
+    assert decode.voiced_end == len(decode.audio) - 2 * CHUNK_SAMPLES
+    assert d.of(StartDecode, d.run(64, 0.0)) == [], "one decode per pause"
 
 
 def test_a_finished_sentence_ends_at_the_short_pause():

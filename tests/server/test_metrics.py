@@ -70,7 +70,8 @@ def test_each_gateway_has_its_own_registry() -> None:
 @pytest.mark.slow
 async def test_metrics_of_a_real_gateway_after_a_typed_turn() -> None:
     settings = GatewaySettings(port=free_port(), agents=("builtin:parrot",))
-    gateway = Gateway(settings, models=VoiceModels(), directory=AgentDirectory(AddressPolicy()))
+    models = VoiceModels()
+    gateway = Gateway(settings, models=models, directory=AgentDirectory(AddressPolicy()))
     await gateway.start()
     url = f"http://127.0.0.1:{settings.port}"
     try:
@@ -89,6 +90,9 @@ async def test_metrics_of_a_real_gateway_after_a_typed_turn() -> None:
             assert got["ofp_gateway_utterances_total{source=text}"] == 1
             assert got.get("ofp_gateway_utterances_total{source=voice}", 0) == 0
             assert got["ofp_gateway_tasks"] > 0 and got["ofp_gateway_threads"] >= 1
+            # The shared model's counters, as the transcriber keeps them.
+            assert got["ofp_gateway_stt_abandoned"] == models.transcriber.abandoned
+            assert got["ofp_gateway_stt_full_window_retries"] == models.transcriber.full_window_retries
             # The allocator this process runs on, by the name the memory module found.
             assert got[f"ofp_gateway_memory_info{{allocator={ALLOCATOR}}}"] == 1
     finally:

@@ -135,7 +135,13 @@ def test_current_audio_grows_during_speech_only():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"activation": 0.3, "deactivation": 0.5}, {"pause_ms": 600, "end_silence_ms": 500}]
+    "kwargs",
+    [
+        {"activation": 0.3, "deactivation": 0.5},
+        {"pause_ms": 600, "end_silence_ms": 500},
+        {"idle_speculate_ms": 96},  # later than speculate_ms (64)
+        {"idle_speculate_ms": 0},
+    ],
 )
 def test_inconsistent_settings_are_rejected(kwargs):
     with pytest.raises(ValueError):
@@ -156,6 +162,21 @@ def test_speculation_hint_comes_before_the_pause_is_long_enough_to_act_on():
     assert 192 in silences  # the session acts once silence_ms reaches pause_ms
     assert seen[-1][1] == [] and endpointer.silence_ms == 0  # 700 ms ended the utterance
     assert [k for _, kinds in seen for k in kinds].count(Utterance) == 1
+
+
+def test_speculate_at_moves_the_hint_and_announces_a_pause_once():
+    endpointer = Endpointer(EndpointSettings(speculate_ms=128, pause_ms=192, end_silence_ms=700))
+    chunks, probs = _synthetic(_chunks_for(512, 0.9) + _chunks_for(320, 0.1))
+    seen = []
+    for i, (chunk, p) in enumerate(zip(chunks, probs, strict=True)):
+        if i == len(chunks) - 8:  # after two silent chunks (64 ms), before the 128 ms hint
+            endpointer.speculate_at(32)
+        events = endpointer.process(chunk, p)
+        seen.append((endpointer.silence_ms, [type(e) for e in events]))
+    paused = [ms for ms, kinds in seen if SpeechPaused in kinds]
+    assert paused == [96], "32 ms, set at 64 ms of silence: announced at the next chunk"
+    with pytest.raises(ValueError, match="pause_ms"):
+        endpointer.speculate_at(224)
 
 
 def test_silence_ms_is_zero_while_voiced_or_idle():
