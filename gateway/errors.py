@@ -40,6 +40,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   └── ExportRefused              [records.export]
     └── SpeechError                    speech or audio that cannot be read or made
         ├── AudioDecodeError           + ValueError  [render.decode]
+        ├── DecodeAbandoned            a decode stopped part-way: its caller stopped waiting
+        │                              (speech resumed)  [voice.stt]
         ├── SSMLError                  + ValueError  [render.ssml]
         └── SynthesisError             [render.tts]
             └── SynthesizerBusy        also a Busy

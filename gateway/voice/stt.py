@@ -71,7 +71,7 @@ from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
-from gateway.errors import Busy
+from gateway.errors import Busy, SpeechError
 from gateway.voice.words import words
 from gateway.workers import PoolFull, PriorityPool, Started
 
@@ -290,15 +290,16 @@ class _Decoded:
 _Flag = threading.Event
 
 
-class _Abandoned(Exception):
-    """A decode stopped between stages: its caller no longer waits for it."""
+class DecodeAbandoned(SpeechError):
+    """A decode stopped between stages: its caller no longer waits for it (nobody sees this
+    error: the caller was cancelled, and the worker is free for the next decode)."""
 
 
 def _check(abandon: _Flag | None, engine: _Engine) -> None:
     """Stop here if the decode's caller has stopped waiting."""
     if abandon is not None and abandon.is_set():
         engine.abandoned += 1  # read by monitoring and tests; a lost update is harmless
-        raise _Abandoned
+        raise DecodeAbandoned
 
 
 class _Engine:
@@ -608,7 +609,7 @@ class Transcriber:
         abandon: _Flag | None = None,
     ) -> tuple[_Decoded, str]:
         """One encoder pass over a ``frames``-long window, one decoder pass with ``beam``, and
-        (when ``final``) word alignment and beam alternates. Raises :class:`_Abandoned` between
+        (when ``final``) word alignment and beam alternates. Raises :class:`DecodeAbandoned` between
         stages once ``abandon`` is set."""
         engine = self._engine
         window = np.zeros(frames * _HOP, dtype=np.float32)
