@@ -720,6 +720,10 @@ def _documented() -> list[tuple[str, str]]:
         ("README.md", f"waiting at most {limits.bye_timeout_s:g} s for them"),
         ("README.md", f"the person has {session.follow_up_ms // 1000} s to answer"),
         ("README.md", f"at {session.endpoint.speculate_ms} ms of silence"),
+        (
+            "README.md",
+            f"(at {session.endpoint.idle_speculate_ms} ms when nothing else needs Whisper",
+        ),
         ("README.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
         (
             "docs/client-protocol.md",
