@@ -12,12 +12,13 @@ Turn-taking is decided by :class:`gateway.proxy.turns.TurnTaker` (sans I/O: it i
 VAD's chunks and the time and returns actions); this class is its driver — it runs the decodes,
 the end-of-turn signals, playback and the UI events the turn-taker asks for.
 
-Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms
-of silence; ``idle_speculate_ms``, 32 ms, while no one else needs the model), and the end-of-turn signals (prosody) are read from the audio alongside. If the
-transcript reads as a finished sentence and the voice sounds finished, the utterance ends as soon
-as the pause reaches ``pause_ms`` (200 ms); the more the signals doubt it, the longer the wait
-(``SessionSettings.turn_rule``, at most 2 s), so people are not cut off mid-sentence. Starting
-the decode before the pause is long enough to act on hides its time (~170 ms) behind the pause.
+Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms of
+silence; ``idle_speculate_ms``, 32 ms, while no one else needs the model), and the end-of-turn
+signals (prosody) are read from the audio alongside. If the transcript reads as a finished sentence
+and the voice sounds finished, the utterance ends as soon as the pause reaches ``pause_ms``
+(200 ms); the more the signals doubt it, the longer the wait (``SessionSettings.turn_rule``, at
+most 2 s), so people are not cut off mid-sentence. Starting the decode before the pause is long
+enough to act on hides its time (~170 ms) behind the pause.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
 (queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.

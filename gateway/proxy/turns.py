@@ -7,13 +7,13 @@ transcripts); it returns :data:`Action` values for its driver (:class:`VoiceSess
 out. Every rule of turn-taking lives here, so each is tested on synthetic input in milliseconds
 (``tests/proxy/test_turns.py``):
 
-* **end of turn**: the :class:`Endpointer` finds pauses; at ``speculate_ms`` of silence a
-  decode starts (:class:`StartDecode`) — at ``idle_speculate_ms`` when the driver says the
-  model is idle (``hear(..., model_idle=True)``); its result, with the audio end-of-turn signals, is a
+* **end of turn**: the :class:`Endpointer` finds pauses; at ``speculate_ms`` of silence a decode
+  starts (:class:`StartDecode`) — at ``idle_speculate_ms`` when the driver says the model is idle
+  (``hear(..., model_idle=True)``); its result, with the audio end-of-turn signals, is a
   :class:`Verdict`, and the :class:`TurnRule` turns the verdict into how much silence to wait
-  before ending the turn — short when everything says "finished", longer the more the signals
-  doubt it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why
-  it ended and what the rule chose (assert on that, not on wall time);
+  before ending the turn — short when everything says "finished", longer the more the signals doubt
+  it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why it ended and what
+  the rule chose (assert on that, not on wall time);
 * **a client that stops sending**: a gap of ``gap_ms`` with no audio at all counts as
   silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
 * **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
