@@ -514,7 +514,8 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--max-frame-bytes": ["1000"],
     "--audio-feature": ["url"],
     "--stt-model": ["base"],
-    "--end-silence-ms": ["900"],
+    "--end-silence-ms": ["1200"],
+    "--early-end-ms": ["400"],
     "--trim-memory": ["5"],
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
@@ -698,7 +699,9 @@ def test_help_shows_the_dataclass_defaults() -> None:
     assert {"serve", "talk", "agents serve", "history list"} <= helps.keys()
     g = " ".join(helps["serve"].split())
     assert f"({GatewaySettings().max_sessions}: what 2 cores serve well" in g
-    assert f"({GatewaySettings().session.endpoint.end_silence_ms})" in g
+    rule = GatewaySettings().session.turn_rule
+    assert f"read as finished ({rule.unfinished_ms};" in g
+    assert f"ends the turn ({rule.pause_ms})" in g
     assert f"replies ({TalkSettings().timeout_s:g})" in " ".join(helps["talk"].split())
 
 
@@ -725,6 +728,11 @@ def _documented() -> list[tuple[str, str]]:
             f"(at {session.endpoint.idle_speculate_ms} ms when nothing else needs Whisper",
         ),
         ("README.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
+        ("README.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        (
+            "README.md",
+            f"`--end-silence-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
+        ),
         (
             "docs/client-protocol.md",
             f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address} by default",

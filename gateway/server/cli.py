@@ -11,10 +11,12 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options
+from gateway.cli import add_conversation_options, defaults_shown, from_options, given
+from gateway.errors import ConfigError
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
+    from gateway.proxy.turns import TurnRule
     from gateway.server.app import GatewaySettings
     from gateway.voice.stt import SttSettings
 
@@ -63,7 +65,7 @@ def _shown() -> dict[str, Any]:
         "g": g,
         "agents": ", ".join(g.agents),
         "frame_kib": g.max_frame_bytes // 1024,
-        "end_silence_ms": g.session.endpoint.end_silence_ms,
+        "rule": g.session.turn_rule,
     }
 
 
@@ -171,9 +173,20 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--end-silence-ms",
+        dest="unfinished_ms",
         type=int,
-        help="silence that ends an unfinished-sounding utterance "
-        "({end_silence_ms})",
+        metavar="MS",
+        help="silence that ends a turn whose words do not read as finished ({rule.unfinished_ms}; "
+        "a finished-sounding sentence ends after {rule.pause_ms})",
+    )
+    p.add_argument(
+        "--early-end-ms",
+        dest="early_end_ms",
+        type=int,
+        metavar="MS",
+        help="silence after which a sentence that reads and sounds finished ends the turn "
+        "({rule.pause_ms}). Longer answers later and cuts off fewer people who pause "
+        "mid-sentence: the README's turn-taking table measures 300, 400 and 500",
     )
     p.add_argument(
         "--trim-memory",
@@ -234,6 +247,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(s, args),
         endpoint=from_options(s.endpoint, args),
         parts=from_options(s.parts, args),
+        turn_rule=turn_rule(s.turn_rule, args, s.endpoint.max_utterance_ms),
     )
     return replace(
         from_options(d, args),
@@ -271,6 +285,45 @@ def _seconds(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more seconds")
     return value
+
+
+def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> TurnRule:
+    """``rule`` with ``--end-silence-ms`` (its wait for words that do not read as finished) and
+    ``--early-end-ms`` (its wait when everything says "finished") applied. The rule's other
+    waits move out of their way: no turn waits longer than the end silence's bound, and a
+    doubtful sentence waits at least the early end.
+
+    Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
+    end silence is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
+    # Named for the rule's fields here, not by dest: the endpointer has a pause_ms of its own.
+    asked = given(
+        unfinished_ms=getattr(args, "unfinished_ms", None),
+        pause_ms=getattr(args, "early_end_ms", None),
+    )
+    if not asked:
+        return rule
+    end = asked.get("unfinished_ms", rule.unfinished_ms)
+    early = asked.get("pause_ms", rule.pause_ms)
+    if early <= 0:
+        raise ConfigError(f"--early-end-ms {early} is not a silence: give a positive number")
+    if early > end:
+        raise ConfigError(
+            f"the early end ({early} ms, --early-end-ms) is longer than the end silence "
+            f"({end} ms, --end-silence-ms): a sentence that sounds finished would wait longer "
+            "than one that does not. Give a shorter early end or a longer end silence"
+        )
+    if end >= longest_ms:
+        raise ConfigError(
+            f"--end-silence-ms {end} is not shorter than the longest utterance ({longest_ms} ms), "
+            "which would end first: give a shorter end silence"
+        )
+    return replace(
+        rule,
+        unfinished_ms=end,
+        pause_ms=early,
+        doubt_ms=max(rule.doubt_ms, early),
+        max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

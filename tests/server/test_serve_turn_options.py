@@ -1,0 +1,117 @@
+"""``serve --end-silence-ms`` and ``--early-end-ms``: from the command line to when a turn ends.
+
+The command line is parsed as ``serve`` parses it, and the session settings it builds drive a
+real :class:`TurnTaker` on synthetic VAD output (no model runs): what is asserted is the silence
+at which the turn ended. Values that cannot work are refused by the real command, in one line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.cli import build_parser
+from gateway.errors import EXIT_GATEWAY_ERROR
+from gateway.proxy.turns import EndTurn, StartDecode, TurnTaker, Verdict
+from gateway.server.cli import from_args
+from gateway.voice.vad import CHUNK_MS, CHUNK_SAMPLES
+
+
+def turn_taker(*options: str) -> TurnTaker:
+    """The turn-taker a session of ``serve OPTIONS`` gets."""
+    settings = from_args(build_parser().parse_args(["serve", *options]))
+    return TurnTaker(settings.gateway.session)
+
+
+def silence_at_end(turns: TurnTaker, text: str, prosody: float) -> tuple[int, EndTurn]:
+    """Speak 800 ms, fall silent; the decode's verdict is ``text`` with ``prosody``. Returns the
+    silence (ms) after which the turn ended, and how."""
+    now, silent_ms = 100.0, 0
+    decodes: list[StartDecode] = []
+
+    def hear(p: float) -> list:
+        nonlocal now
+        out = turns.hear(np.full(CHUNK_SAMPLES, p, np.float32), p, now, agent_audible=False)
+        now += CHUNK_MS / 1000
+        return out
+
+    for _ in range(800 // CHUNK_MS):
+        hear(0.9)
+    while silent_ms < 5_000:
+        out = hear(0.0)
+        silent_ms += CHUNK_MS
+        for a in out:
+            if isinstance(a, StartDecode):
+                decodes.append(a)
+                out += turns.judged(a.id, Verdict(text, {"prosody": prosody}), now)
+        ends = [a for a in out if isinstance(a, EndTurn)]
+        if ends:
+            assert decodes, "the turn ended without a verdict"
+            return silent_ms, ends[0]
+    raise AssertionError("the turn never ended")
+
+
+def test_end_silence_is_how_long_unfinished_words_are_waited_out() -> None:
+    default_ms, default = silence_at_end(turn_taker(), "I would like to go to the", 0.2)
+    longer_ms, longer = silence_at_end(
+        turn_taker("--end-silence-ms", "1500"), "I would like to go to the", 0.2
+    )
+    assert default.reason == longer.reason == "unfinished"
+    assert (default.wait_ms, longer.wait_ms) == (900, 1500)
+    assert default_ms < 1000 < 1500 <= longer_ms < 1500 + CHUNK_MS
+
+
+def test_end_silence_beyond_the_rules_bound_raises_the_bound() -> None:
+    """A patience of 2 s bounds every turn; an end silence longer than that moves the bound, so
+    the option is not silently capped."""
+    ms, end = silence_at_end(turn_taker("--end-silence-ms", "3000"), "And then we", 0.2)
+    assert end.reason == "unfinished" and end.wait_ms == 3000
+    assert 3000 <= ms < 3000 + CHUNK_MS
+
+
+def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
+    default_ms, default = silence_at_end(turn_taker(), "Turn on the lights.", 0.9)
+    later_ms, later = silence_at_end(
+        turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.9
+    )
+    assert default.reason == later.reason == "finished"
+    assert (default.wait_ms, later.wait_ms) == (200, 400)
+    assert default_ms < 400 <= later_ms < 400 + 2 * CHUNK_MS
+    # A doubtful voice still waits longer than the early end.
+    _, doubtful = silence_at_end(turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.2)
+    assert doubtful.reason == "doubt" and doubtful.wait_ms == 1500
+
+
+def run_serve(*options: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    serve = [sys.executable, "-m", "gateway", "serve", "--allocator", "system", "--port", "0"]
+    return subprocess.run(
+        [*serve, *options],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--early-end-ms", "1000", "--end-silence-ms", "800"], "the early end (1000 ms"),
+        (["--end-silence-ms", "100"], "the early end (200 ms, --early-end-ms) is longer"),
+        (["--early-end-ms", "0"], "--early-end-ms 0 is not a silence"),
+        (["--end-silence-ms", "60000"], "--end-silence-ms 60000 is not shorter"),
+    ],
+)
+def test_values_that_cannot_work_are_refused_in_one_line(
+    tmp_path: Path, options: list[str], said: str
+) -> None:
+    done = run_serve(*options, cwd=tmp_path)
+    assert done.returncode == EXIT_GATEWAY_ERROR, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"ofp-gateway: {said}"), line
+    assert done.stdout == ""  # never said it was ready
