@@ -245,7 +245,6 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
     s = d.gateway.session
     session = replace(
         from_options(s, args),
-        endpoint=from_options(s.endpoint, args),
         parts=from_options(s.parts, args),
         turn_rule=turn_rule(s.turn_rule, args, s.endpoint.max_utterance_ms),
     )
