@@ -47,16 +47,19 @@ async def test_different_agents_sound_different(synth):
     by = {a: derived_settings(a) for a in AGENTS}
     low = next(a for a in AGENTS if by[a].pitch_semitones == min(PITCH_STEPS))
     high = next(a for a in AGENTS if by[a].pitch_semitones == max(PITCH_STEPS))
-    f_low = median_f0(await speak(synth, TEXT, by[low]), RATE)
-    f_high = median_f0(await speak(synth, TEXT, by[high]), RATE)
-    assert f_high / f_low > 2 ** (4 / 12)  # 6 semitones apart; Piper's own variation is smaller
+    # Compared with Piper's randomness off: over eight random renditions of each, the ratio of
+    # the two median pitches ranged 1.23–1.46 (a CI run failed at 1.257), and steadily it is
+    # 1.357 every time — 5.3 of the 6 semitones asked for; the same voice would give 1.0.
+    steady = {"noise_scale": 0.0, "noise_w_scale": 0.0}
+    f_low = median_f0(await speak(synth, TEXT, replace(by[low], **steady)), RATE)
+    f_high = median_f0(await speak(synth, TEXT, replace(by[high], **steady)), RATE)
+    assert f_high / f_low > 2 ** (4 / 12)  # 6 semitones apart
 
     same_pitch = [a for a in AGENTS if by[a].pitch_semitones == 0.0]
     slow = next(a for a in same_pitch if by[a].length_scale == max(TEMPO_STEPS))
     fast = next(a for a in same_pitch if by[a].length_scale == min(TEMPO_STEPS))
-    # Durations are compared with Piper's random timing off: one random rendition can stretch
-    # or shrink by a few percent and hide (or fake) the tempo step being measured.
-    steady = {"noise_scale": 0.0, "noise_w_scale": 0.0}
+    # Durations too: one random rendition can stretch or shrink by a few percent and hide (or
+    # fake) the tempo step being measured.
     d_slow = len(await speak(synth, TEXT, replace(by[slow], **steady)))
     d_fast = len(await speak(synth, TEXT, replace(by[fast], **steady)))
     assert d_slow > 1.05 * d_fast
