@@ -26,9 +26,11 @@ Two parts:
 Comparing rules on a busy machine: ``--decode-ms 170`` replays every decode at the idle
 machine's speed (a busy machine's decodes are slower, not its rule); ``--extra-sets`` replays
 more cached sets too. Quick pipeline A/B runs: ``--kinds complete,word`` and
-``--speculate-ms 100,64`` (interleaved). ``--cache SET.pkl --rejudge`` decodes a kept set
-again with today's code: piper samples a new voice for every set, and a new set moved the
-cut-offs as much as a setting did. Each paced request keeps its end reason, the rule's
+``--speculate-ms 100,64`` (interleaved); ``--twice --kinds paused --paced
+default,default-no-learning`` says each paused request twice in one session (is a person cut
+off once waited for the next time?). ``--cache SET.pkl --rejudge`` decodes a kept set again
+with today's code: piper samples a new voice for every set, and a new set moved the cut-offs
+as much as a setting did. Each paced request keeps its end reason, the rule's
 wait and when the verdict came, and the slowest complete requests are listed with them.
 
 ``uptime`` is printed with every run: latency depends on the machine's load.
@@ -47,6 +49,7 @@ import pickle
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +90,9 @@ COMPLETE = [
 ONE_WORD = ["Yes.", "Stop.", "No.", "Thanks."]
 VOICES = ("piper", "espeak")
 LEAD_MS = 500
+#: Silence between the two sayings of ``--twice`` (the parrot's reply to the first is still
+#: playing when the second begins, as when a person goes on over an answer).
+TWICE_GAP_S = 2.5
 
 #: Candidate rules, by name. ``transcript`` is the rule before this benchmark existed.
 RULES: dict[str, TurnRule] = {
@@ -100,6 +106,7 @@ RULES: dict[str, TurnRule] = {
         signals=("prosody",), doubt_ms=2000, unfinished_ms=1000, max_wait_ms=2000
     ),
     "default": SessionSettings().turn_rule,
+    "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
     "default+p0.8-0.2": dataclasses.replace(
@@ -262,24 +269,83 @@ def replay(
     rule: TurnRule,
     prosody: ProsodySignal | None = None,
     speculate_ms: int | None = None,
+    floor_ms: float = 0,
 ) -> tuple[bool, float]:
     """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
     once the pause reaches the rule's wait and the verdict is ready (the decode starts at
     ``speculate_ms`` of silence: by default the session's for one person alone, its
-    ``idle_speculate_ms``)."""
+    ``idle_speculate_ms``). ``floor_ms``: the shortest wait the session has learned."""
+    cut, wait, _ = _replay(clip, rule, prosody, speculate_ms, floor_ms)
+    return cut, wait
+
+
+def _replay(
+    clip: Clip,
+    rule: TurnRule,
+    prosody: ProsodySignal | None = None,
+    speculate_ms: int | None = None,
+    floor_ms: float = 0,
+) -> tuple[bool, float, Pause | None]:
+    """:func:`replay`, and the pause where the turn ended."""
     prosody = prosody or ProsodySignal()
     if speculate_ms is None:
         speculate_ms = SessionSettings().endpoint.idle_speculate_ms
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
         decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
-        wait = max(rule.wait_ms(verdict), _chunks_ms(speculate_ms) + decode)
+        wait = max(rule.wait_ms(verdict), floor_ms, _chunks_ms(speculate_ms) + decode)
         wait = _chunks_ms(min(wait, rule.max_wait_ms))
         if pause.final:
-            return False, wait
+            return False, wait, pause
         if pause.length_ms >= wait:
-            return True, wait
-    return False, float("nan")
+            return True, wait, pause
+    return False, float("nan"), None
+
+
+def learned_ms(clip: Clip, rule: TurnRule) -> float:
+    """The wait a session learns when ``clip`` is cut off (``TurnRule.learn_pauses``, as the
+    turn-taker does): the pause it ended in plus a chunk, when it ended early and the person
+    went on within ``unfinished_ms``; else 0."""
+    cut, wait, pause = _replay(clip, rule)
+    plain = SessionSettings().endpoint.end_silence_ms
+    if not cut or pause is None or not rule.learn_pauses or wait >= plain:
+        return 0
+    if pause.length_ms > rule.unfinished_ms:
+        return 0
+    return min(_chunks_ms(pause.length_ms) + CHUNK_MS, rule.unfinished_ms)
+
+
+def again(clips: list[Clip], rule: TurnRule) -> list[dict]:
+    """The same person after a cut-off: each paused request said again in the session that cut
+    it (so with what it learned), and what the learned wait costs their complete requests."""
+    rows = []
+    for voice in VOICES:
+        cut_clips = [c for c in clips if c.kind == "paused" and c.voice == voice]
+        floors = [f for c in cut_clips if (f := learned_ms(c, rule))]
+        complete = [c for c in clips if c.kind == "complete" and c.voice == voice]
+        waits = [replay(c, rule, floor_ms=f)[1] for f in floors for c in complete]
+        row: dict = {"voice": voice, "learnedMedian": summarise(floors or [0.0])[0]}
+        for ms in PAUSES_MS:
+            sel = [c for c in cut_clips if c.pause_ms == ms]
+            first = [c for c in sel if replay(c, rule)[0]]
+            row[f"first{ms}"] = f"{len(first)}/{len(sel)}"
+            second = sum(replay(c, rule, floor_ms=learned_ms(c, rule))[0] for c in first)
+            row[f"again{ms}"] = f"{second}/{len(first)}"
+        # Another paused request by the same person, after each cut-off: the pause learned
+        # from one request against the pauses in the others.
+        others = [
+            replay(o, rule, floor_ms=f)[0]
+            for c in cut_clips
+            if (f := learned_ms(c, rule))
+            for o in cut_clips
+            if o.text != c.text
+        ]
+        if others:
+            row["otherCut"] = sum(others) / len(others)
+        if waits:
+            row["completeWaitMedian"], row["completeWaitP95"] = summarise(waits)
+        rows.append(row)
+    return rows
 
 
 def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
@@ -385,8 +451,16 @@ def held_out(clips: list[Clip], prosody: ProsodySignal) -> str:
 
 
 async def paced_run(
-    clips: list[Clip], models: VoiceModels, rule: TurnRule, speculate_ms: int | None = None
+    clips: list[Clip],
+    models: VoiceModels,
+    rule: TurnRule,
+    speculate_ms: int | None = None,
+    *,
+    twice: bool = False,
 ) -> list[dict]:
+    """Each clip through ``talk_wav`` in a session of its own, paced in real time. ``twice``:
+    each clip is said twice in its session (``TWICE_GAP_S`` apart), so the second time meets
+    what the session learned the first (``TurnRule.learn_pauses``)."""
     rows = []
     directory = AgentDirectory(AddressPolicy([]))
     settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
@@ -397,9 +471,10 @@ async def paced_run(
         )
         settings = dataclasses.replace(settings, endpoint=endpoint)
     try:
+        gap = np.zeros(round(SAMPLE_RATE * TWICE_GAP_S), np.int16)
         for clip in clips:
             result, _ = await talk_wav(
-                clip.pcm,
+                np.concatenate([clip.pcm, gap, clip.pcm]) if twice else clip.pcm,
                 ["builtin:parrot"],
                 directory=directory,
                 models=models,
@@ -423,6 +498,9 @@ async def paced_run(
                     "verdictMs": first.get("verdictMs"),
                     "decode": first.get("decode"),
                     "queued": first.get("queued"),
+                    "reasons": [u.get("endReason") for u in result.utterances],
+                    "starts": utterance_starts(result.said),
+                    "speechS": len(clip.pcm) / SAMPLE_RATE,
                 }
             )
     finally:
@@ -490,6 +568,52 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     return out
 
 
+def utterance_starts(said: list[dict]) -> list[float]:
+    """When each utterance the person said began (POSIX seconds, from its dialogEvent's span)."""
+    starts = []
+    for envelope in said:
+        for event in envelope.get("openFloor", {}).get("events", []):
+            if event.get("eventType") == "utterance":
+                span = event["parameters"]["dialogEvent"].get("span", {})
+                starts.append(datetime.fromisoformat(span["startTime"]).timestamp())
+    return starts
+
+
+def sayings(row: dict) -> tuple[int, int]:
+    """How many utterances each of a twice-said request's two sayings became: the run is
+    paced in real time, so an utterance that began before the middle of the gap between
+    them (counted from the first utterance's start) belongs to the first."""
+    starts = row["starts"]
+    if not starts:
+        return 0, 0
+    middle = starts[0] + row["speechS"] - LEAD_MS / 1000 + TWICE_GAP_S / 2
+    first = sum(t < middle for t in starts)
+    return first, len(starts) - first
+
+
+def report_twice(name: str, rows: list[dict]) -> dict:
+    """Paused requests said twice in one session: how often each saying was cut off."""
+    out: dict = {"rule": name}
+    print(f"\n== pipeline, rule {name!r}, each paused request said twice in one session")
+    print(f"{'pause':>6} {'voice':>7} {'cut first':>10} {'second':>7} {'second, after a cut':>20}")
+    for ms in PAUSES_MS:
+        for voice in VOICES:
+            sel = [
+                sayings(r)
+                for r in rows
+                if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice
+            ]
+            first = sum(a > 1 for a, _ in sel)
+            second = sum(b > 1 for _, b in sel)
+            after = sum(b > 1 for a, b in sel if a > 1)
+            out[f"{voice}{ms}"] = {"first": first, "second": second, "after": after, "of": len(sel)}
+            print(
+                f"{ms:>6} {voice:>7} {first:>6}/{len(sel)} {second:>4}/{len(sel)} "
+                f"{after:>15}/{first}"
+            )
+    return out
+
+
 def uptime() -> str:
     return os.getloadavg().__repr__()
 
@@ -505,6 +629,11 @@ async def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
     parser.add_argument("--skip-tradeoff", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
+    parser.add_argument(
+        "--twice",
+        action="store_true",
+        help="paced runs: each request said twice in one session (does it learn the pause?)",
+    )
     parser.add_argument(
         "--kinds",
         default="paused,complete,word",
@@ -630,12 +759,31 @@ async def main() -> None:
                 f" {r['wordWaitMedian']:>7.0f}",
                 flush=True,
             )
+        print("\n== the same person again: a cut-off request said again in the session that cut it")
+        print(
+            f"{'voice':<8} "
+            + " ".join(f"{f'cut {ms}':>9} {'again':>6}" for ms in PAUSES_MS)
+            + f" {'others':>7} {'learned':>8} {'complete wait med':>18} {'p95':>6}"
+        )
+        results["again"] = again(clips + extra, RULES["default"])
+        nan = float("nan")
+        for r in results["again"]:
+            print(
+                f"{r['voice']:<8} "
+                + " ".join(f"{r[f'first{ms}']:>9} {r[f'again{ms}']:>6}" for ms in PAUSES_MS)
+                + f" {r.get('otherCut', nan):>7.0%} {r['learnedMedian']:>8.0f}"
+                f" {r.get('completeWaitMedian', nan):>18.0f} {r.get('completeWaitP95', nan):>6.0f}",
+                flush=True,
+            )
     kinds = set(args.kinds.split(","))
     speculate = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
     for name, spec in itertools.product(filter(None, args.paced.split(",")), speculate):
         label = name if spec is None else f"{name} speculate {spec} ms"
-        rows = await paced_run([c for c in clips if c.kind in kinds], models, RULES[name], spec)
-        results.setdefault("paced", []).append(report_paced(label, rows))
+        rows = await paced_run(
+            [c for c in clips if c.kind in kinds], models, RULES[name], spec, twice=args.twice
+        )
+        report = report_twice(label, rows) if args.twice else report_paced(label, rows)
+        results.setdefault("paced", []).append(report)
         results.setdefault("pacedRows", {})[label] = rows
     results["loadEnd"] = uptime()
     print(f"load average at end: {uptime()}")

@@ -14,6 +14,9 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   before ending the turn — short when everything says "finished", longer the more the signals doubt
   it, never more than the rule's ``max_wait_ms``. Every :class:`EndTurn` says why it ended and what
   the rule chose (assert on that, not on wall time);
+* **a person cut off**: when a turn ended early and the person went on speaking within the
+  rule's ``unfinished_ms``, they had only paused; no later turn of the session ends at a shorter
+  silence than that pause (:attr:`TurnTaker.learned_wait_ms`, ``TurnRule.learn_pauses``);
 * **a client that stops sending**: a gap of ``gap_ms`` with no audio at all counts as
   silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
 * **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
@@ -201,6 +204,11 @@ class TurnRule:
             stopped sending: a muted microphone, a stalled connection). Clients send a frame
             every 20 ms; a shorter stall is waited for like late audio, since counting it as
             silence would put a pause into the person's speech.
+        learn_pauses: when a turn ended early and the person went on speaking within
+            ``unfinished_ms`` of their last word, they were cut off mid-sentence: for the rest of
+            the session no turn ends at a shorter silence than that pause (plus one VAD chunk;
+            at most ``unfinished_ms``). The request already sent cannot be taken back (OFP has
+            no way to), but the same person is not cut off the same way again.
     """
 
     signals: tuple[str, ...] = ()
@@ -214,6 +222,7 @@ class TurnRule:
     one_word_ms: int | None = None
     unpunctuated_ms: int | None = None
     gap_ms: int = 500
+    learn_pauses: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -395,6 +404,10 @@ class TurnTaker:
         self._heard_at = -math.inf  # ``now`` of the last chunk heard
         self._covered_until = -math.inf  # time the audio (heard, or a gap's silence) reaches
         self._blank: np.ndarray | None = None  # a silent chunk, shaped like the ones heard
+        #: The shortest silence that ends a turn in this session: raised when the person went
+        #: on after an early end (``TurnRule.learn_pauses``); 0 until then.
+        self.learned_wait_ms = 0
+        self._early_end: int | None = None  # last voiced sample (absolute) of an early end
         self._model_idle = False  # as the driver said at the last chunk
 
     def _new_endpointer(self) -> Endpointer:
@@ -526,7 +539,10 @@ class TurnTaker:
         if verdict is None:
             pause.decision = Decision(self.settings.endpoint.end_silence_ms, "end silence")
         else:
-            pause.decision = self.rule.decide(verdict)
+            decision = self.rule.decide(verdict)
+            if decision.wait_ms < self.learned_wait_ms:
+                decision = Decision(self.learned_wait_ms, decision.reason)
+            pause.decision = decision
         if self.silence_ms >= self.due_ms():
             return self._end(now, early=self.due_ms() < self.settings.endpoint.end_silence_ms)
         return []
@@ -549,6 +565,7 @@ class TurnTaker:
     def _on_event(self, ev: object, now: float) -> list[Action]:
         out: list[Action] = []
         if isinstance(ev, SpeechStarted):
+            self._learn_from(self._offset + ev.start)
             if self.settings.barge_in_ms:
                 out.append(StopPlayback())
             self._open_until = math.inf
@@ -584,6 +601,7 @@ class TurnTaker:
         decision = pause.decision if this else None
         if reason is None:
             reason = "end silence" if decision is None else decision.reason
+        self._early_end = self._offset + utt.voiced_end if early else None
         return [
             EndTurn(
                 utt,
@@ -595,6 +613,17 @@ class TurnTaker:
                 verdict_ms=pause.verdict_ms if this else None,
             )
         ]
+
+    def _learn_from(self, resumed: int) -> None:
+        """Speech began at sample ``resumed``: if the last turn ended early and this is within
+        the rule's ``unfinished_ms`` of its last word, the person had only paused."""
+        last, self._early_end = self._early_end, None
+        if last is None or not self.rule.learn_pauses:
+            return
+        paused_ms = (resumed - last) * 1000 // SAMPLE_RATE
+        if paused_ms <= self.rule.unfinished_ms:
+            wait = min(paused_ms + CHUNK_MS, self.rule.unfinished_ms)
+            self.learned_wait_ms = max(self.learned_wait_ms, wait)
 
     def _end(self, now: float, *, early: bool, reason: EndReason | None = None) -> list[Action]:
         out: list[Action] = []
@@ -675,6 +704,7 @@ class TurnTaker:
         self._endpointer = self._new_endpointer()
         self._pause = None
         self._voiced_run = 0
+        self._early_end = None  # speech after a sleep is a new request, not a resumed one
 
     def _set_state(self, state: State) -> list[Action]:
         if state == self.state:

@@ -261,6 +261,92 @@ def test_speech_resuming_in_a_long_wait_keeps_one_turn():
     assert end.early and end.utterance.voiced_end >= (800 + 1000 + 640) * 16
 
 
+def _cut_off(d: Driver, paused_ms: int) -> EndTurn:
+    """Speak, pause ``paused_ms``, go on: the turn ends early in the pause (finished words, a
+    finished-sounding voice) and the rest is a new turn."""
+    d.actions.clear()
+    d.run(800, 0.9)
+    d.run(64, 0.0)
+    d.judge("Set an alarm.", prosody=0.9)
+    d.run(paused_ms - 64, 0.0)
+    [end] = d.of(EndTurn)
+    d.run(800, 0.9)
+    return end
+
+
+def _next_finished_turn_waits(d: Driver) -> int:
+    """The wait the rule chose for the next finished-sounding sentence."""
+    d.run(2000, 0.0)  # the second part ends
+    d.actions.clear()
+    d.run(800, 0.9)
+    d.run(64, 0.0)
+    d.judge("Turn on the lights.", prosody=0.9)
+    silence, end = ended_at(d, 2500)
+    assert end.reason == "finished" and 64 + silence >= end.wait_ms
+    return end.wait_ms
+
+
+def test_a_person_who_went_on_after_an_early_end_is_waited_for_next_time():
+    d = Driver(turn_rule=PATIENT)
+    first = _cut_off(d, 512)
+    assert first.early and first.wait_ms == 200
+    # They paused 512 ms mid-sentence: finished-looking turns now wait that and a chunk.
+    assert d.turns.learned_wait_ms == 512 + 32
+    assert _next_finished_turn_waits(d) == 544
+    # Doubt and unfinished words wait as long as they did.
+    d.run(800, 0.9)
+    d.run(64, 0.0)
+    d.judge("Turn on the", prosody=0.9)
+    _, end = ended_at(d, 2500)
+    assert end.reason == "unfinished" and end.wait_ms == 900
+
+
+def test_only_a_pause_within_the_unfinished_wait_is_learned():
+    d = Driver(turn_rule=PATIENT)
+    _cut_off(d, 1216)  # a new request after a second's silence, not a resumed one
+    assert d.turns.learned_wait_ms == 0
+    assert _next_finished_turn_waits(d) == 200
+    d = Driver(turn_rule=PATIENT)
+    _cut_off(d, 896)  # the longest pause learned: capped at the unfinished wait
+    assert d.turns.learned_wait_ms == 900
+
+
+def test_speech_after_a_turn_that_waited_the_full_silence_teaches_nothing():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(64, 0.0)
+    d.judge("Turn on the", prosody=0.9)  # unfinished: 900 ms, not an early end
+    d.run(1000, 0.0)
+    [end] = d.of(EndTurn)
+    assert not end.early
+    d.run(800, 0.9)
+    assert d.turns.learned_wait_ms == 0
+
+
+def test_learning_pauses_can_be_switched_off():
+    d = Driver(turn_rule=replace(PATIENT, learn_pauses=False))
+    _cut_off(d, 512)
+    assert d.turns.learned_wait_ms == 0
+    assert _next_finished_turn_waits(d) == 200
+
+
+def test_speech_after_sleep_is_not_a_resumed_request():
+    d = Driver(turn_rule=PATIENT)
+    d.run(800, 0.9)
+    d.run(64, 0.0)
+    d.judge("Set an alarm.", prosody=0.9)
+    d.run(200, 0.0)
+    assert d.of(EndTurn)
+    d.turns.set_wake(True, d.now)  # asleep: what follows needs the wake word first
+    d.turns.woke(d.now)
+    d.run(800, 0.9)
+    assert d.turns.learned_wait_ms == 0
+    # Awake again (the endpointer counts afresh), a pause is measured as before.
+    d.run(2000, 0.0)
+    _cut_off(d, 512)
+    assert d.turns.learned_wait_ms == 544
+
+
 # ------------------------------------------------------------------ barge-in
 
 

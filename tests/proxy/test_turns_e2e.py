@@ -108,3 +108,22 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
     assert len(said) == 1 and "radio" in said[0].text.lower(), said
     [t] = session.timings
     assert t.end_reason in ("finished", "doubt", "unpunctuated"), t
+
+
+async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None:
+    """Piper's "Set an alarm | for seven in the morning" sounds finished at the pause (the
+    benchmark cut it in every set): the first time, the turn ends there and the rest comes as a
+    second request. The session learns the pause, so the same request said again arrives whole."""
+
+    def say(text: str) -> np.ndarray:
+        return trim(piper_variant(text))
+
+    once = paused(say("Set an alarm for seven in the morning."), say("Set an alarm."), 500)
+    result = await _talk(models, np.concatenate([once, silence(2500), once]))
+    first, rest, again = result.utterances  # cut off, then whole
+    assert first["earlyEnd"] and first["endReason"] == "finished", first
+    assert first["waitMs"] == SessionSettings().turn_rule.pause_ms
+    # The second time the finished-sounding pause is waited out: at least the 500 ms it lasted.
+    assert again["waitMs"] is not None and again["waitMs"] > 500, again
+    heard = result.transcript.lower()
+    assert heard.count("alarm") == 2 and heard.rstrip(".").endswith("in the morning"), heard
