@@ -457,10 +457,12 @@ async def paced_run(
     speculate_ms: int | None = None,
     *,
     twice: bool = False,
+    shift_ms: int = 0,
 ) -> list[dict]:
     """Each clip through ``talk_wav`` in a session of its own, paced in real time. ``twice``:
     each clip is said twice in its session (``TWICE_GAP_S`` apart), so the second time meets
-    what the session learned the first (``TurnRule.learn_pauses``)."""
+    what the session learned the first (``TurnRule.learn_pauses``). ``shift_ms``: silence put
+    before each clip, which moves the speech against the VAD's 32 ms chunks."""
     rows = []
     directory = AgentDirectory(AddressPolicy([]))
     settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
@@ -472,9 +474,11 @@ async def paced_run(
         settings = dataclasses.replace(settings, endpoint=endpoint)
     try:
         gap = np.zeros(round(SAMPLE_RATE * TWICE_GAP_S), np.int16)
+        shift = np.zeros(SAMPLE_RATE * shift_ms // 1000, np.int16)
         for clip in clips:
+            pcm = np.concatenate([shift, clip.pcm])
             result, _ = await talk_wav(
-                np.concatenate([clip.pcm, gap, clip.pcm]) if twice else clip.pcm,
+                np.concatenate([pcm, gap, clip.pcm]) if twice else pcm,
                 ["builtin:parrot"],
                 directory=directory,
                 models=models,
@@ -500,7 +504,7 @@ async def paced_run(
                     "queued": first.get("queued"),
                     "reasons": [u.get("endReason") for u in result.utterances],
                     "starts": utterance_starts(result.said),
-                    "speechS": len(clip.pcm) / SAMPLE_RATE,
+                    "speechS": len(pcm) / SAMPLE_RATE,
                 }
             )
     finally:
@@ -629,6 +633,12 @@ async def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
     parser.add_argument("--skip-tradeoff", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
+    parser.add_argument(
+        "--shift-ms",
+        default="",
+        help="paced runs: silence put before every clip, moving its speech against the VAD's "
+        "32 ms chunks (comma-separated: each rule runs once per value)",
+    )
     parser.add_argument(
         "--twice",
         action="store_true",
@@ -777,10 +787,18 @@ async def main() -> None:
             )
     kinds = set(args.kinds.split(","))
     speculate = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
-    for name, spec in itertools.product(filter(None, args.paced.split(",")), speculate):
+    shifts = [int(v) for v in args.shift_ms.split(",") if v] or [0]
+    runs = itertools.product(filter(None, args.paced.split(",")), speculate, shifts)
+    for name, spec, shift in runs:
         label = name if spec is None else f"{name} speculate {spec} ms"
+        label += f" shifted {shift} ms" if shift else ""
         rows = await paced_run(
-            [c for c in clips if c.kind in kinds], models, RULES[name], spec, twice=args.twice
+            [c for c in clips if c.kind in kinds],
+            models,
+            RULES[name],
+            spec,
+            twice=args.twice,
+            shift_ms=shift,
         )
         report = report_twice(label, rows) if args.twice else report_paced(label, rows)
         results.setdefault("paced", []).append(report)

@@ -728,6 +728,7 @@ def _documented() -> list[tuple[str, str]]:
             f"(at {session.endpoint.idle_speculate_ms} ms when nothing else needs Whisper",
         ),
         ("README.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
+        ("README.md", f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their"),
         ("README.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
         (
             "README.md",

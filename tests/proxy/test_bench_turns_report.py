@@ -49,3 +49,53 @@ def test_complete_requests_give_the_latency_figures():
     out = _bench().report_paced("default", rows)
     assert (out["totalMedian"], out["totalP95"]) == (400.0, 500.0)
     assert out["cutComplete"] == "0/3" and out["endReasons"] == {"finished": 3}
+
+
+def test_a_request_said_twice_is_split_into_its_sayings_by_when_each_utterance_began():
+    bench = _bench()
+    gap = bench.TWICE_GAP_S
+
+    def said(*starts: float) -> dict:
+        # 3 s of clip (0.5 s lead): the second saying starts at 3 + gap + 0.5 s.
+        return {
+            "kind": "paused",
+            "voice": "piper",
+            "pauseMs": 350,
+            "starts": list(starts),
+            "speechS": 3.0,
+        }
+
+    cut_then_whole = said(0.5, 2.0, 3.5 + gap)
+    whole_then_cut = said(0.5, 3.5 + gap, 5.0 + gap)
+    both_cut = said(0.5, 2.0, 3.5 + gap, 5.0 + gap)
+    assert bench.sayings(cut_then_whole) == (2, 1)
+    assert bench.sayings(whole_then_cut) == (1, 2)
+    out = bench.report_twice("default", [cut_then_whole, whole_then_cut, both_cut])
+    assert out["piper350"] == {"first": 2, "second": 2, "after": 1, "of": 3}
+
+
+def _clip(bench: ModuleType, kind: str, pause_ms: float, text: str = "Set an alarm.") -> object:
+    """A clip whose first pause read as finished (no audio signal) and lasted ``pause_ms``
+    (the silence inserted, 500 ms, as the endpointer measured it)."""
+    verdict = bench.Verdict
+    pauses = []
+    if kind == "paused":
+        pauses.append(bench.Pause(8000, pause_ms, False, True, verdict(text, {}), 100.0, None))
+    pauses.append(bench.Pause(40000, float("inf"), True, False, verdict(text, {}), 100.0, None))
+    inserted = 500 if kind == "paused" else 0
+    return bench.Clip(kind, "piper", text, bench.np.zeros(1, "int16"), inserted, 8000, pauses)
+
+
+def test_the_replayed_session_learns_the_pause_it_cut():
+    bench = _bench()
+    rule = bench.RULES["default"]
+    cut = _clip(bench, "paused", 512.0)
+    assert bench.replay(cut, rule)[0], "the finished-looking pause ends the turn"
+    assert bench.learned_ms(cut, rule) == 544  # the pause and a chunk
+    assert not bench.replay(cut, rule, floor_ms=544)[0]
+    assert bench.learned_ms(_clip(bench, "paused", 1216.0), rule) == 0  # a new request
+    assert bench.learned_ms(cut, bench.RULES["default-no-learning"]) == 0
+    complete = _clip(bench, "complete", 0.0, "Open the door.")
+    [row, _] = bench.again([cut, complete], rule)
+    assert row["first350"] == "0/0" and row["first500"] == "1/1" and row["again500"] == "0/1"
+    assert row["learnedMedian"] == 544 and row["completeWaitMedian"] == 544

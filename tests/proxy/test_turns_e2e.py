@@ -120,7 +120,7 @@ async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None
 
     once = paused(say("Set an alarm for seven in the morning."), say("Set an alarm."), 500)
     result = await _talk(models, np.concatenate([once, silence(2500), once]))
-    first, rest, again = result.utterances  # cut off, then whole
+    first, _rest, again = result.utterances  # cut off, then whole
     assert first["earlyEnd"] and first["endReason"] == "finished", first
     assert first["waitMs"] == SessionSettings().turn_rule.pause_ms
     # The second time the finished-sounding pause is waited out: at least the 500 ms it lasted.
