@@ -512,17 +512,18 @@ async def paced_run(
     return rows
 
 
+def _paused(rows: list[dict], ms: int, voice: str) -> list[dict]:
+    """The paced rows of paused requests with ``ms`` of pause in ``voice``."""
+    return [r for r in rows if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice]
+
+
 def report_paced(name: str, rows: list[dict]) -> dict:
     out: dict = {"rule": name}
     print(f"\n== pipeline, rule {name!r} (paced in real time; load: {uptime()})")
     print(f"{'pause':>6} {'voice':>7} {'cut off':>9}")
     for ms in PAUSES_MS:
         for voice in VOICES:
-            sel = [
-                r
-                for r in rows
-                if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice
-            ]
+            sel = _paused(rows, ms, voice)
             cut = sum(r["utterances"] > 1 for r in sel)
             print(f"{ms:>6} {voice:>7} {cut:>4}/{len(sel)}")
         sel = [r for r in rows if r["kind"] == "paused" and r["pauseMs"] == ms]
@@ -602,11 +603,7 @@ def report_twice(name: str, rows: list[dict]) -> dict:
     print(f"{'pause':>6} {'voice':>7} {'cut first':>10} {'second':>7} {'second, after a cut':>20}")
     for ms in PAUSES_MS:
         for voice in VOICES:
-            sel = [
-                sayings(r)
-                for r in rows
-                if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice
-            ]
+            sel = [sayings(r) for r in _paused(rows, ms, voice)]
             first = sum(a > 1 for a, _ in sel)
             second = sum(b > 1 for _, b in sel)
             after = sum(b > 1 for a, b in sel if a > 1)
