@@ -127,6 +127,15 @@ def unpunctuated_final(text: str, *, min_words: int = 1) -> bool:
     return len(said) >= max(1, min_words) and said[-1] not in CONTINUATIONS
 
 
+def _marked_final(text: str, *, min_words: int) -> bool:
+    """Whether Whisper ended ``text`` with a sentence's final mark (not an ellipsis), whatever
+    its last word, on at least ``min_words`` words."""
+    text = text.strip()
+    if text.endswith(("...", "…")) or not _FINAL.search(text):
+        return False
+    return len(_said(text)) >= max(1, min_words)
+
+
 # ---------------------------------------------------------------------------------- verdicts
 
 
@@ -136,8 +145,10 @@ class Verdict:
 
     Attributes:
         text: the speculative transcript of the utterance so far (None: the decode failed).
-        scores: each audio signal's probability that the turn is finished, by signal name
-            (``prosody``, ``smart_turn``); a signal that could not judge is left out.
+        scores: each signal's probability that the turn is finished, by signal name: the
+            audio signals (``prosody``, ``smart_turn``) and the semantic signal read from
+            ``text`` (``semantic``, :mod:`gateway.voice.semantic`); a signal that could not
+            judge (or did not answer in time) is left out.
     """
 
     text: str | None
@@ -150,9 +161,14 @@ class Verdict:
 #: finished), ``unpunctuated`` (finished words but for the final mark, a finished-sounding
 #: voice), ``one word`` (a finished-sounding one-word answer), ``end silence`` (no verdict
 #: in time, or none wanted: the plain end silence or the rule's bound), ``push-to-talk``
-#: (the button was let go), ``too long`` (the utterance reached its maximum length).
+#: (the button was let go), ``too long`` (the utterance reached its maximum length). The
+#: semantic signal decided: ``semantic finished`` (the words are clearly a finished request:
+#: sooner than the audio signals alone would have ended it), ``semantic unfinished`` (the words
+#: are clearly unfinished: a longer wait than the transcript rule's).
 EndReason = Literal[
     "finished",
+    "semantic finished",
+    "semantic unfinished",
     "doubt",
     "unfinished",
     "unpunctuated",
@@ -223,6 +239,10 @@ class TurnRule:
     unpunctuated_ms: int | None = None
     gap_ms: int = 500
     learn_pauses: bool = True
+    semantic_low: float | None = None
+    semantic_high: float = 1.0
+    semantic_pause_ms: int = 200
+    semantic_wait_ms: int = 1500
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -231,6 +251,16 @@ class TurnRule:
             raise ValueError("need doubt_ms, unfinished_ms <= max_wait_ms")
         if not 0.0 <= self.doubtful <= self.confident <= 1.0:
             raise ValueError("need 0 <= doubtful <= confident <= 1")
+        if self.semantic_low is not None:
+            if not 0.0 <= self.semantic_low <= self.semantic_high <= 1.0:
+                raise ValueError("need 0 <= semantic_low <= semantic_high <= 1")
+            if not (self.semantic_pause_ms > 0 and self.semantic_wait_ms <= self.max_wait_ms):
+                raise ValueError("need 0 < semantic_pause_ms, semantic_wait_ms <= max_wait_ms")
+
+    @property
+    def semantic(self) -> bool:
+        """Whether this rule consults the semantic signal (the session runs it only then)."""
+        return self.semantic_low is not None
 
     def finished(self, verdict: Verdict) -> float | None:
         """P(finished) from the audio signals this rule consults (None: none of them judged)."""
@@ -244,7 +274,32 @@ class TurnRule:
         return self.decide(verdict).wait_ms
 
     def decide(self, verdict: Verdict) -> Decision:
-        """The silence to wait after the last voiced chunk, and why."""
+        """The silence to wait after the last voiced chunk, and why: the transcript and audio
+        signals' decision, which the semantic signal lengthens when the words are clearly
+        unfinished and shortens when they are clearly finished."""
+        base = self._decide(verdict)
+        s = verdict.scores.get("semantic") if self.semantic_low is not None else None
+        if s is None or verdict.text is None:
+            return base
+        if s <= (self.semantic_low or 0.0):
+            if base.wait_ms < self.semantic_wait_ms:
+                return Decision(self.semantic_wait_ms, "semantic unfinished")
+            return base
+        # Sure words end the turn when the transcript reads as finished — also one that lacks
+        # its final mark, or that Whisper ended with one on a word the transcript rule
+        # distrusts ("What are you looking at?"): the model reads the whole sentence.
+        text, n = verdict.text, self.min_words
+        reads_final = (
+            looks_final(text, min_words=n)
+            or unpunctuated_final(text, min_words=n)
+            or _marked_final(text, min_words=n)
+        )
+        if s >= self.semantic_high and reads_final and self.semantic_pause_ms < base.wait_ms:
+            return Decision(self.semantic_pause_ms, "semantic finished")
+        return base
+
+    def _decide(self, verdict: Verdict) -> Decision:
+        """The transcript rule and the audio signals' decision (without the semantic signal)."""
         if verdict.text is None:
             return Decision(self.unfinished_ms, "unfinished")
         p = self.finished(verdict)
@@ -449,7 +504,8 @@ class TurnTaker:
             return plain
         if pause.wait_ms is None:
             # Judging under way: a patient rule waits for the verdict (up to its bound).
-            return max(plain, self.rule.max_wait_ms) if self.rule.signals else plain
+            patient = self.rule.signals or self.rule.semantic
+            return max(plain, self.rule.max_wait_ms) if patient else plain
         return pause.wait_ms
 
     def accepts_audio(self, now: float, *, busy: bool = False) -> bool:
@@ -530,10 +586,16 @@ class TurnTaker:
                 out.append(StartPartial(audio))
         return out
 
+    def awaiting(self, decode_id: int) -> bool:
+        """Whether the verdict of decode ``decode_id`` can still end the turn (speech has not
+        resumed since, and the turn has not ended): more work for it is worth doing."""
+        pause = self._pause
+        return pause is not None and pause.id == decode_id and self.active
+
     def judged(self, decode_id: int, verdict: Verdict | None, now: float) -> list[Action]:
         """A decode asked for by :class:`StartDecode` is done (``verdict`` None: it failed)."""
         pause = self._pause
-        if pause is None or pause.id != decode_id or not self.active:
+        if pause is None or not self.awaiting(decode_id):
             return []  # outdated: speech resumed, or the turn already ended
         pause.verdict_ms = self.silence_ms
         if verdict is None:

@@ -14,6 +14,7 @@ import pytest
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import (
     CancelDecode,
+    Decision,
     EndTurn,
     ShowPartial,
     Sleep,
@@ -628,3 +629,85 @@ def test_words_without_their_final_mark(text, prosody, reason):
     assert decision.wait_ms == (400 if reason == "unpunctuated" else 900)
     assert default.decide(Verdict(text, {"prosody": prosody})).reason == "unfinished", "off"
     assert replace(TurnRule(), unpunctuated_ms=400).decide(Verdict(text)).reason == "unfinished"
+
+
+# ------------------------------------------------------------------ the semantic signal
+# Fake scores: the rule takes the semantic signal's P(finished) as one more input of the
+# verdict, so its decisions are checked here without the language model.
+
+SEMANTIC = replace(PATIENT, semantic_low=0.01, semantic_high=0.1, semantic_wait_ms=2000)
+
+
+def test_clearly_unfinished_words_wait_longer_whatever_the_punctuation_and_the_voice():
+    # Whisper punctuated the fragment and the voice sounds finished: the old rule ends at 200.
+    verdict = Verdict("I would like to go to the shop.", {"prosody": 0.9, "semantic": 0.001})
+    assert PATIENT.decide(verdict).wait_ms == 200, "without the semantic signal"
+    assert SEMANTIC.decide(verdict) == Decision(2000, "semantic unfinished")
+    assert SEMANTIC.decide(Verdict("Go to the", {"semantic": 0.0})) == Decision(
+        2000, "semantic unfinished"
+    )
+    # Already waited for longer by the transcript rule: that wait stands, and its reason.
+    rule = replace(SEMANTIC, semantic_wait_ms=800)
+    assert rule.decide(Verdict("Go to the", {"semantic": 0.0})) == Decision(900, "unfinished")
+
+
+def test_clearly_finished_words_end_sooner_than_a_doubting_voice():
+    verdict = Verdict("Please turn off the lights.", {"prosody": 0.1, "semantic": 0.8})
+    assert PATIENT.decide(verdict) == Decision(1500, "doubt")
+    assert SEMANTIC.decide(verdict) == Decision(200, "semantic finished")
+    # Whisper left the final mark off a finished sentence: the words still decide.
+    bare = Verdict("Open the garage door", {"prosody": 0.1, "semantic": 0.8})
+    assert SEMANTIC.decide(bare) == Decision(200, "semantic finished")
+    # Between the thresholds the semantic signal says nothing: the audio signals decide.
+    middle = Verdict("Turn on the lights.", {"prosody": 0.1, "semantic": 0.05})
+    assert SEMANTIC.decide(middle) == Decision(1500, "doubt")
+    # The transcript rule distrusts a last "at"; sure words and Whisper's "?" outweigh it.
+    at = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.8})
+    assert PATIENT.decide(at) == Decision(900, "unfinished")
+    assert SEMANTIC.decide(at) == Decision(200, "semantic finished")
+    unsure = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.05})
+    assert SEMANTIC.decide(unsure) == Decision(900, "unfinished")
+
+
+def test_sure_words_do_not_end_a_transcript_that_does_not_read_as_finished():
+    # "… to the" and one word alone are not shortened, however sure the model is.
+    assert SEMANTIC.decide(Verdict("Turn on the", {"semantic": 0.9})).reason == "unfinished"
+    assert SEMANTIC.decide(Verdict("Yes.", {"semantic": 0.9})).reason == "unfinished"
+    # And when everything already says "finished", the reason stays the transcript's.
+    quick = Verdict("Turn on the lights.", {"prosody": 0.9, "semantic": 0.9})
+    assert SEMANTIC.decide(quick) == Decision(200, "finished")
+
+
+def test_a_missing_semantic_score_leaves_the_old_decision():
+    verdict = Verdict("Turn on the lights.", {"prosody": 0.1})
+    assert SEMANTIC.decide(verdict) == PATIENT.decide(verdict)
+    # A rule that does not consult the signal ignores its score.
+    assert PATIENT.decide(Verdict("Turn on the lights.", {"prosody": 0.9, "semantic": 0.0})) == (
+        Decision(200, "finished")
+    )
+    assert not PATIENT.semantic and SEMANTIC.semantic
+
+
+def test_semantic_settings_that_cannot_work_are_refused():
+    with pytest.raises(ValueError, match="semantic_low"):
+        replace(PATIENT, semantic_low=0.5, semantic_high=0.1)
+    with pytest.raises(ValueError, match="semantic_wait_ms"):
+        replace(PATIENT, semantic_low=0.01, semantic_wait_ms=5000)
+
+
+def test_the_turn_taker_waits_for_the_words_and_forgets_a_resumed_pause():
+    d = Driver(turn_rule=replace(SEMANTIC, signals=()))
+    d.run(800, 0.9)
+    d.run(160, 0.0)
+    [decode] = d.of(StartDecode)
+    assert d.turns.awaiting(decode.id)
+    assert d.turns.due_ms() == 2000, "a rule with only the semantic signal waits for it too"
+    d.judge("Can you tell me.", semantic=0.002)
+    assert ended_at(d, 1500) is None, "clearly unfinished: not ended at the transcript's wait"
+    d.run(320, 0.9)  # they go on
+    assert not d.turns.awaiting(decode.id), "speech resumed: its verdict is outdated"
+    d.run(160, 0.0)
+    d.judge("Can you tell me the time?", semantic=0.7)
+    at, end = ended_at(d, 2000)
+    assert (end.reason, end.wait_ms) == ("finished", 200) and at <= 224
+    assert not d.turns.awaiting(end.decode)
