@@ -49,10 +49,13 @@ def _model_loaders() -> list[tuple[object, str, str]]:
     import onnxruntime
     import pymicro_wakeword
 
+    from gateway.llm.embedded import EmbeddedLlama
+
     return [
         (onnxruntime.InferenceSession, "__init__", "an ONNX model (Silero VAD, Piper, Smart Turn)"),
         (faster_whisper.WhisperModel, "__init__", "Whisper"),
         (pymicro_wakeword.MicroWakeWord, "from_builtin", "a microWakeWord model"),
+        (EmbeddedLlama, "start", "a language model (llama.cpp)"),
     ]
 
 

@@ -129,6 +129,17 @@ const TESTIDS = { user: "transcript", agent: "agent-utterance" };
 
 function turnElement(doc, turn) {
   if (turn.kind === "notice") return element(doc, "li", "turn notice", turn.text);
+  if (turn.kind === "timing") {
+    // Why the turn ended (which signal decided), folded away: a person cut off can look.
+    const li = element(doc, "li", "turn timing");
+    li.dataset.testid = "turn-ended";
+    li.dataset.reason = turn.reason;
+    const details = element(doc, "details");
+    details.appendChild(element(doc, "summary", "", `why it ended: ${turn.reason}`));
+    details.appendChild(element(doc, "p", "", turn.text));
+    li.appendChild(details);
+    return li;
+  }
   const li = element(doc, "li", `turn ${turn.kind}`);
   li.dataset.testid = TESTIDS[turn.kind];
   const head = element(doc, "div", "who", turn.who);

@@ -72,6 +72,30 @@ function addTurn(state, turn, changes = {}) {
 
 const notice = (text) => ({ kind: "notice", text });
 
+/** Why a spoken turn ended, in words, by the gateway's end reason (gateway/proxy/turns.py). */
+export const END_REASONS = Object.freeze({
+  finished: "the words and the voice said you had finished",
+  "semantic finished": "the language model was sure your sentence was finished",
+  "semantic unfinished": "the language model heard an unfinished sentence, so it waited longer",
+  doubt: "the words read as finished but the voice did not, so it waited longer",
+  unfinished: "the words did not read as finished, so it waited longer",
+  unpunctuated: "the words read as finished but for the full stop, and the voice agreed",
+  "one word": "a one-word answer that sounded finished",
+  "end silence": "no verdict came in time: it waited the full silence",
+  "push-to-talk": "you let go of the button",
+  "too long": "the utterance reached its longest length",
+});
+
+/** A `timing` message as a line of the conversation: which signal ended the turn, and why. */
+function endedTurn(m) {
+  const stages = m.stagesMs || {};
+  const reason = stages.endReason || "end silence";
+  const parts = [`Turn ended: ${END_REASONS[reason] || reason}`];
+  if (stages.waitMs !== null && stages.waitMs !== undefined) parts.push(`waited ${stages.waitMs} ms of silence`);
+  if (typeof stages.semantic === "number") parts.push(`P(finished) from the words ${stages.semantic.toFixed(2)}`);
+  return { kind: "timing", reason, text: `${parts.join("; ")}.`, totalMs: stages.total ?? null };
+}
+
 function welcome(state, w) {
   const expired = state.session !== null && state.session.conversationId !== w.conversationId;
   const wake = w.wake || "off";
@@ -130,6 +154,7 @@ const fromGateway = {
     }),
   [FROM_GATEWAY.wake]: (s) => set(s, { activity: STATES.listening }),
   [FROM_GATEWAY.flush]: (s) => set(s, { flushes: s.flushes + 1 }),
+  [FROM_GATEWAY.timing]: (s, m) => addTurn(s, endedTurn(m)),
 };
 
 const local = {

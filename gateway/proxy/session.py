@@ -81,6 +81,7 @@ from gateway.server.messages import (
     WakeHeard,
 )
 from gateway.voice.endpoint import EndpointSettings, Utterance
+from gateway.voice.semantic import SemanticSignal, default_semantic
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal, default_signals
 from gateway.voice.vad import SileroVad, shared_vad
@@ -120,9 +121,7 @@ class SessionSettings:
     applies to speech that trails off — where waiting longer is what avoids cutting people off.
     """
 
-    endpoint: EndpointSettings = field(
-        default_factory=lambda: EndpointSettings(end_silence_ms=700)
-    )
+    endpoint: EndpointSettings = field(default_factory=lambda: EndpointSettings(end_silence_ms=700))
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.
     out_rate: int = 48_000
@@ -141,6 +140,12 @@ class SessionSettings:
     #: read as finished wait 900 ms; a one-word answer with finished prosody 500 ms. No turn
     #: waits more than ``max_wait_ms`` (2 s). ``TurnRule()`` is the transcript-only rule
     #: (200 ms / 700 ms) of before, which cut off 34 of 42 paused requests.
+    #: The semantic signal (``gateway.voice.semantic``) overrides both sides when the words are
+    #: clear: P(finished) <= 0.005 waits at least 1.5 s, P >= 0.02 with a transcript that reads
+    #: as finished ends at 200 ms whatever the voice says. Chosen on the tuning set of
+    #: ``bench_turns --set tuning --sweep-semantic`` (a plateau: low 0.002–0.02, high 0.01–0.03,
+    #: any wait 1.2–2 s cut 5 % of paused requests with complete ones at 224 ms median and p95;
+    #: these values sit in its middle), reported on the held-out set (docs/turn-taking.md).
     turn_rule: TurnRule = field(
         default_factory=lambda: TurnRule(
             signals=("prosody",),
@@ -150,6 +155,10 @@ class SessionSettings:
             unfinished_ms=900,
             one_word_ms=500,
             max_wait_ms=2000,
+            semantic_low=0.005,
+            semantic_high=0.02,
+            semantic_pause_ms=200,
+            semantic_wait_ms=1500,
         )
     )
     #: Voiced audio that interrupts an agent being played (0 disables barge-in).
@@ -205,6 +214,10 @@ class VoiceModels:
         self.vad: SileroVad = shared_vad()
         #: End-of-turn signals read from the audio, by name (see ``gateway.voice.turn_signals``).
         self.turn_signals: dict[str, TurnSignal] = default_signals()
+        #: The semantic end-of-turn signal, read from the words (None: its model is not
+        #: installed, and turn rules go without it). Its own llama.cpp server, apart from any
+        #: assistant's, so a long generation never delays a turn's verdict.
+        self.semantic: SemanticSignal | None = default_semantic()
         #: The sessions using these models, for :meth:`idle_for`.
         self.sessions: weakref.WeakSet[VoiceSession] = weakref.WeakSet()
 
@@ -220,6 +233,9 @@ class VoiceModels:
         """Load everything and run each model once, so the first person is not kept waiting."""
         await self.transcriber.warm_up()
         await self.synthesizer.warm_up()
+        if self.semantic is not None:
+            # Loads the model (0.4 s) and puts the prompt's fixed prefix in its cache.
+            await asyncio.to_thread(self.semantic.warm_up)
 
 
 @dataclass
@@ -241,6 +257,10 @@ class Timing:
     end_reason: str = "end silence"
     wait_ms: int | None = None
     verdict_ms: int | None = None
+    #: The semantic signal's P(finished) at the pause that ended the turn, and what its call
+    #: cost (None: not consulted, or no answer in time).
+    semantic: float | None = None
+    semantic_ms: float | None = None
 
     def as_ms(self) -> dict[str, float | bool | None]:
         """The stages in milliseconds (``None`` where that stage never happened)."""
@@ -261,6 +281,8 @@ class Timing:
             "endReason": self.end_reason,
             "waitMs": self.wait_ms,
             "verdictMs": self.verdict_ms,
+            "semantic": None if self.semantic is None else round(self.semantic, 4),
+            "semanticMs": None if self.semantic_ms is None else round(self.semantic_ms, 1),
         }
 
 
@@ -335,6 +357,10 @@ class VoiceSession:
         self._speaking: asyncio.Task[None] | None = None
         self._awaiting: Timing | None = None
         self._previous_id: str | None = None
+        #: What an agent said last: the semantic signal reads the person's words after it.
+        self._agent_said: str | None = None
+        #: The semantic signal's score and cost by decode id (bounded like ``_decodes``).
+        self._semantic: dict[int, tuple[float | None, float]] = {}
         self._busy = 0  # utterances between endpoint and the end of their reply
         self._background: set[asyncio.Future[None]] = set()
         self._wake: WakeListener | None = None
@@ -556,8 +582,33 @@ class VoiceSession:
         text = None
         if not task.cancelled() and task.exception() is None:
             text = task.result().text
+        if text is not None and rule.semantic and self.turns.awaiting(a.id):
+            p = await self._semantic_score(a.id, text)
+            if p is not None:
+                scores = {**scores, "semantic": p}
         verdict = None if text is None else Verdict(text, scores)
         self._apply(self.turns.judged(a.id, verdict, time.monotonic()))
+
+    async def _semantic_score(self, decode_id: int, text: str) -> float | None:
+        """The semantic signal's P(finished) for ``text``, off the event loop, given up after
+        its ``timeout_ms`` (the turn is then judged without it). Run only while the pause can
+        still end the turn (speech not resumed); if speech resumes during the call, the
+        turn-taker ignores the verdict it is part of."""
+        semantic = self.models.semantic
+        if semantic is None:
+            return None
+        t = time.monotonic()
+        try:
+            p = await asyncio.wait_for(
+                asyncio.to_thread(semantic.score, text, self._agent_said),
+                semantic.settings.timeout_ms / 1000,
+            )
+        except TimeoutError:
+            p = None
+        self._semantic[decode_id] = (p, (time.monotonic() - t) * 1000)
+        while len(self._semantic) > 8:
+            self._semantic.pop(next(iter(self._semantic)))
+        return p
 
     def _end_turn(self, a: EndTurn) -> None:
         task = self._decodes.pop(a.decode, None) if a.decode is not None else None
@@ -572,6 +623,8 @@ class VoiceSession:
             wait_ms=a.wait_ms,
             verdict_ms=a.verdict_ms,
         )
+        if a.decode is not None and a.decode in self._semantic:
+            timing.semantic, timing.semantic_ms = self._semantic.pop(a.decode)
         self._busy += 1
         try:
             self._utterances.put_nowait((a.utterance, task, timing))
@@ -740,6 +793,7 @@ class VoiceSession:
             if self._awaiting is not None and self._awaiting.reply is None:
                 self._awaiting.reply = time.monotonic()
             speaker = names.get(de.speaker_uri, de.speaker_uri)
+            self._agent_said = de.text() or self._agent_said
             await self._emit(AgentUtterance.of(de, speaker=speaker, private=ev.is_private))
             if self.speak_replies:
                 try:

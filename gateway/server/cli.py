@@ -290,7 +290,8 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
     """``rule`` with ``--end-silence-ms`` (its wait for words that do not read as finished) and
     ``--early-end-ms`` (its wait when everything says "finished") applied. The rule's other
     waits move out of their way: no turn waits longer than the end silence's bound, and a
-    doubtful sentence waits at least the early end.
+    doubtful sentence waits at least the early end. The semantic signal's waits follow: clearly
+    finished words wait the early end, clearly unfinished ones at least the end silence.
 
     Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
     end silence is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
@@ -321,6 +322,10 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
         unfinished_ms=end,
         pause_ms=early,
         doubt_ms=max(rule.doubt_ms, early),
+        # The semantic signal's two waits are the same two: when the words are clearly
+        # finished, the early end; when clearly unfinished, at least the end silence.
+        semantic_pause_ms=early,
+        semantic_wait_ms=max(rule.semantic_wait_ms, end),
         max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
     )
 

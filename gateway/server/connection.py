@@ -285,6 +285,8 @@ class PageConnection:
             end_reason=ms["endReason"],
             wait_ms=ms["waitMs"],
             verdict_ms=ms["verdictMs"],
+            semantic=ms["semantic"],
+            semantic_ms=ms["semanticMs"],
         )
         since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
         await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since))

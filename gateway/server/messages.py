@@ -402,6 +402,10 @@ class TurnStages:
     end_reason: str = "end silence"
     wait_ms: int | None = None
     verdict_ms: int | None = None
+    #: The semantic end-of-turn signal's P(finished) at the pause that ended the turn, and the
+    #: milliseconds its call took (None: not consulted, or no answer in time).
+    semantic: float | None = None
+    semantic_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,15 @@ def turn_taker(*options: str) -> TurnTaker:
     return TurnTaker(settings.gateway.session)
 
 
-def silence_at_end(turns: TurnTaker, text: str, prosody: float) -> tuple[int, EndTurn]:
-    """Speak 800 ms, fall silent; the decode's verdict is ``text`` with ``prosody``. Returns the
-    silence (ms) after which the turn ended, and how."""
+def silence_at_end(
+    turns: TurnTaker, text: str, prosody: float, semantic: float | None = None
+) -> tuple[int, EndTurn]:
+    """Speak 800 ms, fall silent; the decode's verdict is ``text`` with ``prosody`` (and the
+    semantic signal's ``semantic``, a fake score). Returns the silence (ms) after which the turn
+    ended, and how."""
+    scores = (
+        {"prosody": prosody} if semantic is None else {"prosody": prosody, "semantic": semantic}
+    )
     now, silent_ms = 100.0, 0
     decodes: list[StartDecode] = []
 
@@ -47,7 +53,7 @@ def silence_at_end(turns: TurnTaker, text: str, prosody: float) -> tuple[int, En
         for a in out:
             if isinstance(a, StartDecode):
                 decodes.append(a)
-                out += turns.judged(a.id, Verdict(text, {"prosody": prosody}), now)
+                out += turns.judged(a.id, Verdict(text, scores), now)
         ends = [a for a in out if isinstance(a, EndTurn)]
         if ends:
             assert decodes, "the turn ended without a verdict"
@@ -84,6 +90,20 @@ def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
     # A doubtful voice still waits longer than the early end.
     _, doubtful = silence_at_end(turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.2)
     assert doubtful.reason == "doubt" and doubtful.wait_ms == 1500
+    # Words the semantic signal is sure of wait the early end too, not the rule's default.
+    _, sure = silence_at_end(
+        turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.2, semantic=0.5
+    )
+    assert sure.reason == "semantic finished" and sure.wait_ms == 400
+
+
+def test_end_silence_is_the_least_wait_for_clearly_unfinished_words() -> None:
+    _, default = silence_at_end(turn_taker(), "Can you tell me.", 0.9, semantic=0.001)
+    _, longer = silence_at_end(
+        turn_taker("--end-silence-ms", "1800"), "Can you tell me.", 0.9, semantic=0.001
+    )
+    assert default.reason == longer.reason == "semantic unfinished"
+    assert (default.wait_ms, longer.wait_ms) == (1500, 1800)
 
 
 def run_serve(*options: str, cwd: Path) -> subprocess.CompletedProcess[str]:

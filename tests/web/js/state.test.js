@@ -210,3 +210,20 @@ test("the store tells subscribers of changes only, with the previous state", () 
   store.dispatch({ type: FROM_GATEWAY.partial, text: "y" });
   assert.equal(seen.length, 1);
 });
+
+test("a turn's timing shows which signal ended it", () => {
+  const s = run(initialState(), welcome());
+  const timing = {
+    type: FROM_GATEWAY.timing,
+    stagesMs: { endReason: "semantic finished", waitMs: 200, semantic: 0.734, total: 310 },
+    sinceLastVoicedMs: 310,
+  };
+  const turn = reduce(s, timing).turns.at(-1);
+  assert.equal(turn.kind, "timing");
+  assert.equal(turn.reason, "semantic finished");
+  assert.match(turn.text, /language model was sure/);
+  assert.match(turn.text, /waited 200 ms/);
+  assert.match(turn.text, /0\.73/);
+  const plain = reduce(s, { type: FROM_GATEWAY.timing, stagesMs: { endReason: "finished", waitMs: null } });
+  assert.doesNotMatch(plain.turns.at(-1).text, /language model|waited/);
+});

@@ -1,0 +1,180 @@
+"""The semantic end-of-turn signal: has the person finished, judged from their words?
+
+"I would like to go to the" is unfinished whatever the voice does; "what are you looking at"
+is finished though it ends on a preposition. A small instruct language model reads the
+speculative transcript as a user turn of its chat template — lower-case, punctuation dropped, so
+Whisper's own guess at a full stop does not leak in — after the conversation's last agent
+utterance, and the probability of its next token being the end-of-turn token or a sentence's
+last mark is P(finished)::
+
+    P(end) = P(<|im_end|>) + P(".") + P("?") + P("!")
+
+The model is SmolLM2-135M-Instruct (the default weights of :mod:`gateway.llm.embedded`), run by
+its own :class:`~gateway.llm.embedded.EmbeddedLlama` — a separate llama.cpp server with one slot,
+not the assistant's, so an assistant generating a long answer never delays a turn verdict. One
+call is one ``/completion`` with ``n_predict: 1`` and ``n_probs``; special tokens are matched by
+id (their text comes back empty), ``.?!`` by the ids the server's tokenizer gives them.
+
+Cost: llama.cpp keeps the slot's last prompt (``cache_prompt``), so the fixed prefix (system
+line, the agent's last words) is processed once and each call pays only for the person's words:
+about 7–10 ms a token on one thread of a 2-core machine (measured in
+``scripts/bench_semantic.py``). The prompt, the thresholds and the figures are chosen on a tuning
+set and reported on a held-out one (``docs/turn-taking.md``, "The semantic signal").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+
+from gateway.llm.embedded import EmbeddedLlama, LlamaSettings
+
+log = logging.getLogger(__name__)
+
+#: ``<|im_end|>`` in SmolLM2's vocabulary: the model's end of a turn.
+IM_END = 2
+#: Texts whose token ids also mean "the sentence is over".
+END_MARKS = (".", "?", "!")
+
+_NOT_WORD = re.compile(r"[^a-z0-9' ]+")
+
+
+def plain(text: str) -> str:
+    """``text`` as a person's bare words: lower-case, punctuation dropped, spaces single
+    ("Turn on the lights." → "turn on the lights"), so the model judges the words, not Whisper's
+    punctuation."""
+    return " ".join(_NOT_WORD.sub(" ", text.lower().replace("’", "'")).split())
+
+
+@dataclass(frozen=True)
+class SemanticSettings:
+    """How the semantic signal runs (defaults chosen on the tuning set: ``bench_semantic``)."""
+
+    #: Its own llama.cpp server: one slot, a small context (the prompt is short), one thread.
+    #: Two threads nearly halve a call alone (29 ms median against 50, 20 held-out sentences
+    #: after the cached prefix, 2-core machine, 2026-11-25), but right after a Whisper decode
+    #: (whose threads keep spinning) 95 of 152 calls on two threads missed a 250 ms timeout;
+    #: on one thread none did.
+    llm: LlamaSettings = field(default_factory=lambda: LlamaSettings(threads=1, context=512))
+    #: The system line of the prompt ("" : none). Chosen on the tuning set.
+    system: str = "You are a helpful assistant."
+    #: What the agent is taken to have said last when nothing has been said yet.
+    opening: str = "How can I help you?"
+    #: Candidates read from the model's next-token distribution (the end marks are among the
+    #: top ones whenever their probability matters).
+    top: int = 40
+    #: Words of the person's text kept (the last ones): bounds the prompt, and so the cost.
+    max_words: int = 40
+    #: Characters of the agent's last utterance kept (its end: what the person answers).
+    max_context_chars: int = 200
+    #: A call that takes longer is given up (the turn is judged without it).
+    timeout_ms: int = 250
+
+
+class SemanticSignal:
+    """P(finished) from a person's words, on an embedded llama.cpp server of its own.
+
+    :meth:`score` blocks (an HTTP call on loopback): call it in a thread. Thread-safe: the
+    server queues concurrent calls on its one slot."""
+
+    def __init__(self, settings: SemanticSettings | None = None) -> None:
+        self.settings = settings or SemanticSettings()
+        self._llm = EmbeddedLlama(self.settings.llm)  # raises ModelNotAvailable early
+        self._end_ids: frozenset[int] | None = None
+        self._lock = threading.Lock()
+        #: Milliseconds of the last call (for benchmarks).
+        self.last_ms = 0.0
+        #: Prompt tokens the server processed at the last call (the rest came from its cache).
+        self.last_new_tokens = 0
+
+    def start(self) -> SemanticSignal:
+        """Load the model (about 0.4 s) and learn the end marks' token ids."""
+        with self._lock:
+            if self._end_ids is None:
+                self._llm.start()
+                ids = {IM_END}
+                for mark in END_MARKS:
+                    ids.update(self._post("/tokenize", {"content": mark}, 5000)["tokens"])
+                self._end_ids = frozenset(ids)
+        return self
+
+    def warm_up(self) -> None:
+        """Load the model and put the prompt's fixed prefix in its cache (the first call is
+        cold: 100–300 ms, past the timeout)."""
+        self.start()
+        self.score("hello", timeout_ms=5000)
+
+    def close(self) -> None:
+        """Stop the model's server."""
+        with self._lock:
+            self._llm.close()
+            self._end_ids = None
+
+    def prompt(self, text: str, context: str | None = None) -> str:
+        """The ChatML prompt: the system line, the agent's last utterance, the person's words
+        left open (no ``<|im_end|>``: whether it comes next is the question)."""
+        s = self.settings
+        said = plain(text).split()[-s.max_words :]
+        agent = " ".join((context or s.opening).split())[-s.max_context_chars :]
+        system = f"<|im_start|>system\n{s.system}<|im_end|>\n" if s.system else ""
+        return (
+            f"{system}<|im_start|>assistant\n{agent}<|im_end|>\n<|im_start|>user\n{' '.join(said)}"
+        )
+
+    def score(
+        self, text: str, context: str | None = None, *, timeout_ms: int | None = None
+    ) -> float | None:
+        """P(finished) for the person's ``text`` after the agent's ``context`` (None: no words
+        to judge, or the model did not answer within ``timeout_ms``, by default the
+        settings')."""
+        if not plain(text):
+            return None
+        if self._end_ids is None:
+            self.start()
+        assert self._end_ids is not None
+        body = {
+            "prompt": self.prompt(text, context),
+            "n_predict": 1,
+            "n_probs": self.settings.top,
+            "cache_prompt": True,
+            "temperature": 0,
+        }
+        t = time.perf_counter()
+        try:
+            reply = self._post("/completion", body, timeout_ms or self.settings.timeout_ms)
+            top = reply["completion_probabilities"][0]["top_logprobs"]
+            p = sum(math.exp(c["logprob"]) for c in top if c["id"] in self._end_ids)
+            self.last_new_tokens = int(reply.get("timings", {}).get("prompt_n", 0))
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            # A timeout, or a server that is not answering: the turn ends on the other signals.
+            log.warning("the semantic end-of-turn signal did not answer", exc_info=True)
+            return None
+        finally:
+            self.last_ms = (time.perf_counter() - t) * 1000
+        return min(1.0, max(0.0, p))
+
+    def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict:
+        request = urllib.request.Request(
+            self._llm.root_url + path,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout_ms / 1000) as reply:
+            return json.loads(reply.read())
+
+
+def default_semantic(settings: SemanticSettings | None = None) -> SemanticSignal | None:
+    """The semantic signal when its model is installed (None: the turn rule goes without)."""
+    from gateway.catalogue import ModelNotAvailable
+
+    try:
+        return SemanticSignal(settings)
+    except ModelNotAvailable as exc:
+        log.warning("no semantic end-of-turn signal: %s", exc)
+        return None
