@@ -65,10 +65,12 @@ from gateway.proxy.turns import TurnRule, Verdict
 from gateway.talk.voice import talk_wav
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
+from gateway.voice.semantic import SemanticSignal
 from gateway.voice.smart_turn import SmartTurn
 from gateway.voice.vad import CHUNK_MS
 from tests.support.figures import piper_rtf, summarise
-from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
+from tests.support.speech import REQUESTS, _piper_voice, espeak_16k, espeak_wav, gateway_piper
+from tests.support.turn_sets import SETS, TurnSet
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -106,6 +108,9 @@ RULES: dict[str, TurnRule] = {
         signals=("prosody",), doubt_ms=2000, unfinished_ms=1000, max_wait_ms=2000
     ),
     "default": SessionSettings().turn_rule,
+    # Each signal alone and combined: the default is transcript + prosody + semantic.
+    "prosody-default": dataclasses.replace(SessionSettings().turn_rule, semantic_low=None),
+    "semantic-only": dataclasses.replace(SessionSettings().turn_rule, signals=()),
     "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
@@ -136,6 +141,7 @@ class Clip:
     pause_ms: int = 0
     gap_at: int = 0  # sample where the silence was inserted (paused)
     pauses: list[Pause] = field(default_factory=list)
+    speaker: str = ""  # the voice in full (``piper:LENGTH:NOISE``, ``espeak:VOICE``)
 
 
 @dataclass
@@ -149,6 +155,7 @@ class Pause:
     verdict: Verdict
     decode_ms: float
     features: tuple[float, ...] | None
+    semantic_ms: float = 0.0  # the semantic signal's call, after the decode
 
 
 def trim(pcm: np.ndarray) -> np.ndarray:
@@ -167,6 +174,49 @@ def word_gap(whole: np.ndarray, prefix_len: int) -> int:
     hi = min(frames - 1, (prefix_len + SAMPLE_RATE // 20) // hop)
     at = lo + int(np.argmin(rms[lo:hi]))
     return at * hop + hop // 2
+
+
+def piper_16k_scaled(text: str, length: float, noise: float) -> np.ndarray:
+    """``text`` by piper's joe voice at a length scale (slower > 1) and noise scale (more
+    varied > 0.667, its default; the noise is random: a set is kept with ``--cache``)."""
+    from piper import SynthesisConfig
+
+    from gateway.audio import resample
+
+    voice = _piper_voice()
+    config = SynthesisConfig(length_scale=length, noise_scale=noise)
+    chunks = [c.audio_int16_array for c in voice.synthesize(text, syn_config=config)]  # type: ignore[attr-defined]
+    return resample(np.concatenate(chunks), voice.config.sample_rate)  # type: ignore[attr-defined]
+
+
+def make_turn_set(turns: TurnSet) -> list[Clip]:
+    """A tuning or held-out set (``tests/support/turn_sets.py``): each sentence said by one of
+    the set's voices in turn, paused sentences once per pause length."""
+
+    def say(speaker: str, text: str) -> np.ndarray:
+        kind, *args = speaker.split(":")
+        if kind == "piper":
+            return trim(piper_16k_scaled(text, float(args[0]), float(args[1])))
+        return trim(espeak_wav(text, voice=args[0]))
+
+    lead = np.zeros(SAMPLE_RATE * LEAD_MS // 1000, np.int16)
+    clips = []
+    for i, (first, rest) in enumerate(turns.paused):
+        speaker = turns.voices[i % len(turns.voices)]
+        whole = say(speaker, f"{first} {rest}")
+        at = word_gap(whole, len(say(speaker, first + ".")))
+        for ms in PAUSES_MS:
+            gap = np.zeros(SAMPLE_RATE * ms // 1000, np.int16)
+            pcm = np.concatenate([lead, whole[:at], gap, whole[at:]])
+            family = speaker.split(":")[0]
+            clips.append(
+                Clip("paused", family, f"{first} | {rest}", pcm, ms, len(lead) + at, [], speaker)
+            )
+    for i, text in enumerate(turns.complete):
+        speaker = turns.voices[i % len(turns.voices)]
+        pcm = np.concatenate([lead, say(speaker, text)])
+        clips.append(Clip("complete", speaker.split(":")[0], text, pcm, speaker=speaker))
+    return clips
 
 
 async def make_set(models: VoiceModels) -> list[Clip]:
@@ -200,7 +250,9 @@ async def make_set(models: VoiceModels) -> list[Clip]:
 # ---------------------------------------------------------------------------------- trade-off
 
 
-async def judge_pauses(clip: Clip, models: VoiceModels, signals: dict) -> None:
+async def judge_pauses(
+    clip: Clip, models: VoiceModels, signals: dict, semantic: SemanticSignal | None = None
+) -> None:
     """Every pause in ``clip`` with its verdict (decode + signals), the endpointer never ending
     the turn before the clip is over."""
     s = SessionSettings().endpoint
@@ -228,6 +280,12 @@ async def judge_pauses(clip: Clip, models: VoiceModels, signals: dict) -> None:
             p = sig.score(audio, rel)
             if p is not None:
                 scores[name] = p
+        semantic_ms = 0.0
+        if semantic is not None:
+            p = semantic.score(tr.text)
+            semantic_ms = semantic.last_ms
+            if p is not None:
+                scores["semantic"] = p
         f = features(audio, rel)
         final = i == len(pending) - 1
         clip.pauses.append(
@@ -241,6 +299,7 @@ async def judge_pauses(clip: Clip, models: VoiceModels, signals: dict) -> None:
                 verdict=Verdict(tr.text, scores),
                 decode_ms=decode_ms,
                 features=None if f is None else dataclasses.astuple(f),
+                semantic_ms=semantic_ms,
             )
         )
 
@@ -257,6 +316,10 @@ def rescored(pause: Pause, prosody: ProsodySignal) -> Verdict:
 #: Replayed decodes take what they took when the set was judged, unless ``--decode-ms`` says
 #: otherwise (a load-independent comparison: a busy machine's decodes are slower, not its rule).
 DECODE_MS: float | None = None
+
+
+#: Likewise the semantic signal's call (``--semantic-ms``).
+SEMANTIC_MS: float | None = None
 
 
 def _chunks_ms(ms: float) -> float:
@@ -293,6 +356,8 @@ def _replay(
     for pause in clip.pauses:
         verdict = rescored(pause, prosody)
         decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
+        if rule.semantic:  # its call follows the decode
+            decode += getattr(pause, "semantic_ms", 0.0) if SEMANTIC_MS is None else SEMANTIC_MS
         wait = max(rule.wait_ms(verdict), floor_ms, _chunks_ms(speculate_ms) + decode)
         wait = _chunks_ms(min(wait, rule.max_wait_ms))
         if pause.final:
@@ -353,7 +418,7 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
     for name, rule in rules.items():
         if any(
             n not in clip.pauses[0].verdict.scores
-            for n in rule.signals
+            for n in rule.signals + (("semantic",) if rule.semantic else ())
             for clip in clips[:1]
             if clip.pauses
         ):
@@ -627,6 +692,21 @@ async def main() -> None:
     parser.add_argument(
         "--smart-turn", help="Smart Turn v3.2 ONNX file (default: the installed extra)"
     )
+    parser.add_argument(
+        "--set",
+        default="classic",
+        choices=["classic", *SETS],
+        help="classic: this script's own set; tuning / held-out: the semantic signal's sets "
+        "(tests/support/turn_sets.py)",
+    )
+    parser.add_argument(
+        "--sweep-semantic", action="store_true", help="also try semantic thresholds and waits"
+    )
+    parser.add_argument(
+        "--semantic-ms",
+        type=float,
+        help="trade-off: every replayed semantic call takes this long (default: as measured)",
+    )
     parser.add_argument("--fit", action="store_true", help="fit the prosody weights")
     parser.add_argument("--skip-tradeoff", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="also try prosody thresholds")
@@ -679,9 +759,15 @@ async def main() -> None:
     models = VoiceModels()
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
-    clips = pickle.loads(Path(args.cache).read_bytes()) if cached else await make_set(models)
-    global DECODE_MS
+    if cached:
+        clips = pickle.loads(Path(args.cache).read_bytes())
+    elif args.set == "classic":
+        clips = await make_set(models)
+    else:
+        clips = make_turn_set(SETS[args.set])
+    global DECODE_MS, SEMANTIC_MS
     DECODE_MS = args.decode_ms
+    SEMANTIC_MS = args.semantic_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
     results: dict = {"loadStart": uptime(), "piperRtf": speed}
@@ -690,9 +776,10 @@ async def main() -> None:
         if args.smart_turn:
             signals["smart_turn"] = SmartTurn(Path(args.smart_turn))
         if not cached or args.rejudge:
+            semantic = models.semantic
             for clip in clips:
                 clip.pauses = []
-                await judge_pauses(clip, models, signals)
+                await judge_pauses(clip, models, signals, semantic)
             if args.cache:
                 Path(args.cache).write_bytes(pickle.dumps(clips))
         extra = [
@@ -713,7 +800,7 @@ async def main() -> None:
         inserted = [p for c in clips for p in c.pauses if p.inserted]
         found = sum(1 for c in clips if c.kind == "paused" and any(p.inserted for p in c.pauses))
         print(f"inserted pauses seen by the endpointer: {found}/{counts['paused']}")
-        for sig in ("prosody", "smart_turn"):
+        for sig in ("prosody", "smart_turn", "semantic"):
             mid = [rescored(p, ProsodySignal()).scores.get(sig) for p in inserted]
             end = [
                 rescored(p, ProsodySignal()).scores.get(sig)
@@ -745,8 +832,25 @@ async def main() -> None:
                         pause_ms=pause,
                         one_word_ms=max(pause, 500),
                     )
+        if args.sweep_semantic:
+            grid = itertools.product(
+                (0.002, 0.005, 0.01, 0.02),
+                (0.01, 0.03, 0.1, 0.2),
+                (150, 200, 300),
+                (1200, 1500, 2000),
+            )
+            for low, high, pause, wait in grid:
+                if low <= high:
+                    rules[f"sem {low}-{high} pause{pause} wait{wait}"] = dataclasses.replace(
+                        SessionSettings().turn_rule,
+                        semantic_low=low,
+                        semantic_high=high,
+                        semantic_pause_ms=pause,
+                        semantic_wait_ms=wait,
+                    )
         rows = tradeoff(clips + extra, rules)
-        if args.sweep:
+        if args.sweep or args.sweep_semantic:
+            results["sweep"] = rows
             rows = pareto(rows, keep=set(RULES))
         results["tradeoff"] = rows
         print(
