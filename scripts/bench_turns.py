@@ -111,6 +111,9 @@ RULES: dict[str, TurnRule] = {
     # Each signal alone and combined: the default is transcript + prosody + semantic.
     "prosody-default": dataclasses.replace(SessionSettings().turn_rule, semantic_low=None),
     "semantic-only": dataclasses.replace(SessionSettings().turn_rule, signals=()),
+    "default+semantic-over-voice": dataclasses.replace(
+        SessionSettings().turn_rule, semantic_over_voice=True
+    ),
     "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),

@@ -140,12 +140,13 @@ class SessionSettings:
     #: read as finished wait 900 ms; a one-word answer with finished prosody 500 ms. No turn
     #: waits more than ``max_wait_ms`` (2 s). ``TurnRule()`` is the transcript-only rule
     #: (200 ms / 700 ms) of before, which cut off 34 of 42 paused requests.
-    #: The semantic signal (``gateway.voice.semantic``) overrides both sides when the words are
-    #: clear: P(finished) <= 0.005 waits at least 1.5 s, P >= 0.02 with a transcript that reads
-    #: as finished ends at 200 ms whatever the voice says. Chosen on the tuning set of
-    #: ``bench_turns --set tuning --sweep-semantic`` (a plateau: low 0.002–0.02, high 0.01–0.03,
-    #: any wait 1.2–2 s cut 5 % of paused requests with complete ones at 224 ms median and p95;
-    #: these values sit in its middle), reported on the held-out set (docs/turn-taking.md).
+    #: The semantic signal (``gateway.voice.semantic``) settles the words when they are clear:
+    #: P(finished) <= 0.005 waits at least 1.5 s whatever the punctuation and the voice say;
+    #: P >= 0.02 takes a transcript as finished words even without its final mark or ending on
+    #: "at", "on"… — the voice still sets the wait, as for any finished sentence. Chosen on the
+    #: tuning set of ``bench_turns --set tuning --sweep-semantic`` (a plateau: low 0.002–0.02,
+    #: high 0.01–0.03, any wait 1.2–2 s; these values sit in its middle), reported on the
+    #: held-out set (docs/turn-taking.md).
     turn_rule: TurnRule = field(
         default_factory=lambda: TurnRule(
             signals=("prosody",),

@@ -243,6 +243,7 @@ class TurnRule:
     semantic_high: float = 1.0
     semantic_pause_ms: int = 200
     semantic_wait_ms: int = 1500
+    semantic_over_voice: bool = False
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -279,7 +280,9 @@ class TurnRule:
         unfinished and shortens when they are clearly finished."""
         base = self._decide(verdict)
         s = verdict.scores.get("semantic") if self.semantic_low is not None else None
-        if s is None or verdict.text is None:
+        if s is None or verdict.text is None or len(_said(verdict.text)) < self.min_words:
+            # One word alone is no sentence for the model either: "stop" scored 0.0000 (it
+            # expects "stop the music"), "no" 0.02 — the one-word rule decides.
             return base
         if s <= (self.semantic_low or 0.0):
             if base.wait_ms < self.semantic_wait_ms:
@@ -294,9 +297,26 @@ class TurnRule:
             or unpunctuated_final(text, min_words=n)
             or _marked_final(text, min_words=n)
         )
-        if s >= self.semantic_high and reads_final and self.semantic_pause_ms < base.wait_ms:
-            return Decision(self.semantic_pause_ms, "semantic finished")
+        if s < self.semantic_high or not reads_final:
+            return base
+        # Sure words stand in for the transcript rule; the voice still judges (a complete
+        # "Turn on the light" said with a voice that goes on is not ended), unless the rule
+        # lets the words overrule it.
+        p = None if self.semantic_over_voice else self.finished(verdict)
+        wait = self._voice_wait(p, self.semantic_pause_ms)
+        if wait < base.wait_ms:
+            return Decision(wait, "semantic finished")
         return base
+
+    def _voice_wait(self, p: float | None, pause_ms: int) -> int:
+        """The wait for words that read as finished, by the audio signals' P(finished): from
+        ``pause_ms`` (confident, or no signal) up to ``doubt_ms`` (doubtful)."""
+        if p is None or p >= self.confident:
+            return pause_ms
+        if p <= self.doubtful:
+            return max(pause_ms, self.doubt_ms)
+        doubt = (self.confident - p) / (self.confident - self.doubtful)
+        return round(pause_ms + doubt * (max(pause_ms, self.doubt_ms) - pause_ms))
 
     def _decide(self, verdict: Verdict) -> Decision:
         """The transcript rule and the audio signals' decision (without the semantic signal)."""
@@ -318,10 +338,7 @@ class TurnRule:
             return Decision(self.unfinished_ms, "unfinished")
         if p is None or p >= self.confident:
             return Decision(self.pause_ms, "finished")
-        if p <= self.doubtful:
-            return Decision(self.doubt_ms, "doubt")
-        doubt = (self.confident - p) / (self.confident - self.doubtful)
-        return Decision(round(self.pause_ms + doubt * (self.doubt_ms - self.pause_ms)), "doubt")
+        return Decision(self._voice_wait(p, self.pause_ms), "doubt")
 
 
 # ---------------------------------------------------------------------------------- actions

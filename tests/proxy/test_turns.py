@@ -647,26 +647,37 @@ def test_clearly_unfinished_words_wait_longer_whatever_the_punctuation_and_the_v
         2000, "semantic unfinished"
     )
     # Already waited for longer by the transcript rule: that wait stands, and its reason.
+    # One word is left to the one-word rule: the model expects more after "stop".
+    assert SEMANTIC.decide(Verdict("Stop.", {"semantic": 0.0})) == Decision(900, "unfinished")
     rule = replace(SEMANTIC, semantic_wait_ms=800)
     assert rule.decide(Verdict("Go to the", {"semantic": 0.0})) == Decision(900, "unfinished")
 
 
-def test_clearly_finished_words_end_sooner_than_a_doubting_voice():
-    verdict = Verdict("Please turn off the lights.", {"prosody": 0.1, "semantic": 0.8})
-    assert PATIENT.decide(verdict) == Decision(1500, "doubt")
-    assert SEMANTIC.decide(verdict) == Decision(200, "semantic finished")
-    # Whisper left the final mark off a finished sentence: the words still decide.
-    bare = Verdict("Open the garage door", {"prosody": 0.1, "semantic": 0.8})
+def test_clearly_finished_words_stand_in_for_the_transcript_rule():
+    # Whisper left the final mark off a finished sentence: the words decide, the voice agrees.
+    bare = Verdict("Open the garage door", {"prosody": 0.9, "semantic": 0.8})
+    assert PATIENT.decide(bare) == Decision(900, "unfinished")
     assert SEMANTIC.decide(bare) == Decision(200, "semantic finished")
-    # Between the thresholds the semantic signal says nothing: the audio signals decide.
-    middle = Verdict("Turn on the lights.", {"prosody": 0.1, "semantic": 0.05})
-    assert SEMANTIC.decide(middle) == Decision(1500, "doubt")
     # The transcript rule distrusts a last "at"; sure words and Whisper's "?" outweigh it.
     at = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.8})
     assert PATIENT.decide(at) == Decision(900, "unfinished")
     assert SEMANTIC.decide(at) == Decision(200, "semantic finished")
+    # Between the thresholds the semantic signal says nothing: the older rule decides.
     unsure = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.05})
     assert SEMANTIC.decide(unsure) == Decision(900, "unfinished")
+
+
+def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
+    # "Turn on the light" is complete to any reader; a voice that goes on says otherwise.
+    verdict = Verdict("Turn on the light.", {"prosody": 0.1, "semantic": 0.8})
+    assert SEMANTIC.decide(verdict) == Decision(1500, "doubt")
+    # Never longer than the older rule's wait, either.
+    unpunctuated = Verdict("Open the garage door", {"prosody": 0.1, "semantic": 0.8})
+    assert SEMANTIC.decide(unpunctuated) == Decision(900, "unfinished")
+    # A rule whose words overrule the voice ends both at the short pause.
+    overruling = replace(SEMANTIC, semantic_over_voice=True)
+    assert overruling.decide(verdict) == Decision(200, "semantic finished")
+    assert overruling.decide(unpunctuated) == Decision(200, "semantic finished")
 
 
 def test_sure_words_do_not_end_a_transcript_that_does_not_read_as_finished():

@@ -92,7 +92,7 @@ def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
     assert doubtful.reason == "doubt" and doubtful.wait_ms == 1500
     # Words the semantic signal is sure of wait the early end too, not the rule's default.
     _, sure = silence_at_end(
-        turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.2, semantic=0.5
+        turn_taker("--early-end-ms", "400"), "What are you looking at?", 0.9, semantic=0.5
     )
     assert sure.reason == "semantic finished" and sure.wait_ms == 400
 
