@@ -32,7 +32,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 elif [ ${#want_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${want_apt[*]}"
   apt_install "${want_apt[@]}" \
-    || echo "==> could not install ${want_apt[*]}: carrying on without (see README)" >&2
+    || echo "==> could not install ${want_apt[*]}: carrying on without (see docs/development.md)" >&2
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then
