@@ -489,7 +489,7 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
     mp = t.monkeypatch
     mp.setattr("gateway.server.app.Gateway", gateway)
     mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
-    mp.setattr("gateway.records.base.open_recorder", note("recorder"))
+    mp.setattr("gateway.records.open.open_recorder", note("recorder"))
     mp.setattr("gateway.agents.directory.AgentDirectory", directory)
     mp.setattr("gateway.render.voices.VoiceBook", Book)
     mp.setattr("gateway.server.cli.restart_under_jemalloc", lambda: world.update(restarted="yes"))

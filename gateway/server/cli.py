@@ -339,7 +339,8 @@ async def serve(s: ServeSettings) -> int:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
     from gateway.proxy.session import VoiceModels
-    from gateway.records.base import Recorder, open_recorder
+    from gateway.records.base import Recorder
+    from gateway.records.open import open_recorder
     from gateway.render.voices import VoiceBook
     from gateway.server.app import Gateway
     from gateway.server.readiness import drain
