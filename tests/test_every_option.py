@@ -744,6 +744,13 @@ def _documented() -> list[tuple[str, str]]:
             f"{session.turn_rule.max_wait_ms / 1000:g} s",
         ),
         ("docs/turn-taking.md", f"as silence after {session.turn_rule.gap_ms} ms"),
+        ("docs/turn-taking.md", f"P ≤ `semantic_low` ({session.turn_rule.semantic_low:g})"),
+        ("docs/turn-taking.md", f"P ≥ `semantic_high` ({session.turn_rule.semantic_high:g})"),
+        (
+            "docs/turn-taking.md",
+            f"at least `semantic_wait_ms` ({session.turn_rule.semantic_wait_ms / 1000:g} s)",
+        ),
+        ("docs/turn-taking.md", f"{session.turn_rule.semantic_pause_ms} ms (`semantic_pause_ms`)"),
         (
             "docs/client-protocol.md",
             f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address} by default",
