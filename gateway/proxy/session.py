@@ -42,6 +42,7 @@ import numpy as np
 
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
+from gateway.catalogue import ModelNotAvailable
 from gateway.floor import Floor
 from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
@@ -236,7 +237,11 @@ class VoiceModels:
         await self.synthesizer.warm_up()
         if self.semantic is not None:
             # Loads the model (0.4 s) and puts the prompt's fixed prefix in its cache.
-            await asyncio.to_thread(self.semantic.warm_up)
+            try:
+                await asyncio.to_thread(self.semantic.warm_up)
+            except ModelNotAvailable as exc:  # a broken install: turns go without the signal
+                log.warning("no semantic end-of-turn signal: %s", exc)
+                self.semantic = None
 
 
 @dataclass
@@ -605,6 +610,9 @@ class VoiceSession:
                 semantic.settings.timeout_ms / 1000,
             )
         except TimeoutError:
+            p = None
+        except Exception:  # the model would not load (llama.cpp): judge the turn without it
+            log.exception("the semantic end-of-turn signal failed")
             p = None
         self._semantic[decode_id] = (p, (time.monotonic() - t) * 1000)
         while len(self._semantic) > 8:

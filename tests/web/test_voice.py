@@ -10,9 +10,11 @@ import re
 import time
 import urllib.request
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from gateway.proxy.turns import EndReason
 from tests.support.speech import normalise
 
 pytestmark = pytest.mark.slow
@@ -76,6 +78,11 @@ def test_websocket_transport_speech_to_reply_audio(context, gateway):
     assert page.evaluate("ofpDebug.transport") == "ws"
     # PCM frames reached the playback worklet and were played with non-zero energy.
     assert wait_for_energy(page, "ofpDebug.playedEnergy()") > 0
+    # Why the turn ended: a folded line under it names the signal that decided.
+    ended = page.get_by_test_id("turn-ended").first
+    ended.wait_for(timeout=15000)
+    assert ended.get_attribute("data-reason") in get_args(EndReason)
+    assert "why it ended" in ended.inner_text()
 
 
 def test_barge_in_drops_audio_queued_in_the_browser(context, gateway):
