@@ -24,7 +24,7 @@ from websockets.http11 import Request, Response
 from gateway.resources import web_root
 from gateway.server import access, rooms
 from gateway.server.guard import clip_text
-from gateway.server.readiness import readiness
+from gateway.server.readiness import readiness, speech_services
 
 if TYPE_CHECKING:
     from gateway.server.app import Gateway
@@ -94,12 +94,24 @@ class HttpRoutes:
             self.gateway.metrics.tasks.set(len(asyncio.all_tasks()))
             self.gateway.metrics.threads.set(threading.active_count())
             self.gateway.metrics.stt_wait.set(self.gateway.models.transcriber.queue_wait_s)
-            self.gateway.metrics.stt_partials_skipped.set(self.gateway.models.transcriber.partials_skipped)
-            self.gateway.metrics.stt_full_window.set(self.gateway.models.transcriber.full_window_retries)
+            self.gateway.metrics.stt_partials_skipped.set(
+                self.gateway.models.transcriber.partials_skipped
+            )
+            self.gateway.metrics.stt_full_window.set(
+                self.gateway.models.transcriber.full_window_retries
+            )
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
-            return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")
+            m = self.gateway.metrics
+            for link in speech_services(self.gateway):
+                m.speech_up.labels(link.kind, link.address).set(0 if link.down else 1)
+                m.speech_failures.labels(link.kind, link.address).set(link.failures)
+                m.speech_refused.labels(link.kind, link.address).set(link.refused)
+                m.speech_in_flight.labels(link.kind, link.address).set(link.in_flight)
+            return _response(
+                HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4"
+            )
         if path.startswith("/audio/"):
             return self._audio(request.path)
         if path.startswith("/export/"):
@@ -151,7 +163,9 @@ class HttpRoutes:
         query = _query(split.query)
         allowed = rooms.token_ok(self.gateway, conv_id, query.get("token")) or (
             self.gateway.settings.audio_feature == "url"
-            and self.gateway.signer.valid(conv_id, event_id, query.get("exp", ""), query.get("sig", ""))
+            and self.gateway.signer.valid(
+                conv_id, event_id, query.get("exp", ""), query.get("sig", "")
+            )
         )
         if not allowed:
             return _text(HTTPStatus.FORBIDDEN, "this clip needs its conversation's token\n")
