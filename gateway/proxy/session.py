@@ -242,6 +242,7 @@ class VoiceModels:
             if link.kind == "wake":
                 with contextlib.suppress(SpeechError):
                     await link.describe()
+            link.watch()
 
 
 @dataclass

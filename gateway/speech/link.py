@@ -81,6 +81,8 @@ class LinkSettings:
         connect_timeout_s: the most connecting may take.
         backoff_s: the first wait before a down service is tried again (then doubled).
         max_backoff_s: the longest wait between tries.
+        health_s: how often a service that is up is asked ``describe`` (see :meth:`ServiceLink.
+            watch`), so ``/readyz`` knows it is gone before a person finds out.
     """
 
     max_connections: int = 4
@@ -89,6 +91,7 @@ class LinkSettings:
     connect_timeout_s: float = 2.0
     backoff_s: float = 0.5
     max_backoff_s: float = 10.0
+    health_s: float = 5.0
 
 
 class Connection:
@@ -142,6 +145,7 @@ class ServiceLink:
         self.refused = 0  # requests refused because every connection was in use
         self._backoff = s.backoff_s
         self._probe: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
         self.info: Info | None = None
         #: What the server's ``info`` says of itself beyond Wyoming's fields (our own server's
         #: ``ofp`` object; empty for a stock server).
@@ -168,7 +172,11 @@ class ServiceLink:
             raise SpeechServiceDown(
                 f"the {self.kind} service at {self.address} is down ({self.down_reason})"
             )
-        if self._slots.locked() and self._waiting >= self.settings.max_waiting:
+        # Counted before the first await: requests made in the same instant see each other.
+        if (
+            self._waiting + self.in_flight
+            >= self.settings.max_connections + self.settings.max_waiting
+        ):
             self.refused += 1
             raise ServiceBusy(
                 f"the {self.kind} service at {self.address} has {self.in_flight} requests "
@@ -279,6 +287,21 @@ class ServiceLink:
         finally:
             writer.close()
 
+    def watch(self) -> None:
+        """Ask the service ``describe`` every ``health_s`` while it is up (started once, by
+        the models' warm-up): a server that died between requests is known down at once."""
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.get_running_loop().create_task(
+                self._health(), name=f"speech-health-{self.kind}"
+            )
+
+    async def _health(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.health_s)
+            if self.down_reason is None:
+                with contextlib.suppress(SpeechServiceDown):
+                    await self.describe()
+
     async def _recover(self) -> None:
         """Probe the down service with growing waits until it answers."""
         while self.down_reason is not None:
@@ -289,10 +312,11 @@ class ServiceLink:
 
     async def close(self) -> None:
         """Stop probing."""
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._probe
+        for task in (self._probe, self._watch):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 async def read_until(

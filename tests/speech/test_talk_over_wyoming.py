@@ -72,7 +72,7 @@ async def spoken_turn(
 async def test_a_turn_through_the_projects_own_speech_server(
     site: Site, tmp_path: Path, own_speech: WyomingServer
 ) -> None:
-    de, result, reply = await spoken_turn(site, tmp_path, own_speech, own_speech)
+    de, _, reply = await spoken_turn(site, tmp_path, own_speech, own_speech)
     text = de["features"]["text"]["tokens"][0]
     assert word_error_rate(REQUEST, text["value"]) <= 0.2, text
     assert 0 < text["confidence"] <= 1  # measured by the server's Whisper
@@ -85,7 +85,7 @@ async def test_a_turn_through_the_projects_own_speech_server(
 async def test_a_turn_through_stock_home_assistant_servers(
     site: Site, tmp_path: Path, stock_whisper: WyomingServer, stock_piper: WyomingServer
 ) -> None:
-    de, result, reply = await spoken_turn(site, tmp_path, stock_whisper, stock_piper)
+    de, _, reply = await spoken_turn(site, tmp_path, stock_whisper, stock_piper)
     text = de["features"]["text"]["tokens"][0]
     assert word_error_rate(REQUEST, text["value"]) <= 0.34, text
     # Text only: no made-up confidence, no words feature.
@@ -110,12 +110,14 @@ async def test_wake_word_on_the_speech_server(
         silence(400),
         espeak_wav(REQUEST),
     )
-    code, result, log = await talk(
+    code, _, log = await talk(
         "--wav", wav, "--agent", url, "--wake", "alexa",
         "--wake-service", own_speech.address, data=tmp_path, fast=False,
     )  # fmt: skip
     assert code == 0, log
-    heard = [de["features"]["text"]["tokens"][0]["value"].lower() for de in utterances_received(site)]
+    heard = [
+        de["features"]["text"]["tokens"][0]["value"].lower() for de in utterances_received(site)
+    ]
     assert len(heard) == 1, (heard, log)
     assert "lisbon" in heard[0] and "alexa" not in heard[0] and "oven" not in heard[0]
 
