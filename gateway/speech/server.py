@@ -184,6 +184,7 @@ class SpeechServer:
             "partials": True,
             "voice_settings": True,
             "max_connections": self.settings.max_connections,
+            "cancelled": self.cancelled,
         }
         return info
 
@@ -413,9 +414,12 @@ class _Connection:
             text = await self.server.transcriber.transcribe_partial(clip)
         except (Busy, SpeechError):
             return  # the model is busy: live captions wait, the final transcript does not
-        added = text[len(self.sent_text) :] if text.startswith(self.sent_text) else ""
+        # Chunks are appended by the client, so only what is unlikely to change is sent: the
+        # partial without its last word (still being spoken, and punctuated as if final).
+        stable = text.rsplit(" ", 1)[0] if " " in text else ""
+        added = stable[len(self.sent_text) :] if stable.startswith(self.sent_text) else ""
         if added:
-            self.sent_text = text
+            self.sent_text = stable
         await self.send(_with_ofp(TranscriptChunk(text=added).event(), {"partial": text}))
 
     async def _audio_stop(self) -> None:
