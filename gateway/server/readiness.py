@@ -69,7 +69,7 @@ def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
 
 def speech_services(gateway: Gateway) -> list[ServiceLink]:
     """The speech services on the network the gateway's models use (none: all in process)."""
-    return list(getattr(gateway.models, "services", None) or [])
+    return list(getattr(getattr(gateway, "models", None), "services", None) or [])
 
 
 def turns_in_progress(gateway: Gateway) -> int:
