@@ -366,6 +366,15 @@ class VoiceSession:
         self._lookback_samples = 0
         self.set_wake(s.wake)
 
+        if not getattr(models.transcriber, "detailed", True):
+            # A stock Wyoming server (docs/speech-services.md): said once, on the page.
+            self._emit_soon(
+                PageNotice(
+                    "Speech recognition here gives text only: no word timings, confidence or "
+                    "live captions reach the agents or this page.",
+                    "@speech-service",
+                )
+            )
         conversation.on_user = self._heard
         conversation.on_notice = self._noticed
         conversation.on_floor = lambda floor: self._emit_soon(_floor_view(floor))
