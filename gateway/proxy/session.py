@@ -495,6 +495,8 @@ class VoiceSession:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self.playout.close()
+        if self._wake is not None and hasattr(self._wake, "close"):
+            self._wake.close()  # a remote detector's stream
         self.models.sessions.discard(self)
 
     # ------------------------------------------------------------------ listening

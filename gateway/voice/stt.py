@@ -214,6 +214,16 @@ class SpeechToText(Protocol):
         """Partial transcripts skipped (busy, or not offered by the recogniser)."""
         ...
 
+    @property
+    def full_window_retries(self) -> int:
+        """Fitted-window results decoded again on the full window (0 where not known)."""
+        ...
+
+    @property
+    def abandoned(self) -> int:
+        """Decodes stopped because their caller stopped waiting."""
+        ...
+
     async def warm_up(self) -> None:
         """Get ready, so the first person is not kept waiting."""
         ...

@@ -24,7 +24,7 @@ from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink, SpeechServiceDown
 from gateway.speech.services import SpeechServices
 from gateway.talk.text import Talk
-from tests.speech.conftest import own_server
+from tests.speech.conftest import WyomingServer, own_server
 from tests.support.processes import metric_samples, serving
 from tests.support.speech import espeak_16k, silence
 
@@ -167,3 +167,41 @@ async def test_the_person_is_told_and_can_say_it_again(tmp_path: Path) -> None:
         await talk.finish()
         await directory.aclose()
         server.stop()
+
+
+async def test_the_page_is_told_what_a_stock_server_loses(stock_whisper: WyomingServer) -> None:
+    """With stock wyoming-faster-whisper the page hears once that recognition is text only,
+    and the transcript it shows carries no confidence (none was measured)."""
+    events: list[object] = []
+    models = VoiceModels(services=SpeechServices(stt_service=stock_whisper.address))
+    await models.warm_up()
+    directory = AgentDirectory(AddressPolicy([]))
+    talk = Talk(directory, None, None)
+    await talk.start(["builtin:parrot"], "(spoken)", 20)
+    session = VoiceSession(
+        talk.conv,
+        models,
+        on_event=events.append,
+        fetch=directory.client.fetch,
+        settings=SessionSettings(paced=False),
+    )
+    session.speak_replies = False
+    try:
+        pcm = np.concatenate(
+            [silence(300), espeak_16k("What time is it in Lisbon?"), silence(2500)]
+        )
+        for at in range(0, len(pcm), FRAME_SAMPLES):
+            session.feed(pcm[at : at + FRAME_SAMPLES])
+            await asyncio.sleep(0.02)
+        for _ in range(100):
+            if any(isinstance(e, FinalTranscript) for e in events):
+                break
+            await asyncio.sleep(0.1)
+        notices = [e.text for e in events if isinstance(e, PageNotice)]
+        assert sum("text only" in n for n in notices) == 1, notices
+        (final,) = [e for e in events if isinstance(e, FinalTranscript)]
+        assert "lisbon" in final.text.lower() and final.confidence is None
+    finally:
+        await session.close()
+        await talk.finish()
+        await directory.aclose()
