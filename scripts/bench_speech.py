@@ -55,6 +55,8 @@ SENTENCES = [
 REPLIES = ["Sure, I can help with that.", "It is ten past four in the afternoon."]
 TARGET_P95_MS = 1200
 TARGET_LAG_MS = 50
+#: People a 2-core node holds with speech in process, idle machine (docs/performance.md).
+NODE_PEOPLE = 12
 
 
 def _load_module(name: str) -> Any:
@@ -249,15 +251,19 @@ def estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {"peopleInProcess": held_local, "peopleRemote": held_remote}
     biggest = max(remote, key=lambda r: r["people"])
     per_person = biggest["speechCpuPercent"] / biggest["people"]  # % of one core
+    node_per_person = biggest["nodeCpuPercent"] / biggest["people"]
     box_people = round(2 * 100 / per_person) if per_person else None  # a 2-core speech box
+    # With no row held (a machine too busy to hold any), nodes are counted at the 12 people a
+    # 2-core node holds with speech in process on an idle machine (docs/performance.md).
+    per_node = held_remote or NODE_PEOPLE
     return {
         "peopleInProcess": held_local,
         "peopleRemote": held_remote,
         "speechCpuPerPersonPercent": round(per_person, 1),
+        "nodeCpuPerPersonPercent": round(node_per_person, 1),
         "peoplePer2CoreSpeechBox": box_people,
-        "nodesPer2CoreSpeechBox": round(box_people / held_remote, 1)
-        if box_people and held_remote
-        else None,
+        "peoplePerNodeCounted": per_node,
+        "nodesPer2CoreSpeechBox": round(box_people / per_node, 1) if box_people else None,
     }
 
 
