@@ -219,6 +219,13 @@ class SpeechServer:
                     ).event(),
                     writer,
                 )
+                # Closing with the client's request unread would reset the connection, and the
+                # reset can overtake the error: half-close, drain a little, then close.
+                writer.write_eof()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(2.0):
+                        while await reader.read(1 << 16):
+                            pass
             writer.close()
             return
         self.connections += 1
