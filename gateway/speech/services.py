@@ -4,7 +4,7 @@ and the remote parts they build for :class:`~gateway.proxy.session.VoiceModels`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gateway.speech.link import LinkSettings, ServiceLink, parse_address
@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 #: Wake streams are long-lived (one per listening session), so their bound is the sessions'.
 WAKE_LINK = LinkSettings(max_connections=256, max_waiting=0)
+#: A reply holds its synthesis connection while it plays (the listener's playout paces the
+#: stream, so a long reply is not made ahead of need only to be cut by a barge-in), so the
+#: synthesis bound is the replies playing at once, not the server's workers: the server's own
+#: pool and ``--max-connections`` bound the work.
+TTS_CONNECTIONS = 32
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,10 @@ def build_remote(services: SpeechServices) -> RemoteParts:
     if services.tts_service:
         from gateway.speech.tts import RemoteSynthesizer
 
-        link = ServiceLink("tts", services.tts_service, services.link)
+        tts = replace(
+            services.link, max_connections=max(services.link.max_connections, TTS_CONNECTIONS)
+        )
+        link = ServiceLink("tts", services.tts_service, tts)
         parts.synthesizer = RemoteSynthesizer(link)
         parts.links.append(link)
     if services.wake_service:

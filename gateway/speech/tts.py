@@ -128,6 +128,10 @@ class RemoteSynthesizer:
                     raise SynthesisError(f"the {link.kind} service sent {8 * width}-bit audio")
                 resampler = Resampler(source_rate, rate)
                 while True:
+                    # Each chunk has its own deadline: a listener's playout holds the stream
+                    # back (the session reads the next sentence when it is nearly needed), and
+                    # that wait is not the server's.
+                    deadline = time.monotonic() + link.settings.timeout_s
                     event, _ = await read_until(
                         link, conn, ("audio-chunk", "audio-stop"), deadline=deadline
                     )

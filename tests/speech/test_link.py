@@ -233,3 +233,26 @@ async def test_remote_synthesis_streams_at_the_asked_rate() -> None:
     assert abs(len(audio) - 2048 * 16_000 / 22_050) < 200
     # A stock voice peaks at full scale; it is brought to the in-process headroom.
     assert 400 < np.abs(audio[100:-100]).max() <= 600
+
+
+async def test_a_reply_paced_by_its_listener_outlasts_the_request_timeout() -> None:
+    """A reply is read as its audio plays: a stream longer than ``timeout_s`` is fine as long
+    as each chunk comes in time."""
+
+    async def sentences(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await until("synthesize", reader)
+        fmt = {"rate": 22050, "width": 2, "channels": 1}
+        await async_write_event(Event("audio-start", fmt), writer)
+        for _ in range(6):
+            await async_write_event(
+                Event("audio-chunk", fmt, np.zeros(2048, np.int16).tobytes()), writer
+            )
+        await async_write_event(Event("audio-stop"), writer)
+
+    async with wyoming(sentences) as port:
+        link = ServiceLink("tts", f"wyoming://127.0.0.1:{port}", LinkSettings(timeout_s=0.5))
+        chunks = 0
+        async for _ in RemoteSynthesizer(link).stream("Hi.", VoiceSettings(), rate=22050):
+            chunks += 1
+            await asyncio.sleep(0.2)  # the listener's playout: 1.2 s in all
+        assert chunks >= 6 and not link.down
