@@ -86,14 +86,16 @@ class SpeechServerSettings:
         uri: where to listen (``tcp://HOST:PORT``); 10300 is Wyoming's usual first port.
         stt: the speech model and its decoding (the gateway's own defaults).
         max_connections: connections served at once; more are answered ``error`` (busy).
-            Wake streams hold theirs for as long as a session listens.
+            A connection costs little (the work is bounded by the models' pools), but wake
+            streams hold theirs as long as a session listens and replies while they play: a
+            node opens up to 4 + 32 + one per listening session.
         partial_every_s: audio between two live partial transcripts for a streaming client.
         max_audio_s: the longest utterance taken (Whisper's window).
     """
 
     uri: str = "tcp://127.0.0.1:10300"
     stt: SttSettings = field(default_factory=SttSettings)
-    max_connections: int = 64
+    max_connections: int = 256
     partial_every_s: float = 1.0
     max_audio_s: float = 30.0
 
