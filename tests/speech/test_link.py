@@ -256,3 +256,34 @@ async def test_a_reply_paced_by_its_listener_outlasts_the_request_timeout() -> N
             chunks += 1
             await asyncio.sleep(0.2)  # the listener's playout: 1.2 s in all
         assert chunks >= 6 and not link.down
+
+
+async def test_wake_detections_are_de_duplicated() -> None:
+    """A server that reports the same phrase twice 300 ms apart (a stock detector firing on
+    consecutive chunks) and once more 3 s later: the session hears two wake-ups, each placed
+    in its own stream's samples."""
+    from gateway.speech.services import WAKE_LINK
+    from gateway.speech.wake import RemoteWakeListener
+
+    async def detector(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await until("audio-start", reader)
+        while (event := await async_read_event(reader)) is not None:
+            stamp = event.data.get("timestamp")
+            if event.type == "audio-chunk" and stamp in (1000, 1300, 4300):
+                await async_write_event(
+                    Event("detection", {"name": "alexa", "timestamp": stamp}), writer
+                )
+
+    async with wyoming(detector) as port:
+        link = ServiceLink("wake", f"wyoming://127.0.0.1:{port}", WAKE_LINK)
+        wake = RemoteWakeListener(link, "alexa")
+        heard = []
+        frame = np.zeros(320, np.int16)  # 20 ms
+        for _ in range(300):  # 6 s
+            heard += await wake.listen(frame)
+            await asyncio.sleep(0.002)
+        await asyncio.sleep(0.2)
+        heard += await wake.listen(frame)
+        wake.close()
+    assert [d.detected_at for d in heard] == [16_000, 68_800]
+    assert all(d.model == "alexa" and d.end < d.detected_at for d in heard)
