@@ -12,6 +12,7 @@ Every server is started with a low priority (``nice``): the machine is shared.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -91,7 +92,10 @@ def own_server(tmp: Path, *extra: str, port: int | None = None) -> WyomingServer
 
 def stock_venv(name: str) -> Path:
     """The venv of a stock server (installed by ``scripts/wyoming_venvs`` on first use)."""
-    subprocess.run([str(ROOT / "scripts" / "wyoming_venvs"), name], check=True, timeout=1800)
+    env = {**os.environ, "PYTHON": sys.executable}  # the interpreter the tests run on
+    subprocess.run(
+        [str(ROOT / "scripts" / "wyoming_venvs"), name], check=True, timeout=1800, env=env
+    )
     return ROOT / ".venv-wyoming" / name
 
 
