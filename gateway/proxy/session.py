@@ -123,7 +123,9 @@ class SessionSettings:
     applies to speech that trails off — where waiting longer is what avoids cutting people off.
     """
 
-    endpoint: EndpointSettings = field(default_factory=lambda: EndpointSettings(end_silence_ms=700))
+    endpoint: EndpointSettings = field(
+        default_factory=lambda: EndpointSettings(end_silence_ms=700)
+    )
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.
     out_rate: int = 48_000

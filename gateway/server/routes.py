@@ -94,12 +94,8 @@ class HttpRoutes:
             self.gateway.metrics.tasks.set(len(asyncio.all_tasks()))
             self.gateway.metrics.threads.set(threading.active_count())
             self.gateway.metrics.stt_wait.set(self.gateway.models.transcriber.queue_wait_s)
-            self.gateway.metrics.stt_partials_skipped.set(
-                self.gateway.models.transcriber.partials_skipped
-            )
-            self.gateway.metrics.stt_full_window.set(
-                self.gateway.models.transcriber.full_window_retries
-            )
+            self.gateway.metrics.stt_partials_skipped.set(self.gateway.models.transcriber.partials_skipped)
+            self.gateway.metrics.stt_full_window.set(self.gateway.models.transcriber.full_window_retries)
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
@@ -109,9 +105,7 @@ class HttpRoutes:
                 m.speech_failures.labels(link.kind, link.address).set(link.failures)
                 m.speech_refused.labels(link.kind, link.address).set(link.refused)
                 m.speech_in_flight.labels(link.kind, link.address).set(link.in_flight)
-            return _response(
-                HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4"
-            )
+            return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
             return self._audio(request.path)
         if path.startswith("/export/"):
@@ -163,9 +157,7 @@ class HttpRoutes:
         query = _query(split.query)
         allowed = rooms.token_ok(self.gateway, conv_id, query.get("token")) or (
             self.gateway.settings.audio_feature == "url"
-            and self.gateway.signer.valid(
-                conv_id, event_id, query.get("exp", ""), query.get("sig", "")
-            )
+            and self.gateway.signer.valid(conv_id, event_id, query.get("exp", ""), query.get("sig", ""))
         )
         if not allowed:
             return _text(HTTPStatus.FORBIDDEN, "this clip needs its conversation's token\n")

@@ -40,10 +40,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         help="an agent to invite (repeatable; default {agents})",
     )
     p.add_argument(
-        "--json",
-        action="store_true",
-        default=None,
-        help="print one JSON object with every envelope",
+        "--json", action="store_true", default=None, help="print one JSON object with every envelope"
     )
     p.add_argument(
         "--timeout",

@@ -151,7 +151,9 @@ class Talk:
             self.directory.resolve(url)  # an unknown or refused address fails here, clearly
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
-        known = await asyncio.gather(*(self.conv.learn_manifest(url) for url in agents))
+        known = await asyncio.gather(
+            *(self.conv.learn_manifest(url) for url in agents)
+        )
         # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
         invites = [
             Event(
@@ -201,7 +203,9 @@ async def talk_text(
         utterance = Event(
             event_type=EventType.UTTERANCE,
             parameters={
-                "dialog_event": text_event(talk.user.speaker_uri, text, start_time=rfc3339())
+                "dialog_event": text_event(
+                    talk.user.speaker_uri, text, start_time=rfc3339()
+                )
             },
         )
         talk.result.lines.append((talk.user.display_name, text))
@@ -213,11 +217,7 @@ async def talk_text(
 
 
 def run_talk(
-    settings: TalkSettings,
-    *,
-    directory_factory: Any,
-    recorder: Recorder | None,
-    on_line: Any = None,
+    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any = None
 ) -> TalkResult:
     """``talk --text`` from the command line: blocking."""
 
