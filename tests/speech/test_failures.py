@@ -205,3 +205,69 @@ async def test_the_page_is_told_what_a_stock_server_loses(stock_whisper: Wyoming
         await session.close()
         await talk.finish()
         await directory.aclose()
+
+
+async def test_synthesis_dying_mid_reply_is_shown_as_text(tmp_path: Path) -> None:
+    """The speech server killed before a reply is spoken (its stream ending mid-reply is
+    tests/speech/test_link.py's): the reply's text is on the page, a notice says synthesis is
+    unavailable, the session goes on; the next reply, once the server is back, is spoken."""
+    server = own_server(tmp_path)
+    server.start()
+    events: list[object] = []
+    models = VoiceModels(
+        services=SpeechServices(
+            stt_service=server.address,
+            tts_service=server.address,
+            link=LinkSettings(timeout_s=30, backoff_s=0.2, max_backoff_s=1),
+        )
+    )
+    await models.warm_up()
+    directory = AgentDirectory(AddressPolicy([]))
+    talk = Talk(directory, None, None)
+    await talk.start(["builtin:parrot"], "(spoken)", 20)
+    session = VoiceSession(
+        talk.conv,
+        models,
+        on_event=events.append,
+        fetch=directory.client.fetch,
+        settings=SessionSettings(paced=False),
+    )
+    played: list[np.ndarray] = []
+
+    async def collect() -> None:
+        async for frame in session.playout:
+            played.append(frame)
+
+    collector = asyncio.ensure_future(collect())
+    try:
+        server.kill()
+        await session.say_text("Please repeat this rather long sentence back to me.")
+        for _ in range(100):
+            if any(isinstance(e, PageNotice) and "synthesis" in e.text for e in events):
+                break
+            await asyncio.sleep(0.1)
+        assert any(
+            isinstance(e, PageNotice) and "Speech synthesis is unavailable" in e.text
+            for e in events
+        ), events
+        assert any(type(e).__name__ == "AgentUtterance" for e in events)  # shown as text
+        server.start()
+        link = next(link for link in models.services if link.kind == "tts")
+        for _ in range(300):
+            if not link.down:
+                break
+            await asyncio.sleep(0.1)
+        before = len(played)
+        await session.say_text("And this one?")
+        for _ in range(200):
+            if len(played) > before and await session.wait_quiet(0.1):
+                break
+            await asyncio.sleep(0.1)
+        sound = np.concatenate(played[before:]) if played[before:] else np.zeros(0)
+        assert np.abs(sound).max() > 1000  # the second reply was spoken
+    finally:
+        collector.cancel()
+        await session.close()
+        await talk.finish()
+        await directory.aclose()
+        server.stop()
