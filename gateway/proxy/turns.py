@@ -288,15 +288,12 @@ class TurnRule:
             if base.wait_ms < self.semantic_wait_ms:
                 return Decision(self.semantic_wait_ms, "semantic unfinished")
             return base
-        # Sure words end the turn when the transcript reads as finished — also one that lacks
-        # its final mark, or that Whisper ended with one on a word the transcript rule
-        # distrusts ("What are you looking at?"): the model reads the whole sentence.
-        text, n = verdict.text, self.min_words
-        reads_final = (
-            looks_final(text, min_words=n)
-            or unpunctuated_final(text, min_words=n)
-            or _marked_final(text, min_words=n)
-        )
+        # Sure words stand in for the transcript rule's word list when Whisper ended the text
+        # with a final mark, whatever its last word ("What are you looking at?"). Not without
+        # one: Whisper leaving the mark off is itself a sign it heard no ending — an espeak
+        # "turn on the light | in the kitchen please" came back bare, scored 0.057, sounded
+        # finished, and was cut at the pause (the reason ``unpunctuated_ms`` is off).
+        reads_final = _marked_final(verdict.text, min_words=self.min_words)
         if s < self.semantic_high or not reads_final:
             return base
         # Sure words stand in for the transcript rule; the voice still judges (a complete

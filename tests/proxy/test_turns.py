@@ -654,10 +654,6 @@ def test_clearly_unfinished_words_wait_longer_whatever_the_punctuation_and_the_v
 
 
 def test_clearly_finished_words_stand_in_for_the_transcript_rule():
-    # Whisper left the final mark off a finished sentence: the words decide, the voice agrees.
-    bare = Verdict("Open the garage door", {"prosody": 0.9, "semantic": 0.8})
-    assert PATIENT.decide(bare) == Decision(900, "unfinished")
-    assert SEMANTIC.decide(bare) == Decision(200, "semantic finished")
     # The transcript rule distrusts a last "at"; sure words and Whisper's "?" outweigh it.
     at = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.8})
     assert PATIENT.decide(at) == Decision(900, "unfinished")
@@ -665,6 +661,10 @@ def test_clearly_finished_words_stand_in_for_the_transcript_rule():
     # Between the thresholds the semantic signal says nothing: the older rule decides.
     unsure = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.05})
     assert SEMANTIC.decide(unsure) == Decision(900, "unfinished")
+    # Whisper left the final mark off: a sign it heard no ending, which sure words do not undo
+    # ("turn on the light | in the kitchen please" came back so, and sounded finished).
+    bare = Verdict("turn on the light", {"prosody": 0.9, "semantic": 0.8})
+    assert SEMANTIC.decide(bare) == Decision(900, "unfinished")
 
 
 def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
@@ -672,12 +672,14 @@ def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
     verdict = Verdict("Turn on the light.", {"prosody": 0.1, "semantic": 0.8})
     assert SEMANTIC.decide(verdict) == Decision(1500, "doubt")
     # Never longer than the older rule's wait, either.
-    unpunctuated = Verdict("Open the garage door", {"prosody": 0.1, "semantic": 0.8})
-    assert SEMANTIC.decide(unpunctuated) == Decision(900, "unfinished")
+    at = Verdict("What are you looking at?", {"prosody": 0.1, "semantic": 0.8})
+    assert SEMANTIC.decide(at) == Decision(200, "semantic finished"), "a question: no prosody"
+    said = Verdict("Turn the radio on.", {"prosody": 0.1, "semantic": 0.8})
+    assert SEMANTIC.decide(said) == Decision(900, "unfinished")
     # A rule whose words overrule the voice ends both at the short pause.
     overruling = replace(SEMANTIC, semantic_over_voice=True)
     assert overruling.decide(verdict) == Decision(200, "semantic finished")
-    assert overruling.decide(unpunctuated) == Decision(200, "semantic finished")
+    assert overruling.decide(said) == Decision(200, "semantic finished")
 
 
 def test_sure_words_do_not_end_a_transcript_that_does_not_read_as_finished():
