@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
+from gateway.agents.streaming import StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
@@ -153,6 +154,9 @@ class FloorHost:
         self.on_notice = on_notice
         self.on_floor: Callable[[Floor], None] | None = None
         self.on_said: Callable[[Envelope], None] | None = None
+        #: Opens a stream for an in-process agent's reply (gateway.agents.streaming): the
+        #: person's proxy speaks its sentences before the reply envelope is complete.
+        self.on_stream: StreamOpener | None = None
         self._recorder = recorder
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
@@ -325,7 +329,11 @@ class FloorHost:
             in_process = not getattr(agent, "taps_wire", False)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
-            reply = await agent.handle(d.envelope)
+            streams = reply_streams.set(self.on_stream if in_process else None)
+            try:
+                reply = await agent.handle(d.envelope)
+            finally:
+                reply_streams.reset(streams)
             if in_process and reply is not None and listening():
                 tap("received", recipient.service_url or key, reply.to_json())
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))

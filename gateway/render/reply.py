@@ -93,6 +93,16 @@ async def render_dialog_event(
             yield chunk
 
 
+async def render_sentence(
+    text: str, synth: Synthesizer, settings: VoiceSettings, *, rate: int, first: bool
+) -> AsyncIterator[np.ndarray]:
+    """The sound of one sentence of a reply that streams (gateway.agents.streaming); the
+    first sentence's lead-in silence is trimmed as a whole reply's is."""
+    chunks = synth.stream(text, settings, rate=rate)
+    async for chunk in _prompt(chunks, rate) if first else chunks:
+        yield chunk
+
+
 async def _prompt(chunks: AsyncIterator[np.ndarray], rate: int) -> AsyncIterator[np.ndarray]:
     """``chunks`` with the silence before the first sound cut to :data:`LEAD_MS` (a chunk that
     is all silence, such as a leading ``<break>``, is left whole)."""

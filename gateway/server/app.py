@@ -53,7 +53,12 @@ class GatewaySettings:
 
     host: str = "127.0.0.1"
     port: int = 8080
-    agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
+    agents: tuple[str, ...] = (
+        "builtin:parrot",
+        "builtin:clock",
+        "builtin:concierge",
+        "builtin:assistant",
+    )
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
     max_sessions: int = 12

@@ -11,8 +11,16 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options, given
+from gateway.cli import (
+    add_conversation_options,
+    add_llm_options,
+    defaults_shown,
+    from_options,
+    given,
+    llm_from_args,
+)
 from gateway.errors import ConfigError
+from gateway.llm.settings import LlmSettings
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
@@ -53,6 +61,8 @@ class ServeSettings:
     voices: str | None = None
     #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
     allocator: str = "jemalloc"
+    #: The built-in assistant's language model.
+    llm: LlmSettings = field(default_factory=LlmSettings)
 
 
 @cache
@@ -234,6 +244,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
+    add_llm_options(p)
     p.set_defaults(func=cmd_serve)
 
 
@@ -252,6 +263,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(d, args),
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
+        llm=llm_from_args(args),
     )
 
 
@@ -351,9 +363,13 @@ async def serve(s: ServeSettings) -> int:
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(s.stt, voices=voices)
     settings = s.gateway
-    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses))
+    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses), llm=s.llm)
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
+    assistant = directory.builtins.get("assistant")
+    if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
+        # Loaded now (0.4 s for the default model), not when the first person asks.
+        await assistant.model.warm_up()  # type: ignore[attr-defined]
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
     draining = False

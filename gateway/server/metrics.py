@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 
 #: Latency buckets (seconds): fine from a few milliseconds (the agent and speech-to-text
@@ -118,6 +120,21 @@ class Metrics:
         self.memory = Info(
             "ofp_gateway_memory", "The memory allocator the process runs on", registry=r
         )
+        self.llm_failures = Gauge(
+            "ofp_gateway_llm_failures",
+            "Assistant answers the language model failed since start (the person heard an "
+            "apology), by reason: unreachable, http (401, 500…), timeout (no first token, or a "
+            "stall mid-stream), bad_stream (garbage, empty, over-long lines)",
+            ["reason"],
+            registry=r,
+        )
+        for reason in ("unreachable", "http", "timeout", "bad_stream"):
+            self.llm_failures.labels(reason).set(0)
+        self.llm_capped = Gauge(
+            "ofp_gateway_llm_capped",
+            "Assistant answers cut since start at a bound (characters, sentences, max_tokens)",
+            registry=r,
+        )
         self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
         self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)
 
@@ -136,6 +153,15 @@ class Metrics:
             value = timings_ms.get(key)
             if isinstance(value, int | float) and not isinstance(value, bool):
                 self.stage.labels(stage).observe(value / 1000)
+
+    def observe_llm(self, assistant: Any) -> None:
+        """The built-in assistant's language-model counts (nothing when it is not built)."""
+        model = getattr(assistant, "model", None)
+        if model is None:
+            return
+        for reason, count in model.failures.items():
+            self.llm_failures.labels(reason).set(count)
+        self.llm_capped.set(model.capped)
 
     def render(self) -> bytes:
         """The exposition text."""

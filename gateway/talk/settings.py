@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from gateway.llm.settings import LlmSettings
 
 
 @dataclass(frozen=True)
@@ -32,3 +34,5 @@ class TalkSettings:
     data: str | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: The built-in assistant's language model.
+    llm: LlmSettings = field(default_factory=LlmSettings)
