@@ -199,11 +199,10 @@ class Assistant(BuiltinAgent):
                     say(raw)
                 if len(said) >= most:
                     raise Capped(f"the answer was cut at {most} sentences")
-        except Capped:
-            splitter = SentenceSplitter()  # cut at the cap: the unfinished sentence is not said
-            raise
         finally:
             # Closing the stream closes the HTTP response, which stops the server generating.
             with contextlib.suppress(Exception):
                 await deltas.aclose()
-            say(splitter.flush())
+        # Only an answer that ended is finished by its last words: one cut off (a failure, the
+        # cap, a barge-in) ends at its last complete sentence.
+        say(splitter.flush())
