@@ -52,7 +52,7 @@ def builtin_agents(
     if "concierge" in chosen:
         directory = [a.manifest for a in agents.values()]
         agents["concierge"] = Concierge(directory, f"{service_base}concierge", now=now)
-    return agents
+    return {name: agents[name] for name in BUILTIN_NAMES if name in agents}
 
 
 __all__ = [
