@@ -28,9 +28,9 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     page = await Page.open(gateway.ws, transport="none")
     w = page.welcome
     assert w["type"] == "welcome" and w["conversationId"].startswith("conv:") and not w["rejoined"]
-    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 5)
     names = {c["name"] for c in floor["conversants"]}
-    assert {"Parrot", "Clock", "Concierge", "You"} <= names
+    assert {"Parrot", "Clock", "Concierge", "Assistant", "You"} <= names
     await page.send(SayText("hello gateway"))
     reply = await page.wait_for(
         lambda e: e["type"] == "utterance" and e["text"] == "You said: hello gateway"
@@ -39,7 +39,7 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     # The same, read through the message classes the gateway writes them with.
     said = [m for m in page.messages if isinstance(m, AgentUtterance) and m.speaker == "Parrot"]
     assert said and said[-1].text == "You said: hello gateway" and not said[-1].private
-    assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 4
+    assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 5
     await page.close()
     # A reload: same id + token → the same conversation, with its history.
     again = await Page.open(
