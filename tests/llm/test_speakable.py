@@ -44,3 +44,17 @@ def test_markup_becomes_plain_words() -> None:
     assert speakable("<speak>hi <break time='1s'/></speak>") == "hi"
     assert speakable("```python\nprint(1)\n```") == "(some code, shown in the text)"
     assert speakable("   ") == ""
+
+
+def test_a_long_first_sentence_is_sent_at_its_first_clause_and_only_the_first() -> None:
+    text = (
+        "A good idea would be to pack light clothes, comfortable shoes and a hat. "
+        "Lisbon is hilly, so wear good shoes, and carry water."
+    )
+    got = split(text)
+    assert got[0] == "A good idea would be to pack light clothes,"  # heard while it writes on
+    assert got[1:] == [
+        "comfortable shoes and a hat.",
+        "Lisbon is hilly, so wear good shoes, and carry water.",
+    ]
+    assert split("Yes, sure. Here it is.") == ["Yes, sure. Here it is."]  # too short to cut
