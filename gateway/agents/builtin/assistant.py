@@ -33,7 +33,7 @@ from gateway.agents.builtin.base import (
     builtin_manifest,
     local_now,
 )
-from gateway.agents.streaming import ReplyStream, reply_streams
+from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.llm.client import Capped
 from gateway.llm.errors import LlmError
@@ -149,12 +149,9 @@ class Assistant(BuiltinAgent):
     async def _generate(self, conv_id: str, event_id: str, *, private: bool) -> str:
         """The answer to the conversation so far: streamed sentence by sentence to the
         person's proxy when one listens, returned whole; an apology on failure."""
-        opener = None if private else reply_streams.get()
-        stream = opener(event_id, self.speaker_uri, self.persona.name) if opener else None
-        said: list[str] = []
-        task = asyncio.ensure_future(self._sentences(conv_id, said, stream))
-        if stream is not None:
-            stream.on_cancel(task.cancel)
+        reply = _Reply(None if private else reply_streams.get(), event_id, self)
+        task = asyncio.ensure_future(self._sentences(conv_id, reply))
+        reply.on_cancel = task.cancel
         try:
             await task
         except asyncio.CancelledError:
@@ -164,40 +161,27 @@ class Assistant(BuiltinAgent):
         except LlmError as err:
             if not isinstance(err, Capped):
                 self.model.failed(err)
-                apology = APOLOGY_CUT if said else APOLOGY
-                said.append(apology)
-                if stream is not None:
-                    stream.put(apology)
+                reply.say(APOLOGY_CUT if reply.said else APOLOGY)
             else:
                 self.model.capped += 1
         finally:
-            if stream is not None:
-                stream.close()
-        return " ".join(said) or APOLOGY
+            reply.close()
+        return " ".join(reply.said) or APOLOGY
 
-    async def _sentences(self, conv_id: str, said: list[str], stream: ReplyStream | None) -> None:
-        """Stream the model's answer into ``said`` (and ``stream``), one sentence at a time."""
+    async def _sentences(self, conv_id: str, reply: _Reply) -> None:
+        """Stream the model's answer into ``reply``, one sentence at a time."""
         transcript = self._transcript(conv_id)
         messages = chat_messages(
             self.persona.prompt, transcript.said, self.model.settings.memory_tokens
         )
         splitter = SentenceSplitter()
-
-        def say(raw: str) -> None:
-            sentence = speakable(raw)
-            if sentence:
-                said.append(sentence)
-                if stream is not None:
-                    stream.put(sentence)
-
         most = self.model.settings.max_sentences
-
         deltas = self.model.stream(messages)
         try:
             async for delta in deltas:
                 for raw in splitter.feed(delta):
-                    say(raw)
-                if len(said) >= most:
+                    reply.say(speakable(raw))
+                if len(reply.said) >= most:
                     raise Capped(f"the answer was cut at {most} sentences")
         finally:
             # Closing the stream closes the HTTP response, which stops the server generating.
@@ -205,4 +189,38 @@ class Assistant(BuiltinAgent):
                 await deltas.aclose()
         # Only an answer that ended is finished by its last words: one cut off (a failure, the
         # cap, a barge-in) ends at its last complete sentence.
-        say(splitter.flush())
+        reply.say(speakable(splitter.flush()))
+
+
+class _Reply:
+    """One answer's sentences, and the stream they go to.
+
+    The stream is opened at the first sentence, not when the question arrives: an open stream
+    holds the person's place in their reply queue, and a generation still waiting for the model
+    (one slot, 12 people asking) must not keep another agent's finished reply from being heard.
+    """
+
+    def __init__(self, opener: StreamOpener | None, event_id: str, agent: Assistant) -> None:
+        self._opener = opener
+        self._event_id = event_id
+        self._agent = agent
+        self._stream: ReplyStream | None = None
+        self.said: list[str] = []
+        self.on_cancel: Callable[[], None] | None = None
+
+    def say(self, sentence: str) -> None:
+        if not sentence:
+            return
+        self.said.append(sentence)
+        if self._stream is None and self._opener is not None:
+            agent = self._agent
+            self._stream = self._opener(self._event_id, agent.speaker_uri, agent.persona.name)
+            self._opener = None
+            if self._stream is not None and self.on_cancel is not None:
+                self._stream.on_cancel(self.on_cancel)
+        if self._stream is not None:
+            self._stream.put(sentence)
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
