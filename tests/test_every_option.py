@@ -419,8 +419,12 @@ def check_talk_llm_key_env(t: Ctx) -> None:
     t.monkeypatch.setenv("TEST_LLM_KEY", KEY)
     data = t.tmp / "records"
     with openai_stub() as stub:
-        code, out, err = _ask(t, "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY", "--json")
+        code, out, err = t.run(
+            "talk", "--data", str(data), "--text", "hi", "--agent", "builtin:assistant",
+            "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY", "--json",
+        )  # fmt: skip
         assert code == 0
+        conversation = json.loads(out)["conversationId"]
         stub.mode = "401"
         with _model_log() as log:
             code2, out2, err2 = t.run(
@@ -432,6 +436,9 @@ def check_talk_llm_key_env(t: Ctx) -> None:
     # The key is in no output, no log line, no record.
     assert KEY not in out + err + out2 + err2 + " ".join(log)
     assert all(KEY.encode() not in f.read_bytes() for f in data.rglob("*") if f.is_file())
+    for fmt in ("mplp-dialog", "durable-agent-state"):
+        code, exported, _ = t.run("export", conversation, "--format", fmt, "--data", str(data))
+        assert code == 0 and "Assistant" in exported and KEY not in exported
     t.monkeypatch.delenv("TEST_LLM_KEY")
     code, _, err = _ask(t, "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY")
     assert code == 3 and "TEST_LLM_KEY" in err and "not set" in err
