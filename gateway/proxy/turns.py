@@ -596,9 +596,10 @@ class TurnTaker:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
             # it than the plain end silence, as before (agents get the speech, not the wait).
             utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
-        this = pause is not None and pause.voiced_end == utt.voiced_end
-        decode = pause.id if this else None
-        decision = pause.decision if this else None
+        # The decode and verdict of the pause this end closes, if the end is that pause's.
+        this = pause if pause is not None and pause.voiced_end == utt.voiced_end else None
+        decode = this.id if this else None
+        decision = this.decision if this else None
         if reason is None:
             reason = "end silence" if decision is None else decision.reason
         self._early_end = self._offset + utt.voiced_end if early else None
@@ -610,7 +611,7 @@ class TurnTaker:
                 self._offset,
                 reason=reason,
                 wait_ms=None if decision is None else decision.wait_ms,
-                verdict_ms=pause.verdict_ms if this else None,
+                verdict_ms=this.verdict_ms if this else None,
             )
         ]
 
