@@ -41,7 +41,8 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
-from gateway.cli import build_parser, given, main
+from gateway.cli import build_parser, main
+from gateway.options import given
 from gateway.records import SQLiteRecorder
 from tests.ofp_schemas import envelope_samples
 from tests.support.processes import free_port

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options, given
 from gateway.errors import ConfigError
+from gateway.options import add_conversation_options, defaults_shown, from_options, given
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 # Imported when settings are built, not with the parser: the app loads the web server and the
-# session (see gateway.cli.defaults_shown).
+# session (see gateway.options.defaults_shown).
 def _gateway() -> GatewaySettings:
     from gateway.server.app import GatewaySettings
 
