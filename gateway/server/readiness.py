@@ -21,7 +21,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+    from gateway.server.node import Node
 
 #: Session states in which a turn is under way (see ``VoiceSession.state``).
 BUSY_STATES = frozenset({"hearing", "thinking", "speaking"})
@@ -30,13 +30,13 @@ HANDOVER_CODE = 1012
 HANDOVER_REASON = "this gateway node is restarting; reconnecting to another"
 
 
-def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
+def readiness(gateway: Node) -> tuple[HTTPStatus, bytes]:
     """The ``/readyz`` answer: status and a JSON body naming the state."""
     if not gateway.ready:
         state = "loading models"
     elif gateway.draining:
         state = "draining"
-    elif gateway._refusal() is not None:
+    elif gateway.refusal() is not None:
         state = "full"
     else:
         state = "ready"
@@ -51,7 +51,7 @@ def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
     return status, (json.dumps(body, allow_nan=False) + "\n").encode()
 
 
-def turns_in_progress(gateway: Gateway) -> int:
+def turns_in_progress(gateway: Node) -> int:
     """Pages whose person is speaking, waiting for an answer or hearing one."""
     busy = 0
     for client in gateway.clients:
@@ -63,7 +63,7 @@ def turns_in_progress(gateway: Gateway) -> int:
     return busy
 
 
-async def drain(gateway: Gateway, timeout_s: float) -> int:
+async def drain(gateway: Node, timeout_s: float) -> int:
     """Refuse new sessions, wait up to ``timeout_s`` for the turns in progress, then hand every
     page over (close 1012). Returns how many turns were still under way when time ran out."""
     gateway.draining = True
