@@ -307,7 +307,7 @@ def learned_ms(clip: Clip, rule: TurnRule) -> float:
     turn-taker does): the pause it ended in plus a chunk, when it ended early and the person
     went on within ``unfinished_ms``; else 0."""
     cut, wait, pause = _replay(clip, rule)
-    plain = SessionSettings().endpoint.end_silence_ms
+    plain = rule.end_silence_ms
     if not cut or pause is None or not rule.learn_pauses or wait >= plain:
         return 0
     if pause.length_ms > rule.unfinished_ms:
