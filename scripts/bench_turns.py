@@ -63,12 +63,12 @@ from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import TurnRule, Verdict
 from gateway.talk.voice import talk_wav
+from gateway.testing.figures import piper_rtf, summarise
+from gateway.testing.speech import REQUESTS, espeak_16k, gateway_piper
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
 from gateway.voice.vad import CHUNK_MS
-from tests.support.figures import piper_rtf, summarise
-from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [

@@ -44,10 +44,10 @@ from gateway.audio import SAMPLE_RATE, read_wav, write_wav
 from gateway.cli import build_parser, main
 from gateway.options import given
 from gateway.records import SQLiteRecorder
+from gateway.testing.processes import free_port
+from gateway.testing.records import ALICE, BOB, record_conversation
+from gateway.testing.speech import espeak_wav, silence
 from tests.ofp_schemas import envelope_samples
-from tests.support.processes import free_port
-from tests.support.records import ALICE, BOB, record_conversation
-from tests.support.speech import espeak_wav, silence
 
 
 def actions(
