@@ -366,15 +366,23 @@ Action = (
 
 
 class TurnSettingsLike(Protocol):
-    """The settings the turn-taker reads (``SessionSettings`` has them all)."""
+    """The settings the turn-taker reads (``SessionSettings`` has them all). Read-only, so that
+    a frozen dataclass fits."""
 
-    endpoint: EndpointSettings
-    early_endpoint: bool
-    barge_in_ms: int
-    partial_interval_ms: int
-    follow_up_ms: int
-    wake_listen_ms: int
-    turn_rule: TurnRule
+    @property
+    def endpoint(self) -> EndpointSettings: ...
+    @property
+    def early_endpoint(self) -> bool: ...
+    @property
+    def barge_in_ms(self) -> int: ...
+    @property
+    def partial_interval_ms(self) -> int: ...
+    @property
+    def follow_up_ms(self) -> int: ...
+    @property
+    def wake_listen_ms(self) -> int: ...
+    @property
+    def turn_rule(self) -> TurnRule: ...
 
 
 @dataclass
@@ -594,9 +602,7 @@ class TurnTaker:
         self, utt: Utterance, *, early: bool, reason: EndReason | None = None
     ) -> list[Action]:
         pause, self._pause = self._pause, None
-        keep = (
-            utt.voiced_end - utt.start + SAMPLE_RATE * self.rule.end_silence_ms // 1000
-        )
+        keep = utt.voiced_end - utt.start + SAMPLE_RATE * self.rule.end_silence_ms // 1000
         if len(utt.audio) > keep:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
             # it than the plain end silence, as before (agents get the speech, not the wait).
