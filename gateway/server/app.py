@@ -4,11 +4,10 @@ One :class:`Gateway` per process holds what is shared — the models, the agent 
 records — and the open conversations (the registry of server/rooms.py), and runs the server's
 life: it listens, loads the models, runs the background tasks (reaping rooms nobody came back
 to, the loop-lag probe, the memory trimmer, the retention purge), admits or refuses each
-WebSocket, and closes. The rest
-is by role: server/routes.py answers HTTP, server/connection.py serves one page
-(:class:`~gateway.server.connection.PageConnection`), server/messages.py defines what the page
-and the gateway say to each other (``docs/client-protocol.md`` explains it). Those parts are
-handed the gateway as a :class:`~gateway.server.node.Node` and never import this module: the
+WebSocket, and closes. The rest is by role: server/routes.py answers HTTP, server/connection.py
+serves one page (:class:`~gateway.server.connection.PageConnection`), server/messages.py defines
+what the page and the gateway say to each other (``docs/client-protocol.md`` explains it). Those
+parts are handed the gateway as a :class:`~gateway.server.node.Node` and never import this module: the
 imports of ``server/`` run downward only.
 """
 

@@ -21,11 +21,17 @@ class GatewaySettings:
     only, and :attr:`wake` and :attr:`audio_feature` read them.
     """
 
+    #: The address to listen on (loopback: only this machine).
     host: str = "127.0.0.1"
+    #: The port of the page, the WebSocket and the HTTP routes.
     port: int = 8080
+    #: The agents each new conversation invites: URLs or ``builtin:NAME``.
     agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
+    #: Where people reach the gateway when that is not ``http://host:port`` (a proxy in front).
     public_url: str | None = None
+    #: Other origins whose pages may open the WebSocket (``--allow-origin``).
     allow_origins: tuple[str, ...] = ()
+    #: Voice sessions at once; a new one beyond is refused with a reason.
     max_sessions: int = 12
     #: Refuse new sessions while final transcripts wait this long for the shared model on
     #: average: the sessions already open would all get slower otherwise.
@@ -33,8 +39,11 @@ class GatewaySettings:
     #: Conversations kept for a rejoin after their page went; beyond this the one detached
     #: longest is ended early, so visitors coming and going cannot pile conversations up.
     max_detached: int = 64
+    #: The largest WebSocket message taken from a page.
     max_frame_bytes: int = 256 * 1024
+    #: Seconds a new WebSocket has to send its ``hello``.
     hello_timeout_s: float = 10.0
+    #: Seconds a conversation waits for its page to come back before it is ended.
     rejoin_s: float = 600.0
     #: Longest a drain (SIGTERM, SIGUSR1) waits for the turns in progress before handing over.
     drain_s: float = 30.0
