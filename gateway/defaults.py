@@ -25,6 +25,8 @@ ROOTS: tuple[tuple[str, str, str], ...] = (
     ("wake phrases", "gateway.voice.wake:PhraseSettings", "a spoken wake phrase (phrase:TEXT)"),
     ("voices", "gateway.render.tts:VoiceSettings", "one Piper voice"),
     ("the embedded language model", "gateway.llm.embedded:LlamaSettings", "llama.cpp"),
+    ("speech serve", "gateway.speech.server:SpeechServerSettings", "a speech server (Wyoming)"),
+    ("speech services", "gateway.speech.link:LinkSettings", "how one speech service is reached"),
 )
 
 #: Settings a part of the gateway sets from another, shown as that one rather than a default

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ __all__ = [
     "PARROT_ON_LOOPBACK",
     "ROOT",
     "Served",
+    "describes",
     "free_port",
     "metric_samples",
     "serving",
@@ -188,6 +190,15 @@ def start_agents(log: Path, *extra: str, timeout: float = 30) -> Served:
     port = free_port()
     args = ["agents", "serve", "--port", str(port), *extra]
     return spawn(args, log, port, ready="/", timeout=timeout)
+
+
+def describes(port: int) -> bool:
+    """Whether a Wyoming server on ``port`` answers ``describe`` with ``info``."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1) as s:
+        s.settimeout(5)
+        s.sendall(b'{"type": "describe"}\n')
+        return b'"info"' in s.recv(4096)
+    return False
 
 
 @contextlib.contextmanager
