@@ -39,7 +39,7 @@ from gateway.llm.model import acquire_embedded, release_embedded  # noqa: E402
 from gateway.llm.settings import LlmSettings  # noqa: E402
 from gateway.proxy import VoiceModels  # noqa: E402
 from gateway.talk.voice import talk_wav  # noqa: E402
-from tests.support.speech import piper_16k, silence  # noqa: E402
+from gateway.testing.speech import piper_16k, silence  # noqa: E402
 
 QUESTIONS = (
     "What should I pack for a weekend in Lisbon?",

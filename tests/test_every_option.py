@@ -41,13 +41,14 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
-from gateway.cli import build_parser, given, main
+from gateway.cli import build_parser, main
+from gateway.options import given
 from gateway.records import SQLiteRecorder
+from gateway.testing.openai_stub import OK_ANSWER, openai_stub
+from gateway.testing.processes import free_port
+from gateway.testing.records import ALICE, BOB, record_conversation
+from gateway.testing.speech import espeak_wav, silence
 from tests.ofp_schemas import envelope_samples
-from tests.support.openai_stub import OK_ANSWER, openai_stub
-from tests.support.processes import free_port
-from tests.support.records import ALICE, BOB, record_conversation
-from tests.support.speech import espeak_wav, silence
 
 
 def actions(
@@ -306,6 +307,54 @@ def check_talk_wake(t: Ctx) -> None:
     assert code == 2 and "unknown wake word 'siri'" in err
 
 
+def _talk_service_check(option: str, kind: str) -> Callable[[Ctx], None]:
+    """``talk --wav`` with a speech service at a port nothing listens on: refused before the
+    conversation, naming the service (the turns through real servers: tests/speech)."""
+
+    def check(t: Ctx) -> None:
+        wav = _clip(t, SAID)
+        dead = f"wyoming://127.0.0.1:{free_port()}"
+        code, _, err = t.run("talk", "--no-record", "--fast", "--wav", wav, option, dead)
+        assert code == 2 and f"{kind} service at {dead}" in err, err
+        code, _, err = t.run("talk", "--no-record", "--text", "hi", option, dead)
+        assert code == 2 and "only work with --wav" in err
+
+    return check
+
+
+# ------------------------------------------------------------------------------- speech serve
+def check_speech_uri(t: Ctx) -> None:
+    from gateway.testing.processes import describes
+    from tests.speech.conftest import own_server, running
+
+    port = free_port()
+    assert not describes(port)
+    with running(own_server(t.tmp, port=port)):
+        assert describes(port)
+    code, _, err = t.run("speech", "serve", "--uri", "http://127.0.0.1:1")
+    assert code == 2 and "tcp://HOST:PORT" in err
+
+
+def check_speech_stt_model(t: Ctx) -> None:
+    code, _, err = t.run("speech", "serve", "--stt-model", "no-such-model")
+    assert code == 3 and "no-such-model" in err
+
+
+def check_speech_max_connections(t: Ctx) -> None:
+    from tests.speech.conftest import own_server, running
+
+    with running(own_server(t.tmp, "--max-connections", "1")) as server:
+        held = socket.create_connection(("127.0.0.1", server.port))
+        try:
+            time.sleep(0.3)
+            with socket.create_connection(("127.0.0.1", server.port), 5) as second:
+                second.settimeout(10)
+                answer = second.recv(4096)
+            assert b'"error"' in answer, answer
+        finally:
+            held.close()
+
+
 # --------------------------------------------------------------------------------- agents serve
 @contextlib.contextmanager
 def agents_server(*args: str, env: dict[str, str] | None = None) -> Iterator[int]:
@@ -356,7 +405,7 @@ def check_agents_name(t: Ctx) -> None:
 
 
 # ------------------------------------------------------------------- the assistant's language model
-# The model's requests are seen at an OpenAI-compatible stub (tests/support/openai_stub.py): a
+# The model's requests are seen at an OpenAI-compatible stub (gateway/testing/openai_stub.py): a
 # real server does not say what it was sent. --llm-url is also shown against a real server (the
 # embedded llama.cpp, reached over HTTP as any remote one would be).
 KEY = "sekrit-test-key-4242"
@@ -747,8 +796,8 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--max-frame-bytes": ["1000"],
     "--audio-feature": ["url"],
     "--stt-model": ["base"],
-    "--end-silence-ms": ["1200"],
-    "--early-end-ms": ["400"],
+    "--unfinished-wait-ms": ["1200"],
+    "--finished-wait-ms": ["400"],
     "--trim-memory": ["5"],
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
@@ -761,6 +810,9 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--ice-server": ["stun:stun.test:3478"],
     "--keep-audio": [],
     "--max-sessions-per-address": ["2"],
+    "--stt": ["wyoming://127.0.0.1:10300"],
+    "--tts": ["wyoming://127.0.0.1:10300"],
+    "--wake-service": ["wyoming://127.0.0.1:10300"],
 }
 
 
@@ -794,6 +846,12 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --no-record": (check_talk_no_record, []),
     "talk --allow-address": (check_talk_allow_address, []),
     "talk --data": (check_talk_data, []),
+    "talk --stt": (_talk_service_check("--stt", "stt"), SLOW),
+    "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
+    "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
+    "speech serve --uri": (check_speech_uri, SLOW),
+    "speech serve --stt-model": (check_speech_stt_model, SLOW),
+    "speech serve --max-connections": (check_speech_max_connections, SLOW),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),
     "agents serve --name": (check_agents_name, []),
@@ -924,6 +982,9 @@ def test_given_options_reach_the_settings() -> None:
         "--llm-model-file": ["x.gguf"],
         "--llm-threads": ["2"],
         "--llm-persona": ["p.json"],
+        "--stt": ["wyoming://127.0.0.1:10300"],
+        "--tts": ["wyoming://127.0.0.1:10300"],
+        "--wake-service": ["wyoming://127.0.0.1:10300"],
     }
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():
@@ -956,7 +1017,7 @@ def test_help_shows_the_dataclass_defaults() -> None:
     assert f"({GatewaySettings().max_sessions}: what 2 cores serve well" in g
     rule = GatewaySettings().session.turn_rule
     assert f"read as finished ({rule.unfinished_ms};" in g
-    assert f"ends the turn ({rule.pause_ms})" in g
+    assert f"sounds finished ({rule.pause_ms})" in g
     assert f"replies ({TalkSettings().timeout_s:g})" in " ".join(helps["talk"].split())
 
 
@@ -987,10 +1048,10 @@ def _documented() -> list[tuple[str, str]]:
             "docs/turn-taking.md",
             f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their",
         ),
-        ("docs/turn-taking.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        ("docs/turn-taking.md", f"`--finished-wait-ms` sets the {session.turn_rule.pause_ms} ms pause"),
         (
             "docs/turn-taking.md",
-            f"`--end-silence-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
+            f"`--unfinished-wait-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
         ),
         ("docs/turn-taking.md", f"the wait, up to {session.turn_rule.doubt_ms / 1000:g} s;"),
         (

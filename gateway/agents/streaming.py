@@ -38,6 +38,11 @@ class ReplyStream:
         self._on_cancel: list[Callable[[], None]] = []
 
     @property
+    def id(self) -> str:
+        """The reply's dialog event id (its envelope follows under the same)."""
+        return self.event_id
+
+    @property
     def cancelled(self) -> bool:
         """Whether the listener stopped listening (the agent should stop generating)."""
         return self._cancelled

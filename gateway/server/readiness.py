@@ -2,7 +2,8 @@
 
 ``GET /readyz`` answers ``200 ready`` only when a new person would be served well; otherwise
 ``503`` with why: ``loading models`` (starting), ``full`` (``--max-sessions`` reached, or speech
-recognition behind), ``draining`` (leaving). A balancer's health check on it sends new people to
+recognition behind), ``draining`` (leaving), ``speech service down`` (a ``--stt``/``--tts``/
+``--wake-service`` server cannot be reached; ``speechServices`` names it). A balancer's health check on it sends new people to
 other nodes (``docs/deployment.md``). ``/healthz`` stays the liveness check.
 
 Draining (SIGUSR1 to ``serve``, or SIGTERM when its records are shared in PostgreSQL): refuse new sessions at once, let the turns in progress
@@ -21,7 +22,8 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+    from gateway.server.node import Node
+    from gateway.speech.link import ServiceLink
 
 #: Session states in which a turn is under way (see ``VoiceSession.state``).
 BUSY_STATES = frozenset({"hearing", "thinking", "speaking"})
@@ -30,28 +32,47 @@ HANDOVER_CODE = 1012
 HANDOVER_REASON = "this gateway node is restarting; reconnecting to another"
 
 
-def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
+def readiness(gateway: Node) -> tuple[HTTPStatus, bytes]:
     """The ``/readyz`` answer: status and a JSON body naming the state."""
     if not gateway.ready:
         state = "loading models"
     elif gateway.draining:
         state = "draining"
-    elif gateway._refusal() is not None:
+    elif gateway.refusal() is not None:
         state = "full"
+    elif any(link.down for link in speech_services(gateway)):
+        state = "speech service down"
     else:
         state = "ready"
-    body = {
+    body: dict[str, object] = {
         "state": state,
         "node": gateway.node,
         "sessions": len(gateway.clients),
         "maxSessions": gateway.settings.max_sessions,
         "conversations": len(gateway.rooms),
     }
+    links = speech_services(gateway)
+    if links:
+        # Which remote speech service is down, and why (``--stt``/``--tts``/``--wake-service``).
+        body["speechServices"] = [
+            {
+                "service": link.kind,
+                "address": link.address,
+                "up": not link.down,
+                **({"reason": link.down_reason} if link.down else {}),
+            }
+            for link in links
+        ]
     status = HTTPStatus.OK if state == "ready" else HTTPStatus.SERVICE_UNAVAILABLE
     return status, (json.dumps(body, allow_nan=False) + "\n").encode()
 
 
-def turns_in_progress(gateway: Gateway) -> int:
+def speech_services(gateway: Node) -> list[ServiceLink]:
+    """The speech services on the network the gateway's models use (none: all in process)."""
+    return list(getattr(getattr(gateway, "models", None), "services", None) or [])
+
+
+def turns_in_progress(gateway: Node) -> int:
     """Pages whose person is speaking, waiting for an answer or hearing one."""
     busy = 0
     for client in gateway.clients:
@@ -63,7 +84,7 @@ def turns_in_progress(gateway: Gateway) -> int:
     return busy
 
 
-async def drain(gateway: Gateway, timeout_s: float) -> int:
+async def drain(gateway: Node, timeout_s: float) -> int:
     """Refuse new sessions, wait up to ``timeout_s`` for the turns in progress, then hand every
     page over (close 1012). Returns how many turns were still under way when time ran out."""
     gateway.draining = True

@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import (
+from gateway.options import (
     add_conversation_options,
     add_llm_options,
     defaults_shown,
@@ -74,6 +74,9 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
     )
     add_conversation_options(p)
     add_llm_options(p)
+    from gateway.speech.cli import add_speech_service_options
+
+    add_speech_service_options(p)
     p.set_defaults(func=cmd_talk)
 
 
@@ -91,6 +94,15 @@ def usage_error(s: TalkSettings) -> str | None:
     if s.text is not None:
         voice_only = [o for o, on in (("--out", s.out), ("--fast", s.fast)) if on]
         voice_only += ["--wake"] if _waking(s) else []
+        voice_only += [
+            o
+            for o, on in (
+                ("--stt", s.stt_service),
+                ("--tts", s.tts_service),
+                ("--wake-service", s.wake_service),
+            )
+            if on
+        ]
         if voice_only:
             return f"{', '.join(voice_only)} only work with --wav (a recording), not with --text"
     if not s.record and s.data:

@@ -1,6 +1,6 @@
 """The assistant agent: its memory, its streaming, and every way its model can fail.
 
-The model here is an OpenAI-compatible stub (tests/support/openai_stub.py) for what a real
+The model here is an OpenAI-compatible stub (gateway/testing/openai_stub.py) for what a real
 server cannot be made to do (fail, stall, rant) and to see what each request carried; the
 real model (the embedded llama.cpp with SmolLM2) answers in tests/llm/test_embedded_assistant.py.
 """
@@ -16,9 +16,9 @@ from gateway.agents.builtin.assistant import APOLOGY, APOLOGY_CUT
 from gateway.agents.streaming import ReplyStream, reply_streams
 from gateway.llm.settings import LlmSettings
 from gateway.ofp import Envelope, Event, EventType, Parameters, To, text_event
+from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 from tests.agents.helpers import USER, conversant, texts, utterance
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.openai_stub import OK_ANSWER, openai_stub
 
 CLOCK = "tag:test.clock,2025:clock"
 QUICK = {"first_token_s": 2.0, "token_gap_s": 0.5}
@@ -70,7 +70,7 @@ async def test_a_failing_model_gets_an_apology_counted_and_the_conversation_goes
 
 
 async def test_an_unreachable_model_is_an_apology_too() -> None:
-    from tests.support.processes import free_port
+    from gateway.testing.processes import free_port
 
     agent = assistant(f"http://127.0.0.1:{free_port()}/v1")
     assert texts(await ask(agent, "Anyone there?")) == [APOLOGY]

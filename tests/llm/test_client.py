@@ -9,8 +9,8 @@ import time
 from gateway.llm.client import Capped, ChatClient, ChatMessage
 from gateway.llm.errors import LlmBadStream, LlmHTTPError, LlmTimeout, LlmUnreachable
 from gateway.llm.settings import LlmSettings
-from tests.support.openai_stub import OK_ANSWER, openai_stub
-from tests.support.processes import free_port
+from gateway.testing.openai_stub import OK_ANSWER, openai_stub
+from gateway.testing.processes import free_port
 
 QUESTION = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hello?")]
 QUICK = LlmSettings(first_token_s=1.0, token_gap_s=0.5)

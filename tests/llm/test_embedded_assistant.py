@@ -21,8 +21,8 @@ from gateway.agents.builtin.assistant import APOLOGY, APOLOGY_CUT
 from gateway.agents.streaming import ReplyStream, reply_streams
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
 from gateway.ofp import EventType
+from gateway.testing.speech import espeak_wav, silence
 from tests.agents.helpers import utterance
-from tests.support.speech import espeak_wav, silence
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ import pytest
 
 from gateway.agents.builtin.assistant import APOLOGY
 from gateway.server.messages import SayText
-from tests.support.page import Page
-from tests.support.processes import Served, free_port
+from gateway.testing.page import Page
+from gateway.testing.processes import Served, free_port
 
 pytestmark = pytest.mark.slow
 

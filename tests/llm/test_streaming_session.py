@@ -21,7 +21,7 @@ from gateway.llm.settings import LlmSettings
 from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.server.messages import AgentUtterance, Flush
-from tests.support.openai_stub import OK_ANSWER, openai_stub
+from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.support.processes import Served
+from gateway.testing.processes import Served
 from tests.web.test_voice import HEARD, open_page, wait_for_energy
 
 pytestmark = pytest.mark.slow
