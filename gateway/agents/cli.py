@@ -36,8 +36,9 @@ def cmd_agents_serve(args: argparse.Namespace) -> int:
     from gateway.agents.server import run_agents_server
 
     llm = llm_from_args(args)
-    run_agents_server(
-        **given(host=args.host, port=args.port, names=args.name),
-        **({"llm": llm} if llm != type(llm)() else {}),
-    )
+    # Only what was given: the server's own defaults apply to the rest (the model's too).
+    options: dict[str, Any] = given(host=args.host, port=args.port, names=args.name)
+    if llm != type(llm)():
+        options["llm"] = llm
+    run_agents_server(**options)
     return 0
