@@ -35,7 +35,7 @@ class ReplyStream:
         self._count = 0
         self._closed = False
         self._cancelled = False
-        self._on_cancel: list[Callable[[], None]] = []
+        self._on_cancel: list[Callable[[], object]] = []
 
     @property
     def id(self) -> str:
@@ -71,7 +71,7 @@ class ReplyStream:
             callback()
         self.close()
 
-    def on_cancel(self, callback: Callable[[], None]) -> None:
+    def on_cancel(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` when the listener cancels (at once if it already has)."""
         if self._cancelled:
             callback()

@@ -206,7 +206,7 @@ class _Reply:
         self._agent = agent
         self._stream: ReplyStream | None = None
         self.said: list[str] = []
-        self.on_cancel: Callable[[], None] | None = None
+        self.on_cancel: Callable[[], object] | None = None
 
     def say(self, sentence: str) -> None:
         if not sentence:
