@@ -23,6 +23,21 @@ def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant
     page = open_page(context, assistant_gateway, "?transport=ws")
     greeting = page.get_by_test_id("agent-utterance").filter(has_text=re.compile("Hi, I'm"))
     greeting.first.wait_for(timeout=30000)
+    # Every text the assistant's reply is shown with, as the page draws it.
+    page.evaluate(
+        """() => {
+          window.assistantTexts = [];
+          const list = document.querySelector("[data-testid=agent-utterance]").parentElement;
+          new MutationObserver(() => {
+            for (const li of list.querySelectorAll("[data-testid=agent-utterance]")) {
+              const text = li.querySelector(".text").textContent;
+              if (!text.startsWith("Hi, I'm") && !window.assistantTexts.includes(text)) {
+                window.assistantTexts.push(text);
+              }
+            }
+          }).observe(list, { childList: true, subtree: true, characterData: true });
+        }"""
+    )
     page.get_by_test_id("start").click()
     page.get_by_test_id("transcript").filter(has_text=HEARD).first.wait_for(timeout=30000)
     answers = page.get_by_test_id("agent-utterance").filter(has_not_text=re.compile("Hi, I'm"))
@@ -34,3 +49,8 @@ def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant
     assert "Sorry, I can't answer" not in said
     # The answer was played: PCM reached the page's playback worklet with energy.
     assert wait_for_energy(page, "ofpDebug.playedEnergy()", timeout_s=30) > 0
+    # It grew in place: the first text shown (its first sentence) begins the answer's turn as
+    # it ends — one turn updated, not a turn per sentence.
+    seen = page.evaluate("window.assistantTexts")
+    final = answers.first.locator(".text").inner_text()
+    assert seen and final.startswith(seen[0]) and final in seen, (seen, final)
