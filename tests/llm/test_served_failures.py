@@ -3,6 +3,9 @@ the conversation goes on, the records keep it, and ``/metrics`` counts the failu
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from gateway.agents.builtin.assistant import APOLOGY
@@ -38,3 +41,12 @@ async def test_the_person_hears_an_apology_and_metrics_count_it(gateway: Served)
             assert gateway.metrics()[FAILURES] == n
     finally:
         await page.close()
+    # The records keep the conversation, apologies included.
+    shown = subprocess.run(
+        [sys.executable, "-m", "gateway", "history", "show", page.welcome["conversationId"],
+         "--data", str(gateway.data)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    # Each apology twice: as the assistant said it, and as the floor delivered it to the person.
+    assert "Still there" in shown.stdout and shown.stdout.count(APOLOGY) == 4
