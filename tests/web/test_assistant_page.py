@@ -1,5 +1,6 @@
-"""A spoken conversation with the assistant in the page: the fake microphone asks, the embedded
-model (SmolLM2 on xllamacpp) answers, the answer is shown and heard. Its words vary: the test
+"""A spoken conversation with the assistant in the page, on the gateway ``scripts/run`` serves
+(the default agents): the fake microphone asks, the embedded model (SmolLM2 on xllamacpp)
+answers, the answer is shown and heard. Its words vary: the test
 asserts that an answer arrives, from the assistant, as speakable text, and that it is played."""
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def assistant_gateway(served_gateway) -> Served:
-    return served_gateway("assistant", "--agent", "builtin:assistant")
+    return served_gateway("assistant")  # serve's defaults, as scripts/run starts it
 
 
 def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant_gateway) -> None:
     page = open_page(context, assistant_gateway, "?transport=ws")
-    greeting = page.get_by_test_id("agent-utterance").filter(has_text=re.compile("Hi, I'm"))
+    greeting = page.get_by_test_id("agent-utterance").filter(has_text=re.compile("Hi, I'm Assi"))
     greeting.first.wait_for(timeout=30000)
     # Every text the assistant's reply is shown with, as the page draws it.
     page.evaluate(
@@ -31,7 +32,9 @@ def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant
           new MutationObserver(() => {
             for (const li of list.querySelectorAll("[data-testid=agent-utterance]")) {
               const text = li.querySelector(".text").textContent;
-              if (!text.startsWith("Hi, I'm") && !window.assistantTexts.includes(text)) {
+              const who = li.querySelector(".who").textContent;
+              if (!who.startsWith("Assistant") || text.startsWith("Hi, I'm")) continue;
+              if (!window.assistantTexts.includes(text)) {
                 window.assistantTexts.push(text);
               }
             }
@@ -40,7 +43,11 @@ def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant
     )
     page.get_by_test_id("start").click()
     page.get_by_test_id("transcript").filter(has_text=HEARD).first.wait_for(timeout=30000)
-    answers = page.get_by_test_id("agent-utterance").filter(has_not_text=re.compile("Hi, I'm"))
+    answers = (
+        page.get_by_test_id("agent-utterance")
+        .filter(has_text=re.compile("^Assistant"))
+        .filter(has_not_text=re.compile("Hi, I'm"))
+    )
     answers.first.wait_for(timeout=60000)
     answer = answers.first.inner_text()
     assert "Assistant" in answer  # who said it
