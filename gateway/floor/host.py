@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
+from gateway.agents.policy import MAX_URL_CHARS, clip_url
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
@@ -380,10 +381,36 @@ class FloorHost:
                 )
             return
         self._record("in", reply.sender.speaker_uri, reply.to_wire())
+        reply = await self._refuse_long_invites(reply, recipient)
         try:
             self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
         except FloorBusy as err:
             log.warning("conversation %s: %s", self.id, err)
+
+    async def _refuse_long_invites(self, reply: Envelope, sender: Identification) -> Envelope:
+        """``reply`` without the invites of agents whose address is longer than any real one
+        (:data:`~gateway.agents.policy.MAX_URL_CHARS`): such an agent could never be reached, and
+        passing the invite on would echo its whole address to the page and every agent. The
+        person is told, quoting the address short; the rest of the reply goes on."""
+        kept: list[Event] = []
+        for event in reply.events:
+            to = event.to
+            address = (to.service_url or to.speaker_uri or "") if to is not None else ""
+            if event.event_type is EventType.INVITE and len(address) > MAX_URL_CHARS:
+                await self._notify(
+                    Notice(
+                        f"{sender.display_name} invited an agent at an address of "
+                        f"{len(address)} characters ({clip_url(address)}); addresses are at most "
+                        f"{MAX_URL_CHARS} characters, so it was not invited.",
+                        "@error",
+                        sender.speaker_uri,
+                    )
+                )
+                continue
+            kept.append(event)
+        if len(kept) == len(reply.events):
+            return reply
+        return reply.model_copy(update={"events": kept})
 
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:

@@ -241,8 +241,6 @@ class PageConnection:
 
     def _invitable(self, url: str) -> str:
         """``url``, if the gateway may invite it; else ValueError quoting it short."""
-        if len(url) > access.MAX_PATH:
-            raise ValueError(f"the agent URL {clip_text(url)} is too long to invite")
         try:
             self.gateway.directory.resolve(url)  # refuses unknown schemes and policy at once
         except (ValueError, AgentError) as exc:  # quoted short: the URL may be huge
