@@ -246,6 +246,8 @@ class Synthesizer:
         # Sentences finished after their listener ran out of audio; a list so that the views
         # made by paced_by (shallow copies) count into the same figure.
         self._late = [0]
+        # Sentences synthesized (same sharing): what a page that plays no audio must not cost.
+        self._spoken = [0]
         self._threads = threads
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
@@ -269,6 +271,11 @@ class Synthesizer:
         """Sentences after a reply's first that were not ready when the one before them had
         played (a pause in the middle of a reply), since the synthesizer was made."""
         return self._late[0]
+
+    @property
+    def sentences(self) -> int:
+        """Sentences synthesized since the synthesizer was made, across every listener."""
+        return self._spoken[0]
 
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""
@@ -323,6 +330,7 @@ class Synthesizer:
         ahead = self._queued_s() if self._queued_s is not None else 0.0
         due = time.monotonic() + ahead
         result = await self._run(due, fn, *args)
+        self._spoken[0] += 1
         late = time.monotonic() - due
         if ahead > 0 and late > 0:
             self._late[0] += 1  # the listener heard silence inside a reply

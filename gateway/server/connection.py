@@ -160,6 +160,9 @@ class PageConnection:
             audio_url=lambda event_id: gw.signer.url(s.base_url, self.room_id, event_id),
         )
         self.session.on_timing = self._timing
+        # A page without audio gets the replies as text: synthesizing them would cost the shared
+        # synthesizer (and every other person's first audio) for sound nobody hears.
+        self.session.speak_replies = self.transport != "none"
         if hello.mode is not None:
             self.session.mode = hello.mode
         await self.send(

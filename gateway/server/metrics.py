@@ -97,6 +97,11 @@ class Metrics:
             "Sentences queued or being synthesized by the shared speech synthesizer",
             registry=r,
         )
+        self.tts_sentences = Gauge(
+            "ofp_gateway_tts_sentences",
+            "Sentences synthesized since start (a page without audio costs none)",
+            registry=r,
+        )
         self.tts_late = Gauge(
             "ofp_gateway_tts_late_sentences",
             "Sentences since start that were not ready when the audio before them had played "

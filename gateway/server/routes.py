@@ -99,6 +99,7 @@ class HttpRoutes:
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
+            self.gateway.metrics.tts_sentences.set(self.gateway.models.synthesizer.sentences)
             return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
             return self._audio(request.path)
