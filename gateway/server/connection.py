@@ -24,7 +24,7 @@ from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.proxy.session import Timing, VoiceSession
-from gateway.server import access, rooms
+from gateway.server import access, records_watch, rooms
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
@@ -180,6 +180,7 @@ class PageConnection:
                 keep_audio=s.keep_audio and gw.recorder is not None,
             )
         )
+        await records_watch.tell_newcomer(gw, self)
         if room.floor is not None:
             await self.send(room.floor)
         elif rejoined and room.conversation.on_floor is not None:

@@ -47,6 +47,8 @@ def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
         "maxSessions": gateway.settings.max_sessions,
         "conversations": len(gateway.rooms),
     }
+    if gateway.recorder is not None:  # failing records do not make the node unready: see
+        body["records"] = gateway.recorder.health().to_dict()  # server/records_watch.py
     status = HTTPStatus.OK if state == "ready" else HTTPStatus.SERVICE_UNAVAILABLE
     return status, (json.dumps(body, allow_nan=False) + "\n").encode()
 

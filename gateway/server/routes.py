@@ -22,7 +22,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gateway.resources import web_root
-from gateway.server import access, rooms
+from gateway.server import access, records_watch, rooms
 from gateway.server.guard import clip_text
 from gateway.server.readiness import readiness
 
@@ -100,6 +100,8 @@ class HttpRoutes:
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
             self.gateway.metrics.tts_sentences.set(self.gateway.models.synthesizer.sentences)
+            if self.gateway.recorder is not None:
+                records_watch.observe(self.gateway.metrics, self.gateway.recorder.health())
             return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
             return self._audio(request.path)
