@@ -93,6 +93,12 @@ class Limits:
     manifest_timeout_s: float = 3.0
 
 
+#: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
+#: it, agents are invited by URL alone. Invites are refused past Limits.max_agents at once, so
+#: this is reached only by many agents invited and gone in one conversation.
+MAX_NAMED = 256
+
+
 @dataclass(frozen=True)
 class Notice:
     """Something the person should be told that no agent said (an agent left, failed…)."""
@@ -185,6 +191,9 @@ class FloorHost:
         )
         self._agent_run = 0
         self._record("in", self.user.speaker_uri, env.to_wire())
+        env = await self._refuse_invites(env, self.user)
+        if not env.events:
+            return env
         if self.on_said is not None:
             self.on_said(env)
         self._dispatch(self.floor.receive(env))
@@ -204,6 +213,8 @@ class FloorHost:
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
         agents compare ``to.serviceUrl`` with their own as plain strings."""
+        if len(self._named) >= MAX_NAMED:
+            return None  # invited by URL alone: what the floor remembers stays bounded
         self._named.add(normalize_service_url(url))
         try:
             agent = self._resolve(url)
@@ -381,36 +392,47 @@ class FloorHost:
                 )
             return
         self._record("in", reply.sender.speaker_uri, reply.to_wire())
-        reply = await self._refuse_long_invites(reply, recipient)
+        reply = await self._refuse_invites(reply, recipient)
         try:
             self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
         except FloorBusy as err:
             log.warning("conversation %s: %s", self.id, err)
 
-    async def _refuse_long_invites(self, reply: Envelope, sender: Identification) -> Envelope:
-        """``reply`` without the invites of agents whose address is longer than any real one
-        (:data:`~gateway.agents.policy.MAX_URL_CHARS`): such an agent could never be reached, and
-        passing the invite on would echo its whole address to the page and every agent. The
-        person is told, quoting the address short; the rest of the reply goes on."""
+    async def _refuse_invites(self, envelope: Envelope, sender: Identification) -> Envelope:
+        """``envelope`` without the invites the floor cannot take, each told to the person once,
+        quoting the address short; the rest of it goes on. Refused: an address longer than any
+        real one (:data:`~gateway.agents.policy.MAX_URL_CHARS`: such an agent could never be
+        reached, and passing the invite on would echo the whole address to the page and every
+        agent), and any invite while :attr:`Limits.max_agents` agents are here already (the
+        conversants, their mailboxes and the floor sent to everyone stay bounded)."""
         kept: list[Event] = []
-        for event in reply.events:
+        agents = len(self.floor.conversants) - 1  # the person is a conversant too
+        for event in envelope.events:
             to = event.to
             address = (to.service_url or to.speaker_uri or "") if to is not None else ""
-            if event.event_type is EventType.INVITE and len(address) > MAX_URL_CHARS:
-                await self._notify(
-                    Notice(
-                        f"{sender.display_name} invited an agent at an address of "
-                        f"{len(address)} characters ({clip_url(address)}); addresses are at most "
-                        f"{MAX_URL_CHARS} characters, so it was not invited.",
-                        "@error",
-                        sender.speaker_uri,
-                    )
-                )
+            if event.event_type is not EventType.INVITE or to is None:
+                kept.append(event)
                 continue
-            kept.append(event)
-        if len(kept) == len(reply.events):
-            return reply
-        return reply.model_copy(update={"events": kept})
+            new = self.floor.conversant(to.speaker_uri or "") is None
+            if len(address) > MAX_URL_CHARS:
+                why = (
+                    f"{sender.display_name} invited an agent at an address of {len(address)} "
+                    f"characters ({clip_url(address)}); addresses are at most {MAX_URL_CHARS} "
+                    "characters, so it was not invited."
+                )
+            elif new and agents >= self.limits.max_agents:
+                why = (
+                    f"The conversation already has {agents} agents, the most it takes, so "
+                    f"{clip_url(address)} was not invited."
+                )
+            else:
+                agents += new
+                kept.append(event)
+                continue
+            await self._notify(Notice(why, "@error", sender.speaker_uri))
+        if len(kept) == len(envelope.events):
+            return envelope
+        return envelope.model_copy(update={"events": kept})
 
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
@@ -468,7 +490,11 @@ class FloorHost:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
         dialect is known and the invite went first), ask it for its manifest in the background,
         so the floor — and the person — learn its name."""
-        if not url.startswith(("http://", "https://")) or normalize_service_url(url) in self._named:
+        if (
+            not url.startswith(("http://", "https://"))
+            or normalize_service_url(url) in self._named
+            or len(self._named) >= MAX_NAMED
+        ):
             return
         self._named.add(normalize_service_url(url))
         if len(self._naming) >= self.limits.max_agents:

@@ -251,7 +251,7 @@ class Synthesizer:
         self._threads = threads
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
-        self._loaded: dict[VoiceSettings, PiperVoice] = {}
+        self._loaded: dict[tuple[Path | None, Path | None], PiperVoice] = {}
 
     def paced_by(self, queued_s: Callable[[], float]) -> Synthesizer:
         """This synthesizer (same workers, queue and voices) for one listener:
@@ -279,12 +279,15 @@ class Synthesizer:
 
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""
-        voice = self._loaded.get(settings)
+        # Keyed by the voice's files, not the whole settings: every SSML prosody value (rate,
+        # pitch, volume) makes new settings, and an agent choosing them must not grow this.
+        key = (settings.model, settings.config)
+        voice = self._loaded.get(key)
         if voice is None:  # the first time only: loading (and even finding) a voice blocks
             voice = await self._run(
                 time.monotonic(), functools.partial(load_voice, threads=self._threads), settings
             )
-            self._loaded[settings] = voice
+            self._loaded[key] = voice
         return voice
 
     async def warm_up(self, settings: VoiceSettings | None = None) -> None:
