@@ -33,7 +33,7 @@ from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
 from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.errors import Busy, SpeechError
-from gateway.workers import PoolClosed, PoolFull, PriorityPool
+from gateway.workers import PoolClosed, PoolFull, PriorityPool, model_threads
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ class Synthesizer:
         self,
         *,
         workers: int = 2,
-        threads: int = 1,
+        threads: int | None = None,
         max_pending: int = 32,
         max_chars: int = 5000,
     ) -> None:
@@ -248,7 +248,7 @@ class Synthesizer:
         self._late = [0]
         # Sentences synthesized (same sharing): what a page that plays no audio must not cost.
         self._spoken = [0]
-        self._threads = threads
+        self._threads = model_threads() if threads is None else threads
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
         self._loaded: dict[tuple[Path | None, Path | None], PiperVoice] = {}
