@@ -60,6 +60,12 @@ if TYPE_CHECKING:
     from gateway.server.app import Gateway
     from gateway.server.rooms import Room
 
+
+#: What a person is told when their conversation was taken up by another node.
+TAKEN_UP = (
+    "The server this conversation was on stopped, and another took it up from the records: "
+    "it goes on. If something you just said got no answer, please say it again."
+)
 log = logging.getLogger(__name__)
 
 WS_PCM_OUT_RATE = 24_000
@@ -181,6 +187,9 @@ class PageConnection:
             )
         )
         await records_watch.tell_newcomer(gw, self)
+        if room.taken_up:  # the node this conversation was on stopped: say so, in words, once
+            room.taken_up = False
+            await self.send(PageNotice(TAKEN_UP, "@moved"))
         if room.floor is not None:
             await self.send(room.floor)
         elif rejoined and room.conversation.on_floor is not None:

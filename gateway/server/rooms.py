@@ -76,6 +76,9 @@ class Room:
     connection: PageConnection | None = None
     #: When (the gateway's monotonic clock) its page went; None while one is attached.
     detached_at: float | None = None
+    #: Taken up from the records after the node that held it stopped: the page that rejoins
+    #: is told so, once (server/connection.py).
+    taken_up: bool = False
 
     def remember(self, message: FromGateway) -> None:
         """Keep what a rejoining page needs of a message sent to this room's page."""
@@ -295,7 +298,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         restore=state,
     )
     recall_builtins(gateway, stored, state)
-    room = Room(conversation, token)
+    room = Room(conversation, token, taken_up=True)
     room.history.extend(page_history(stored))
     gateway.rooms[conversation_id] = room
     gateway.metrics.conversations.set(len(gateway.rooms))
