@@ -7,7 +7,8 @@ WebSocket PCM, replies heard) while, in turn:
     the parrot's HTTP agent process (``agents serve``) is SIGKILLed, replies in flight, and
     started again on the same port ``--fault-s`` later;
 ``agent-hung``
-    the same process is stopped (SIGSTOP) for ``--fault-s``, then continued;
+    the same process is stopped (SIGSTOP) for ``--hang-s`` (past the agents' timeout), then
+    continued;
 ``sqlite-full``
     the records' disk (a tmpfs of its own, in a mount namespace only the gateway sees) is filled
     for ``--fault-s``, then freed;
@@ -294,7 +295,11 @@ async def run_single(args: argparse.Namespace, clips: list[Clip], work: Path) ->
     port = free_port()
     agents = [_agents(port, work / "agents.log")]
     agent = f"http://127.0.0.1:{port}/parrot"
-    disk = SmallDisk(work / "data", work / "serve.log", *ALLOW, "--agent", agent, size_mb=64)
+    # --keep-audio: each utterance's clip is a new file, so a full disk fails the store at
+    # once (SQLite alone reuses its write-ahead log's space and can go on for a while).
+    disk = SmallDisk(
+        work / "data", work / "serve.log", *ALLOW, "--agent", agent, "--keep-audio", size_mb=64
+    )
     url = disk.served.ws
     try:
         for fault in [f for f in args.faults if f in ("agent-killed", "agent-hung", "sqlite-full")]:
@@ -313,6 +318,7 @@ async def run_single(args: argparse.Namespace, clips: list[Clip], work: Path) ->
                     os.kill(agents[-1].pid, signal.SIGSTOP)
 
                 async def heal() -> None:
+                    await asyncio.sleep(max(0.0, args.hang_s - args.fault_s))
                     os.kill(agents[-1].pid, signal.SIGCONT)
 
             else:
@@ -465,6 +471,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "people": args.people,
         "faultS": args.fault_s,
+        "hangS": args.hang_s,
         "warmS": args.warm_s,
         "afterS": args.after_s,
         "cpus": os.cpu_count(),
@@ -476,6 +483,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--people", type=int, default=4, help="people talking at once (4)")
     p.add_argument("--fault-s", type=float, default=10.0, help="how long a fault lasts (10)")
+    p.add_argument(
+        "--hang-s",
+        type=float,
+        default=15.0,
+        help="how long the agent hangs (15: past the agents' 10 s timeout, so it is given up on)",
+    )
     p.add_argument("--warm-s", type=float, default=12.0, help="talk before the fault (12)")
     p.add_argument("--after-s", type=float, default=25.0, help="talk after it ends (25)")
     p.add_argument(

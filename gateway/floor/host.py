@@ -89,6 +89,10 @@ class Limits:
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
     #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
     bye_timeout_s: float = 2.0
+    #: Seconds an agent may take over what the person said before the person is told it is
+    #: slow (it is still waited for, up to its timeout): a hung agent otherwise leaves the
+    #: person in silence for the whole timeout (10 s). 0: never told.
+    slow_notice_s: float = 4.0
     #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
     manifest_timeout_s: float = 3.0
 
@@ -337,7 +341,7 @@ class FloorHost:
             in_process = not getattr(agent, "taps_wire", False)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
-            reply = await agent.handle(d.envelope)
+            reply = await self._handle_telling_slowness(agent, d, in_process)
             if in_process and reply is not None and listening():
                 tap("received", recipient.service_url or key, reply.to_json())
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
@@ -440,6 +444,31 @@ class FloorHost:
         if getattr(agent, "dialect", "openFloor") == "ovon":
             return to_ovon(envelope)
         return envelope.to_wire()
+
+    async def _handle_telling_slowness(
+        self, agent: Agent, d: Delivery, in_process: bool
+    ) -> Envelope | None:
+        """``agent.handle(d.envelope)``; if a remote agent takes longer than
+        :attr:`Limits.slow_notice_s` over what the person said, the person is told, once."""
+        wait_s = self.limits.slow_notice_s
+        if in_process or wait_s <= 0 or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+            return await agent.handle(d.envelope)
+        task = asyncio.ensure_future(agent.handle(d.envelope))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=wait_s)
+            if not done:
+                await self._notify(
+                    Notice(
+                        f"{d.recipient.display_name} is taking longer than usual to answer; "
+                        "still waiting.",
+                        "@slow",
+                        d.recipient.speaker_uri,
+                    )
+                )
+            return await task
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = self._key(recipient)

