@@ -355,14 +355,10 @@ def sqlite_texts(folder: Path, people: list[Person]) -> list[str]:
     """What the records hold of these people's conversations (one snippet per utterance)."""
     db = sqlite3.connect(f"file:{folder / 'records.sqlite3'}?mode=ro", uri=True)
     ids = conversations(people)
+    marks = ",".join("?" * len(ids))
     try:
-        return [
-            s
-            for (s,) in db.execute(
-                f"SELECT snippet FROM utterances WHERE conversation_id IN ({','.join('?' * len(ids))})",
-                ids,
-            ).fetchall()
-        ]
+        query = f"SELECT snippet FROM utterances WHERE conversation_id IN ({marks})"
+        return [s for (s,) in db.execute(query, ids).fetchall()]
     finally:
         db.close()
 
@@ -444,7 +440,13 @@ async def run_cluster(args: argparse.Namespace, clips: list[Clip], work: Path) -
         cut = [p for p in result if any(a >= t0 for a, _ in p.rejoins)]
         recovered = max(rejoined) if rejoined and len(rejoined) >= len(cut) else None
         report = figures(
-            "node-killed", result, t0, t1, end, recovered, postgres_texts(cluster.database_url, result)
+            "node-killed",
+            result,
+            t0,
+            t1,
+            end,
+            recovered,
+            postgres_texts(cluster.database_url, result),
         )
     finally:
         cluster.stop()

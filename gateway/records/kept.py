@@ -275,7 +275,11 @@ class KeptRecords:
             except RecordsError as exc:
                 self._error = str(exc)
                 if written:
-                    log.info("records: %d waiting writes kept, %d still wait", written, len(self._pending))
+                    log.info(
+                        "records: %d waiting writes kept, %d still wait",
+                        written,
+                        len(self._pending),
+                    )
                 return False
             self._pending.popleft()
             self._bytes -= w.size

@@ -62,7 +62,10 @@ def agent_said() -> DialogEvent:
             ),
             "ssml": Feature(
                 mime_type="application/ssml+xml",
-                tokens=[Token(value="<speak>La gare</speak>"), Token(value="<speak>à gauche.</speak>")],
+                tokens=[
+                    Token(value="<speak>La gare</speak>"),
+                    Token(value="<speak>à gauche.</speak>"),
+                ],
             ),
             "html": Feature(mime_type="text/html", tokens=[Token(value="<p>La gare</p>")]),
             "audio": Feature(
@@ -109,7 +112,12 @@ def test_mplp_keeps_every_feature_of_every_utterance(conversation, mplp_validato
     assert person["text"]["tokens"][0]["confidence"] == 0.89
     assert person["text"]["alternates"] == [[{"value": "Je voudrais aller à la garde."}]]
     assert [t["confidence"] for t in person["words"]["tokens"]] == [
-        0.91, 0.88, 0.93, 0.7, 0.95, 0.97
+        0.91,
+        0.88,
+        0.93,
+        0.7,
+        0.95,
+        0.97,
     ]
 
 
@@ -120,9 +128,7 @@ def test_durable_state_accounts_for_every_feature(conversation, agent_framework_
         assert schema_errors(validator, doc) == []
     messages = [m for entry in doc["data"]["conversationHistory"] for m in entry["messages"]]
     for de in said:
-        [message] = [
-            m for m in messages if {"$type": "text", "text": de.text()} in m["contents"]
-        ]
+        [message] = [m for m in messages if {"$type": "text", "text": de.text()} in m["contents"]]
         contents = list(message["contents"])
         # The text once: the words annotation is not a second text content.
         assert [c for c in contents if c["$type"] == "text"] == [

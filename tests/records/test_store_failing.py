@@ -69,7 +69,9 @@ async def test_a_full_disk_loses_no_acknowledged_words(tmp_path: Path) -> None:
 
         since = len(page.events)
         disk.free()
-        wait_until(lambda: readyz(disk)["records"] == {**ready["records"], "state": "ok", "pending": 0})
+        wait_until(
+            lambda: readyz(disk)["records"] == {**ready["records"], "state": "ok", "pending": 0}
+        )
         again = await page.wait_for(
             lambda e: e["type"] == "notice" and e["reason"] == "@records", since=since
         )
