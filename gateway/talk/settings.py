@@ -32,3 +32,8 @@ class TalkSettings:
     data: str | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: With ``wav``: speech services on Wyoming servers (``wyoming://HOST:PORT``; None: in
+    #: process), as ``serve``'s ``--stt``/``--tts``/``--wake-service``.
+    stt_service: str | None = None
+    tts_service: str | None = None
+    wake_service: str | None = None
