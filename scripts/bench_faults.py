@@ -1,6 +1,6 @@
 """Faults while people talk: what each costs the people, their turns and their records.
 
-People talk through the load client (``tests/support/load_client.py``: real-time Piper speech,
+People talk through the load client (``gateway/testing/load_client.py``: real-time Piper speech,
 WebSocket PCM, replies heard) while, in turn:
 
 ``agent-killed``
@@ -57,9 +57,9 @@ from gateway.cluster.local import LocalCluster  # noqa: E402
 from gateway.cluster.postgres import TempPostgres  # noqa: E402
 from gateway.records.model import SNIPPET_CHARS  # noqa: E402
 from gateway.server import messages as m  # noqa: E402
-from tests.support.faults import SmallDisk, can_mount  # noqa: E402
-from tests.support.load_client import Client, Clip, Tally, Turn, load_clips  # noqa: E402
-from tests.support.processes import Served, free_port, spawn  # noqa: E402
+from gateway.testing.faults import SmallDisk, can_mount  # noqa: E402
+from gateway.testing.load_client import Client, Clip, Tally, Turn, load_clips  # noqa: E402
+from gateway.testing.processes import Served, free_port, spawn  # noqa: E402
 
 FAULTS = ("agent-killed", "agent-hung", "sqlite-full", "postgres-restarted", "node-killed")
 ALLOW = ("--allow-address", "127.0.0.0/8")

@@ -29,7 +29,16 @@ from gateway.agents.policy import MAX_URL_CHARS, clip_url
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
-from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+from gateway.ofp import (
+    Conversation,
+    Envelope,
+    Event,
+    EventType,
+    Identification,
+    Sender,
+    To,
+    to_ovon,
+)
 from gateway.records.errors import RecordsError
 
 if TYPE_CHECKING:
@@ -187,7 +196,7 @@ class FloorHost:
     async def say(self, events: list[Event]) -> Envelope:
         """Send events from the person (invites, utterances…) into the floor; returns the envelope."""
         env = Envelope(
-            conversation={"id": self.id},
+            conversation=Conversation(id=self.id),
             sender=Sender(
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             ),
@@ -495,7 +504,7 @@ class FloorHost:
             await self._notify(Notice(text, err.reason_token, recipient.speaker_uri))
             uninvite = Event(
                 event_type=EventType.UNINVITE,
-                to={"speakerUri": recipient.speaker_uri},
+                to=To(speaker_uri=recipient.speaker_uri),
                 reason=reason,
             )
             self._dispatch(self.floor.inject([uninvite]))

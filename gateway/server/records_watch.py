@@ -11,15 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from gateway.records.kept import KeptRecords, RecordsHealth
-from gateway.server.messages import PageNotice
+from gateway.server.messages import Message, PageNotice
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
-    from gateway.server.connection import PageConnection
     from gateway.server.metrics import Metrics
+    from gateway.server.node import Node
+
+
+class Listener(Protocol):
+    """A page that can be told something (a :class:`~gateway.server.connection.PageConnection`)."""
+
+    async def send(self, message: Message) -> None:
+        """Send one message to the page."""
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +56,27 @@ def notice(health: RecordsHealth) -> PageNotice:
     return PageNotice(text, REASON)
 
 
-def tell_pages(gateway: Gateway, health: RecordsHealth) -> None:
+def tell_pages(clients: Iterable[Listener], health: RecordsHealth) -> None:
     """Tell every connected page (the listener :class:`KeptRecords` calls)."""
     message = notice(health)
     loop = asyncio.get_running_loop()
-    for client in list(gateway.clients):
+    for client in list(clients):
         task = loop.create_task(client.send(message))
         _sending.add(task)
         task.add_done_callback(_sending.discard)
 
 
-async def tell_newcomer(gateway: Gateway, client: PageConnection) -> None:
+def health(node: Node) -> RecordsHealth | None:
+    """How the node's records are doing (None: it keeps none)."""
+    records = node.recorder
+    return records.health() if isinstance(records, KeptRecords) else None
+
+
+async def tell_newcomer(node: Node, client: Listener) -> None:
     """A page opened while records fail hears it at once."""
-    records = gateway.recorder
-    if isinstance(records, KeptRecords) and records.health().state != "ok":
-        await client.send(notice(records.health()))
+    now = health(node)
+    if now is not None and now.state != "ok":
+        await client.send(notice(now))
 
 
 def observe(metrics: Metrics, health: RecordsHealth) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options
+from gateway.options import add_conversation_options, defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:

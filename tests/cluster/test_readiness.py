@@ -36,7 +36,7 @@ def gateway(*, ready: bool = True, draining: bool = False, refusal: str | None =
         rooms={},
         recorder=None,
         settings=SimpleNamespace(max_sessions=12),
-        _refusal=lambda: refusal,
+        refusal=lambda: refusal,
     )
 
 

@@ -22,8 +22,8 @@ from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import Verdict
 from gateway.render.ssml import trim_silence
 from gateway.talk.voice import talk_wav
+from gateway.testing.speech import piper_16k, silence, word_error_rate
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.speech import piper_16k, silence, word_error_rate
 
 
 def _decode_wav(b64: str) -> np.ndarray:

@@ -22,8 +22,8 @@ from gateway.ofp import (
 )
 from gateway.proxy import speech_dialog_event
 from gateway.records import Recorder, to_durable_agent_state, to_mplp_dialog
+from gateway.testing.records import ALICE, USER, schema_errors
 from gateway.voice.stt import Transcript, Word
-from tests.support.records import ALICE, USER, schema_errors
 
 MAPPINGS = Path(__file__).resolve().parents[2] / "gateway" / "records" / "MAPPINGS.md"
 AT = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.faults import SmallDisk, can_mount
-from tests.support.page import Page
-from tests.support.processes import PARROT_ON_LOOPBACK
+from gateway.testing.faults import SmallDisk, can_mount
+from gateway.testing.page import Page
+from gateway.testing.processes import PARROT_ON_LOOPBACK
 
 pytestmark = [
     pytest.mark.slow,
@@ -97,7 +97,7 @@ async def test_postgresql_going_away_loses_no_acknowledged_words(tmp_path: Path)
     import psycopg
 
     from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
-    from tests.support.processes import free_port, spawn
+    from gateway.testing.processes import free_port, spawn
 
     try:
         pg = TempPostgres(fsync=False).start()  # its own: the session's server must stay up

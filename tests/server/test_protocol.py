@@ -20,8 +20,8 @@ from gateway.server.messages import (
     SessionState,
     StateUpdate,
 )
-from tests.support.page import Page
-from tests.support.speech import piper_16k, silence
+from gateway.testing.page import Page
+from gateway.testing.speech import piper_16k, silence
 
 
 async def test_text_conversation_floor_and_rejoin(gateway) -> None:

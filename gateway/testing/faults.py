@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.processes import READY_TIMEOUT_S, ROOT, Served, free_port, wait_http
+from gateway.testing.processes import READY_TIMEOUT_S, ROOT, Served, free_port, wait_http
 
 FILLER = ".filler"
 
