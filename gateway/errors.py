@@ -34,6 +34,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   ├── AgentTimeout, AgentUnreachable, AddressRefused, AgentHTTPError,
     │   │   AgentBadReply, ReplyTooLarge, RequestTooLarge
     │   ├── UnknownAgent               + ValueError: no agent at that address  [agents.errors]
+    │   ├── UrlTooLong                 AddressRefused + ValueError: a URL over 2048
+    │   │                              characters, refused unparsed  [agents.policy]
     │   └── RefusedHost                + OSError (what aiohttp's resolver must raise): every
     │                                  address of a host name is refused  [agents.policy]
     ├── LlmError                       a language model gave no usable answer  [llm.errors]

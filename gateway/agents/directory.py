@@ -12,7 +12,7 @@ from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
-from gateway.agents.policy import AddressPolicy
+from gateway.agents.policy import AddressPolicy, check_url_length
 from gateway.agents.urls import BUILTIN_SCHEME, normalize_service_url, split_dialect
 from gateway.llm.settings import LlmSettings
 
@@ -58,6 +58,7 @@ class AgentDirectory:
         contacted at the URL it was first resolved by (a trailing slash an agent's routes insist
         on is kept)."""
         url = url.strip()
+        check_url_length(url)  # before anything parses it or keeps it as a key
         if url.startswith(BUILTIN_SCHEME):
             name = url[len(BUILTIN_SCHEME) :]
             agent = self.builtins.get(name)

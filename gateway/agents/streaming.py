@@ -31,7 +31,8 @@ class ReplyStream:
         self.speaker = speaker
         #: What has been put so far, joined.
         self.text = ""
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        # Room for every sentence put allows and the closing None: put_nowait never overflows.
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=MAX_SENTENCES + 1)
         self._count = 0
         self._closed = False
         self._cancelled = False

@@ -415,6 +415,6 @@ async def serve(s: ServeSettings) -> int:
             print(f"{unfinished} turns still under way; handing over", file=sys.stderr)
     print("shutting down…", file=sys.stderr, flush=True)
     await gateway.close(handover=draining)
-    if recorder is not None:
-        recorder.close()
+    if gateway.recorder is not None:
+        gateway.recorder.close()  # the records still waiting for a failed store get a last try
     return 0

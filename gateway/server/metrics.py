@@ -99,6 +99,29 @@ class Metrics:
             "Sentences queued or being synthesized by the shared speech synthesizer",
             registry=r,
         )
+        self.tts_sentences = Gauge(
+            "ofp_gateway_tts_sentences",
+            "Sentences synthesized since start (a page without audio costs none)",
+            registry=r,
+        )
+        self.records_failing = Gauge(
+            "ofp_gateway_records_failing",
+            "1 while the records store fails and writes wait in memory (records/kept.py)",
+            registry=r,
+        )
+        self.records_pending = Gauge(
+            "ofp_gateway_records_pending", "Record writes waiting for the store", registry=r
+        )
+        self.records_dropped = Gauge(
+            "ofp_gateway_records_dropped",
+            "Record writes lost since start because the waiting buffer was full",
+            registry=r,
+        )
+        self.records_episodes = Gauge(
+            "ofp_gateway_records_failure_episodes",
+            "Times since start the records store began failing",
+            registry=r,
+        )
         self.tts_late = Gauge(
             "ofp_gateway_tts_late_sentences",
             "Sentences since start that were not ready when the audio before them had played "
