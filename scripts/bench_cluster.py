@@ -169,11 +169,11 @@ def bench_stores(writes: int) -> None:
 
 
 async def _one_failover(cluster: LocalCluster) -> tuple[float, float]:
-    from tests.support.cluster import Page, rejoin
+    from gateway.testing.cluster import Page, rejoin
 
     url = cluster.url.replace("http://", "ws://") + "/ws"
     page = await Page.open(url)
-    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 5)
     await page.say("hello before the failure")
     node = next(n for n in cluster.nodes if n.name == page.node)
     killed_at = time.monotonic()

@@ -4,7 +4,7 @@ person paused in, which prompt, which thresholds, and what does a call cost?
 No audio: each set's *paused* sentences give an unfinished text (the part before the pause) and
 a finished one (the whole sentence); its *complete* sentences are finished. Every prompt variant
 scores the tuning set; the chosen prompt's thresholds are fitted there and then reported on the
-held-out set (``tests/support/turn_sets.py``):
+held-out set (``gateway/testing/turn_sets.py``):
 
 * **separation**: the fraction of (finished, unfinished) pairs the score orders right (AUC);
 * **low threshold** (the rule's ``semantic_low``: "clearly unfinished", wait longer): the
@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gateway.testing.figures import summarise
+from gateway.testing.turn_sets import HELD_OUT, TUNING, TurnSet
 from gateway.voice.semantic import SemanticSettings, SemanticSignal
-from tests.support.figures import summarise
-from tests.support.turn_sets import HELD_OUT, TUNING, TurnSet
 
 #: Prompt variants tried on the tuning set: (name, system line, opening agent line).
 PROMPTS = {

@@ -19,6 +19,7 @@ import pytest
 import gateway
 import gateway.errors
 from gateway import cli
+from gateway.agents import cli as agents_cli
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.errors import EXIT_GATEWAY_ERROR, Busy, ConfigError, GatewayError, SpeechError
 from gateway.ofp import EnvelopeError
@@ -131,7 +132,8 @@ def test_an_unknown_agent_exits_with_one_line(tmp_path: Path) -> None:
     done = run_cli("agents", "serve", "--port", "0", "--name", "weather", cwd=tmp_path)
     assert done.returncode == EXIT_GATEWAY_ERROR, done.stderr
     assert done.stderr == (
-        "ofp-gateway: no built-in agent called weather; choose from parrot, clock, concierge\n"
+        "ofp-gateway: no built-in agent called weather; choose from parrot, clock, concierge, "
+        "assistant\n"
     )
 
 
@@ -142,7 +144,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(args: object) -> int:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cli, "cmd_agents_serve", broken)
+    monkeypatch.setattr(agents_cli, "cmd_agents_serve", broken)
     with pytest.raises(KeyError, match="a bug"):
         cli.main(["agents", "serve"])
 
@@ -153,7 +155,7 @@ def test_main_turns_a_gateway_error_into_its_exit_code(
     def refuses(args: object) -> int:
         raise RecordsError("cannot open the record store x:\n  the disk is full; free some space")
 
-    monkeypatch.setattr(cli, "cmd_agents_serve", refuses)
+    monkeypatch.setattr(agents_cli, "cmd_agents_serve", refuses)
     assert cli.main(["agents", "serve"]) == EXIT_GATEWAY_ERROR
     assert capsys.readouterr().err == (
         "ofp-gateway: cannot open the record store x: the disk is full; free some space\n"

@@ -41,6 +41,7 @@ from gateway.ofp import (
     EventType,
     Identification,
     Sender,
+    To,
 )
 
 #: Events that go to the convener when there is one (§2.2 table, "Delegate to Convener").
@@ -344,7 +345,7 @@ class Floor:
                 return  # only a conversant can hold the floor
             grant = Event(
                 event_type=EventType.GRANT_FLOOR,
-                to={"speakerUri": requester.speaker_uri},
+                to=To(speaker_uri=requester.speaker_uri),
                 reason=event.reason,
             )
             manager = Sender(

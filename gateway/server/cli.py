@@ -11,8 +11,16 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options, given
 from gateway.errors import ConfigError
+from gateway.llm.settings import LlmSettings
+from gateway.options import (
+    add_conversation_options,
+    add_llm_options,
+    defaults_shown,
+    from_options,
+    given,
+    llm_from_args,
+)
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 
 
 # Imported when settings are built, not with the parser: the app loads the web server and the
-# session (see gateway.cli.defaults_shown).
+# session (see gateway.options.defaults_shown).
 def _gateway() -> GatewaySettings:
     from gateway.server.app import GatewaySettings
 
@@ -62,6 +70,8 @@ class ServeSettings:
     voices: str | None = None
     #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
     allocator: str = "jemalloc"
+    #: The built-in assistant's language model.
+    llm: LlmSettings = field(default_factory=LlmSettings)
 
 
 @cache
@@ -181,19 +191,19 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
-        "--end-silence-ms",
+        "--unfinished-wait-ms",
         dest="unfinished_ms",
         type=int,
         metavar="MS",
-        help="silence that ends a turn whose words do not read as finished ({rule.unfinished_ms}; "
+        help="the turn rule's wait for words that do not read as finished ({rule.unfinished_ms}; "
         "a finished-sounding sentence ends after {rule.pause_ms})",
     )
     p.add_argument(
-        "--early-end-ms",
-        dest="early_end_ms",
+        "--finished-wait-ms",
+        dest="finished_wait_ms",
         type=int,
         metavar="MS",
-        help="silence after which a sentence that reads and sounds finished ends the turn "
+        help="the turn rule's wait for a sentence that reads and sounds finished "
         "({rule.pause_ms}). Longer answers later and cuts off fewer people who pause "
         "mid-sentence: the turn-taking trade-off in docs/performance.md measures 400 and 500",
     )
@@ -243,6 +253,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
+    add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
     add_speech_service_options(p)
@@ -265,6 +276,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
         speech=from_options(d.speech, args),
+        llm=llm_from_args(args),
     )
 
 
@@ -300,35 +312,36 @@ def _seconds(text: str) -> float:
 
 
 def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> TurnRule:
-    """``rule`` with ``--end-silence-ms`` (its wait for words that do not read as finished) and
-    ``--early-end-ms`` (its wait when everything says "finished") applied. The rule's other
-    waits move out of their way: no turn waits longer than the end silence's bound, and a
-    doubtful sentence waits at least the early end. The semantic signal's waits follow: clearly
-    finished words wait the early end, clearly unfinished ones at least the end silence.
+    """``rule`` with ``--unfinished-wait-ms`` (its wait for words that do not read as finished)
+    and ``--finished-wait-ms`` (its wait when everything says "finished") applied. The rule's other
+    waits move out of their way: its bound (``max_wait_ms``) rises to the longest wait, and a
+    doubtful sentence waits at least the finished wait. The semantic signal's waits follow:
+    clearly finished words wait the finished wait, clearly unfinished ones at least the
+    unfinished wait.
 
     Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
-    end silence is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
+    unfinished wait is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
     # Named for the rule's fields here, not by dest: the endpointer has a pause_ms of its own.
     asked = given(
         unfinished_ms=getattr(args, "unfinished_ms", None),
-        pause_ms=getattr(args, "early_end_ms", None),
+        pause_ms=getattr(args, "finished_wait_ms", None),
     )
     if not asked:
         return rule
     end = asked.get("unfinished_ms", rule.unfinished_ms)
     early = asked.get("pause_ms", rule.pause_ms)
     if early <= 0:
-        raise ConfigError(f"--early-end-ms {early} is not a silence: give a positive number")
+        raise ConfigError(f"--finished-wait-ms {early} is not a silence: give a positive number")
     if early > end:
         raise ConfigError(
-            f"the early end ({early} ms, --early-end-ms) is longer than the end silence "
-            f"({end} ms, --end-silence-ms): a sentence that sounds finished would wait longer "
-            "than one that does not. Give a shorter early end or a longer end silence"
+            f"the finished wait ({early} ms, --finished-wait-ms) is longer than the unfinished "
+            f"wait ({end} ms, --unfinished-wait-ms): a sentence that sounds finished would wait "
+            "longer than one that does not. Give a shorter finished wait or a longer unfinished one"
         )
     if end >= longest_ms:
         raise ConfigError(
-            f"--end-silence-ms {end} is not shorter than the longest utterance ({longest_ms} ms), "
-            "which would end first: give a shorter end silence"
+            f"--unfinished-wait-ms {end} is not shorter than the longest utterance "
+            f"({longest_ms} ms), which would end first: give a shorter wait"
         )
     return replace(
         rule,
@@ -370,9 +383,13 @@ async def serve(s: ServeSettings) -> int:
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(s.stt, voices=voices, services=s.speech)
     settings = s.gateway
-    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses))
+    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses), llm=s.llm)
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
+    assistant = directory.builtins.get("assistant")
+    if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
+        # Loaded now (0.4 s for the default model), not when the first person asks.
+        await assistant.model.warm_up()  # type: ignore[attr-defined]
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
     draining = False
@@ -404,6 +421,6 @@ async def serve(s: ServeSettings) -> int:
             print(f"{unfinished} turns still under way; handing over", file=sys.stderr)
     print("shutting down…", file=sys.stderr, flush=True)
     await gateway.close(handover=draining)
-    if recorder is not None:
-        recorder.close()
+    if gateway.recorder is not None:
+        gateway.recorder.close()  # the records still waiting for a failed store get a last try
     return 0

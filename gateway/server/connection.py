@@ -24,7 +24,7 @@ from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.proxy.session import Timing, VoiceSession
-from gateway.server import access, rooms
+from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
@@ -57,9 +57,15 @@ from gateway.server.messages import (
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+    from gateway.server.node import Node
     from gateway.server.rooms import Room
 
+
+#: What a person is told when their conversation was taken up by another node.
+TAKEN_UP = (
+    "The server this conversation was on stopped, and another took it up from the records: "
+    "it goes on. If something you just said got no answer, please say it again."
+)
 log = logging.getLogger(__name__)
 
 WS_PCM_OUT_RATE = 24_000
@@ -72,7 +78,7 @@ MAX_TEXT_CHARS = 5000
 class PageConnection:
     """One page (or other client) on the WebSocket."""
 
-    def __init__(self, gateway: Gateway, ws: ServerConnection) -> None:
+    def __init__(self, gateway: Node, ws: ServerConnection) -> None:
         self.gateway = gateway
         self.ws = ws
         self.room: Room | None = None
@@ -124,10 +130,10 @@ class PageConnection:
     async def _attach(self, hello: Hello) -> None:
         gw = self.gateway
         s = gw.settings
-        room = await rooms.find_or_resume(gw, hello.conversation_id, hello.token)
+        room = await gw.rooms.find_or_resume(hello.conversation_id, hello.token)
         rejoined = room is not None
         if room is None:
-            self.room_id, room = await rooms.open_room(gw)
+            self.room_id, room = await gw.rooms.open()
         else:
             self.room_id = room.conversation.id
             if room.connection is not None and room.connection is not self:
@@ -160,6 +166,9 @@ class PageConnection:
             audio_url=lambda event_id: gw.signer.url(s.base_url, self.room_id, event_id),
         )
         self.session.on_timing = self._timing
+        # A page without audio gets the replies as text: synthesizing them would cost the shared
+        # synthesizer (and every other person's first audio) for sound nobody hears.
+        self.session.speak_replies = self.transport != "none"
         if hello.mode is not None:
             self.session.mode = hello.mode
         await self.send(
@@ -177,6 +186,10 @@ class PageConnection:
                 keep_audio=s.keep_audio and gw.recorder is not None,
             )
         )
+        await records_watch.tell_newcomer(gw, self)
+        if room.taken_up:  # the node this conversation was on stopped: say so, in words, once
+            room.taken_up = False
+            await self.send(PageNotice(TAKEN_UP, "@moved"))
         if room.floor is not None:
             await self.send(room.floor)
         elif rejoined and room.conversation.on_floor is not None:

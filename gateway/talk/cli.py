@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options
+from gateway.options import (
+    add_conversation_options,
+    add_llm_options,
+    defaults_shown,
+    from_options,
+    llm_from_args,
+)
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -40,7 +47,10 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         help="an agent to invite (repeatable; default {agents})",
     )
     p.add_argument(
-        "--json", action="store_true", default=None, help="print one JSON object with every envelope"
+        "--json",
+        action="store_true",
+        default=None,
+        help="print one JSON object with every envelope",
     )
     p.add_argument(
         "--timeout",
@@ -63,6 +73,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
     add_conversation_options(p)
+    add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
     add_speech_service_options(p)
@@ -72,7 +83,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
 def from_args(args: argparse.Namespace) -> TalkSettings:
     """The settings the options ask for (each option's ``dest`` is the field it sets); an
     option not given keeps the dataclass default."""
-    return from_options(TalkSettings(), args)
+    return replace(from_options(TalkSettings(), args), llm=llm_from_args(args))
 
 
 def usage_error(s: TalkSettings) -> str | None:
@@ -118,7 +129,7 @@ def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.policy import AddressPolicy
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
-    return lambda: AgentDirectory(policy)
+    return lambda: AgentDirectory(policy, llm=s.llm)
 
 
 def _recorder(s: TalkSettings) -> Recorder | None:

@@ -34,8 +34,9 @@ def gateway(*, ready: bool = True, draining: bool = False, refusal: str | None =
         node="n1",
         clients=[],
         rooms={},
+        recorder=None,
         settings=SimpleNamespace(max_sessions=12),
-        _refusal=lambda: refusal,
+        refusal=lambda: refusal,
     )
 
 

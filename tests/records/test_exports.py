@@ -15,8 +15,7 @@ from gateway.records import (
     to_durable_agent_state,
     to_mplp_dialog,
 )
-from tests.support.records import (
-    AGENT_FRAMEWORK_SCHEMAS,
+from gateway.testing.records import (
     ALICE,
     BOB,
     START,
@@ -24,6 +23,9 @@ from tests.support.records import (
     Script,
     record_conversation,
     schema_errors,
+)
+from tests.records.helpers import (
+    AGENT_FRAMEWORK_SCHEMAS,
 )
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -192,7 +194,7 @@ def test_mplp_dialog_keeps_privacy_and_features_in_event_data(stored, script):
     assert by_id[hello.id]["private"] is False
     inline = by_id[hello.id]["features"]["audio"]["tokens"][0]["value"]
     assert base64.b64decode(inline) == script.user_wav
-    assert "text" not in by_id[hello.id]["features"]
+    assert by_id[hello.id]["features"]["text"] == hello.features["text"].wire()
     assert "recordedAudio" not in by_id[hello.id]  # its clip is the inline audio already
     assert by_id[three_days.id]["features"]["audio"]["tokens"][0]["valueUrl"] == (
         "https://alice.test/clips/1.wav"

@@ -19,7 +19,7 @@ import pytest
 
 from gateway.audio import SAMPLE_RATE, write_wav
 from gateway.proxy.session import SessionSettings
-from tests.support.speech import espeak_wav, silence
+from gateway.testing.speech import espeak_wav, silence
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from typing import get_args
 import pytest
 
 from gateway.proxy.turns import EndReason
-from tests.support.speech import normalise
+from gateway.testing.speech import normalise
 
 pytestmark = pytest.mark.slow
 
