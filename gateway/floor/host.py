@@ -9,8 +9,12 @@ feeds replies back in arrival order, and turns transport failures into Open Floo
   ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
   when its address is refused by policy, it is uninvited with ``@error``;
 * deliveries to each recipient are sequential (their order is the floor's order) and bounded;
-* a reply chain between agents is cut after :attr:`Limits.max_agent_envelopes` agent envelopes
-  without a word from the person, so two agents cannot answer each other forever.
+* agents do not chatter: an agent's reply answers whoever spoke the envelope it got (an utterance
+  without ``to`` is given that speaker as ``to``), and a chain of agents answering agents is cut
+  after :attr:`Limits.max_agent_exchanges` exchanges in one person turn (and after
+  :attr:`Limits.max_agent_envelopes` agent envelopes in all), the person being told once;
+* the person is protected (:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite
+  them or revoke their floor is not applied, and the person is told what it tried.
 """
 
 from __future__ import annotations
@@ -28,7 +32,16 @@ from gateway.agents.errors import AddressRefused, AgentError
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
-from gateway.ofp import Envelope, Event, EventType, Identification, Sender, to_ovon
+from gateway.ofp import (
+    Envelope,
+    Event,
+    EventType,
+    Identification,
+    Manifest,
+    Sender,
+    To,
+    to_ovon,
+)
 from gateway.records.errors import RecordsError
 
 if TYPE_CHECKING:
@@ -81,8 +94,12 @@ class Limits:
     max_queue_per_recipient: int = 64
     #: Consecutive failed deliveries before an agent is uninvited with @error.
     max_failures: int = 3
-    #: Agent envelopes accepted in a row without the person speaking (agent ping-pong guard).
+    #: Agent envelopes accepted in one person turn, in all (a hard bound on any fan-out).
     max_agent_envelopes: int = 64
+    #: Agents answering agents in one person turn: an agent's reply to the person is depth 1;
+    #: another agent answering that reply is exchange 1, and so on. A spoken conversation has
+    #: room for a few; beyond this the replies are dropped and the person told once.
+    max_agent_exchanges: int = 2
     #: Conversants beyond the person (bounded so a hostile agent cannot invite thousands).
     max_agents: int = 32
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
@@ -110,7 +127,8 @@ NoticeSink = Callable[[Notice], Awaitable[None] | None]
 
 @dataclass
 class _Mailbox:
-    queue: asyncio.Queue[Delivery]
+    #: Each delivery with its depth: how many agent envelopes lead back to the person.
+    queue: asyncio.Queue[tuple[Delivery, int]]
     task: asyncio.Task[None]
     failures: int = 0
 
@@ -142,6 +160,7 @@ class FloorHost:
         self.user = user
         self.limits = limits or Limits()
         self.floor = Floor(conversation_id, manager=manager or manager_identity())
+        self.floor.protect(user.speaker_uri)
         if restore is None:
             self.floor.join(user)
         else:
@@ -159,6 +178,7 @@ class FloorHost:
         self._idle = asyncio.Event()
         self._idle.set()
         self._agent_run = 0
+        self._chatter_told = False
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
         self._ended = False
@@ -183,11 +203,28 @@ class FloorHost:
             events=events,
         )
         self._agent_run = 0
+        self._chatter_told = False
         self._record("in", self.user.speaker_uri, env.to_wire())
         if self.on_said is not None:
             self.on_said(env)
         self._dispatch(self.floor.receive(env))
         return env
+
+    def agents(self) -> list[tuple[Identification, Manifest | None]]:
+        """The agents on the floor now (everyone but the person), in joining order, each with
+        its manifest when the gateway knows it (for the person's side to choose an addressee)."""
+        out: list[tuple[Identification, Manifest | None]] = []
+        for ident in self.floor.conversants:
+            if ident.speaker_uri == self.user.speaker_uri:
+                continue
+            manifest: Manifest | None = None
+            if ident.service_url:
+                try:
+                    manifest = self._resolve(ident.service_url).manifest
+                except AgentError:
+                    manifest = None
+            out.append((ident, manifest))
+        return out
 
     def know(self, identification: Identification) -> None:
         """Tell the floor an agent's real identity before it is invited by URL."""
@@ -265,7 +302,7 @@ class FloorHost:
         self._mailboxes.clear()
 
     # ------------------------------------------------------------------ deliveries
-    def _dispatch(self, deliveries: list[Delivery]) -> None:
+    def _dispatch(self, deliveries: list[Delivery], depth: int = 0) -> None:
         self._record_floor()
         for d in deliveries:
             # One mailbox per agent however its URL is written, so its deliveries stay in order.
@@ -277,13 +314,15 @@ class FloorHost:
                         "conversation %s: too many recipients; dropped delivery to %s", self.id, key
                     )
                     continue
-                queue: asyncio.Queue[Delivery] = asyncio.Queue(self.limits.max_queue_per_recipient)
+                queue: asyncio.Queue[tuple[Delivery, int]] = asyncio.Queue(
+                    self.limits.max_queue_per_recipient
+                )
                 box = _Mailbox(
                     queue, asyncio.get_running_loop().create_task(self._worker(key, queue))
                 )
                 self._mailboxes[key] = box
             try:
-                box.queue.put_nowait(d)
+                box.queue.put_nowait((d, depth))
             except asyncio.QueueFull:
                 log.warning("conversation %s: %s is not keeping up; delivery dropped", self.id, key)
                 if d.awaits_reply:  # never leave the floor waiting on a delivery that was dropped
@@ -298,11 +337,11 @@ class FloorHost:
             return normalize_service_url(recipient.service_url)
         return recipient.speaker_uri
 
-    async def _worker(self, key: str, queue: asyncio.Queue[Delivery]) -> None:
+    async def _worker(self, key: str, queue: asyncio.Queue[tuple[Delivery, int]]) -> None:
         while True:
-            d = await queue.get()
+            d, depth = await queue.get()
             try:
-                await self._deliver(key, d)
+                await self._deliver(key, d, depth)
             except Exception:  # a bug in one delivery must not stop the conversation
                 log.exception("conversation %s: delivery to %s failed", self.id, key)
             finally:
@@ -310,7 +349,7 @@ class FloorHost:
                 if self._inflight == 0:
                     self._idle.set()
 
-    async def _deliver(self, key: str, d: Delivery) -> None:
+    async def _deliver(self, key: str, d: Delivery, depth: int = 0) -> None:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
@@ -361,29 +400,105 @@ class FloorHost:
         if d.awaits_reply:
             if reply is not None:
                 self._record("in", reply.sender.speaker_uri, reply.to_wire())
-            self._dispatch(self.floor.convener_replied(reply))
+            self._dispatch(self.floor.convener_replied(reply), depth)
+            await self._report_refused()
             return
         if reply is None or not reply.events:
             return  # §2.3: an empty events array is an acknowledgement
         if reply.conversation.id != self.id:
             log.warning("%s answered for conversation %r; ignored", key, reply.conversation.id)
             return
+        await self.accept(
+            reply,
+            origin=recipient.service_url or None,
+            depth=depth + 1,
+            answering=d.envelope.sender,
+        )
+
+    async def accept(
+        self,
+        envelope: Envelope,
+        *,
+        origin: str | None,
+        depth: int = 1,
+        answering: Sender | None = None,
+    ) -> bool:
+        """Take an envelope an agent sent (a reply, or a post to its inbound endpoint) into the
+        floor, within the chatter bounds. ``depth`` is how many agent envelopes lead back to the
+        person (1: the agent answers the person or speaks of its own accord); ``answering`` is
+        the sender of the envelope it replies to. Returns whether it was taken."""
         self._agent_run += 1
-        if self._agent_run > self.limits.max_agent_envelopes:
-            if self._agent_run == self.limits.max_agent_envelopes + 1:
+        exchanges = depth - 1
+        if (
+            self._agent_run > self.limits.max_agent_envelopes
+            or exchanges > self.limits.max_agent_exchanges
+        ):
+            if not self._chatter_told:
+                self._chatter_told = True
                 await self._notify(
                     Notice(
-                        "Agents kept answering each other; the gateway stopped passing their replies.",
-                        "@error",
-                        recipient.speaker_uri,
+                        "The agents kept answering each other; the floor stopped them after "
+                        f"{self.limits.max_agent_exchanges} exchanges. Say something to go on.",
+                        "@chatter",
+                        envelope.sender.speaker_uri,
                     )
                 )
-            return
-        self._record("in", reply.sender.speaker_uri, reply.to_wire())
+            return False
+        if answering is not None:
+            envelope = self._answer_speaker(envelope, answering)
+        self._record("in", envelope.sender.speaker_uri, envelope.to_wire())
         try:
-            self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
+            self._dispatch(self.floor.receive(envelope, origin=origin), depth)
         except FloorBusy as err:
             log.warning("conversation %s: %s", self.id, err)
+            return False
+        await self._report_refused()
+        return True
+
+    def _answer_speaker(self, reply: Envelope, answering: Sender) -> Envelope:
+        """An agent's public utterance without ``to`` answers whoever spoke the envelope it got
+        (not the room): other agents then leave it alone (§2.1), which keeps them from all
+        answering each other."""
+        speaker = self.floor.find(
+            speaker_uri=answering.speaker_uri, service_url=answering.service_url
+        )
+        if (
+            speaker is None
+            or speaker.speaker_uri == reply.sender.speaker_uri
+            or speaker.speaker_uri == self.floor.manager.speaker_uri
+        ):
+            return reply
+        if not any(e.event_type is EventType.UTTERANCE and e.to is None for e in reply.events):
+            return reply
+        to = To(speaker_uri=speaker.speaker_uri, service_url=speaker.service_url or None)
+        events = [
+            e.model_copy(update={"to": to})
+            if e.event_type is EventType.UTTERANCE and e.to is None
+            else e
+            for e in reply.events
+        ]
+        return reply.model_copy(update={"events": events})
+
+    async def _report_refused(self) -> None:
+        """Tell the person what an agent tried against them that the floor did not apply."""
+        for r in self.floor.take_refused():
+            who = self.floor.find(
+                speaker_uri=r.sender.speaker_uri, service_url=r.sender.service_url
+            )
+            name = who.display_name if who is not None else r.sender.speaker_uri
+            what = (
+                "remove you from the conversation"
+                if r.event.event_type is EventType.UNINVITE
+                else "take the floor from you"
+            )
+            because = f" ({r.event.reason})" if r.event.reason else ""
+            await self._notify(
+                Notice(
+                    f"{name} tried to {what}{because}; the floor did not let it.",
+                    "@refused",
+                    r.sender.speaker_uri,
+                )
+            )
 
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:

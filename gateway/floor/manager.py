@@ -22,6 +22,17 @@ What it implements, from OFP 1.1.0 §2.2 with the 1.1.1 draft's utterance row:
 
 Events sent by the convener itself, or by the floor manager (:meth:`Floor.inject`), are never
 delegated: they are the authority the table delegates to, and delegating them would loop.
+
+The minimal convener (§0.4.2, this gateway's policy; docs/floor.md):
+
+* A **protected** conversant (the person, :meth:`Floor.protect`) cannot be uninvited, nor have
+  its floor revoked, by anyone but the floor manager — not by an agent, not by the convener. The
+  event is not applied nor passed on; it is kept in :attr:`Floor.refused` for the host to report.
+* An utterance from a protected conversant addressed (``to``) to a conversant that yielded or lost
+  the floor first sends that conversant a ``grantFloor`` from the floor manager: §2.1 lets an agent
+  speak again when an utterance is directed to it, and the floor must then pass what it says.
+* A ``requestFloor`` whose ``to`` names another conversant (not the floor manager nor the
+  convener) asks the floor for that conversant (§0.4.3); without a convener it is granted to them.
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from gateway.ofp import (
     EventType,
     Identification,
     Sender,
+    To,
 )
 
 #: Events that go to the convener when there is one (§2.2 table, "Delegate to Convener").
@@ -75,6 +87,15 @@ def route_for(event_type: EventType, *, has_convener: bool, sender_has_floor: bo
             return Route.DELEGATE
         return Route.GRANT if event_type is EventType.REQUEST_FLOOR else Route.PASS
     return Route.PASS
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An event the floor did not apply: ``sender`` tried it against a protected conversant."""
+
+    sender: Sender
+    event: Event
+    target: Identification
 
 
 class FloorBusy(Busy):
@@ -139,6 +160,9 @@ class Floor:
         self._out: list[Delivery] = []
         self._batch: dict[str, tuple[Identification, list[Event]]] = {}
         self._batch_sender: Sender | None = None
+        self._protected: set[str] = set()
+        #: Events refused since the host last took them (:meth:`take_refused`).
+        self.refused: list[Refused] = []
 
     # ------------------------------------------------------------------ state, read-only views
     @property
@@ -208,6 +232,16 @@ class Floor:
         self._add(identification)
         if convener:
             self.assign_convener(identification.speaker_uri)
+
+    def protect(self, speaker_uri: str) -> None:
+        """Nobody but the floor manager may uninvite this conversant or revoke its floor (the
+        person: an agent must not be able to shut them out of their own conversation)."""
+        self._protected.add(speaker_uri)
+
+    def take_refused(self) -> list[Refused]:
+        """The events refused since the last call (and forget them)."""
+        out, self.refused = self.refused, []
+        return out
 
     def restore(
         self, conversants: list[Identification], floor_granted: list[str], convener: str | None
@@ -306,6 +340,8 @@ class Floor:
 
     def _step(self, cur: _Pending, event: Event) -> None:
         sender = cur.sender.speaker_uri
+        if self._refuses(cur.sender, event):
+            return
         if cur.authority:
             route = (
                 Route.GRANT
@@ -320,6 +356,12 @@ class Floor:
             )
         if route is Route.IGNORE:
             return
+        if (
+            event.event_type is EventType.UTTERANCE
+            and sender in self._protected
+            and route is Route.PASS
+        ):
+            self._regrant_addressee(event)
         if route is Route.DELEGATE:
             convener = self._conversants[self._convener]  # type: ignore[index]
             self._flush()
@@ -337,8 +379,8 @@ class Floor:
         if route is Route.GRANT:
             # No convener: the floor manager answers for it (§2.2), and the grant is routed like
             # any grantFloor so every conversant sees the floor change.
-            requester = self.find(speaker_uri=sender) or self.find(
-                service_url=cur.sender.service_url
+            requester = self._on_behalf_of(event) or (
+                self.find(speaker_uri=sender) or self.find(service_url=cur.sender.service_url)
             )
             if requester is None:
                 return  # only a conversant can hold the floor
@@ -353,6 +395,55 @@ class Floor:
             self._pass(manager, grant)
             return
         self._pass(cur.sender, event)
+
+    def _manager_sender(self) -> Sender:
+        return Sender(
+            speaker_uri=self.manager.speaker_uri, service_url=self.manager.service_url or None
+        )
+
+    def _refuses(self, sender: Sender, event: Event) -> bool:
+        """Whether ``event`` tries to remove a protected conversant or take its floor (and is
+        kept in :attr:`refused` instead of applied)."""
+        if event.event_type not in (EventType.UNINVITE, EventType.REVOKE_FLOOR):
+            return False
+        if sender.speaker_uri == self.manager.speaker_uri:
+            return False
+        target = self._target(event)
+        if target is None or target.speaker_uri not in self._protected:
+            return False
+        if sender.speaker_uri == target.speaker_uri:
+            return False  # the person may give up their own floor
+        self.refused.append(Refused(sender, event, target))
+        return True
+
+    def _regrant_addressee(self, event: Event) -> None:
+        """The person addressed a conversant without the floor: give it back first (without a
+        convener; a convener decides floor rights itself)."""
+        if self._convener is not None:
+            return
+        target = self._target(event)
+        if (
+            target is None
+            or target.speaker_uri not in self._conversants
+            or target.speaker_uri in self._granted
+        ):
+            return
+        grant = Event(
+            event_type=EventType.GRANT_FLOOR,
+            to=To(speaker_uri=target.speaker_uri, service_url=target.service_url or None),
+            reason="the person spoke to this conversant",
+        )
+        self._pass(self._manager_sender(), grant)
+
+    def _on_behalf_of(self, event: Event) -> Identification | None:
+        """The conversant a ``requestFloor`` asks the floor for, when it names one that is
+        neither the floor manager nor the convener (those are whom a request is sent to)."""
+        target = self._target(event)
+        if target is None or target.speaker_uri not in self._conversants:
+            return None
+        if target.speaker_uri in (self.manager.speaker_uri, self._convener):
+            return None
+        return target
 
     def _pass(self, sender: Sender, event: Event) -> None:
         """Pass-through with the curation rules of §2.2."""

@@ -118,7 +118,8 @@ async def test_private_utterances_get_private_answers() -> None:
     (event,) = reply.events
     assert event.is_private and event.to.speaker_uri == USER
     public = await ask(Parrot(), utterance("hey"))
-    assert public.events[0].to is None
+    # A public answer is public, and addressed to whoever it answers (not the room).
+    assert public.events[0].to.speaker_uri == USER and not public.events[0].is_private
 
 
 async def test_two_agents_whispering_to_each_other_stop() -> None:

@@ -14,10 +14,12 @@ def invite(url: str) -> Event:
     return Event(event_type=EventType.INVITE, to={"serviceUrl": url})
 
 
-def say(h, text: str) -> list[Event]:
+def say(h, text: str, to: str | None = None) -> list[Event]:
+    """The person's utterance, addressed (``to``: a service URL) as the person's proxy does."""
     return [
         Event(
             event_type=EventType.UTTERANCE,
+            to={"serviceUrl": to} if to else None,
             parameters={"dialog_event": text_event(h.conv.user.speaker_uri, text)},
         )
     ]
@@ -57,7 +59,7 @@ async def test_http_500_is_an_error_and_the_conversation_goes_on(site, harness) 
     assert await h.conv.wait_idle(10)
     assert url in conversants(h)  # one failure is not enough to remove it
     assert h.notices[0].reason == "@error" and "500" in h.notices[0].text
-    await h.conv.say(say(h, "hello"))
+    await h.conv.say(say(h, "hello", to="builtin:parrot"))
     assert await h.conv.wait_idle(10)
     assert h.texts()[-1] == "You said: hello"
     # Third failure in a row: uninvited with @error.
@@ -180,5 +182,11 @@ async def test_agents_answering_each_other_are_cut_off(site, harness) -> None:
     h = harness()
     await h.conv.say([invite(site.route("a", chatty)), invite(site.route("b", chatty))])
     assert await h.conv.wait_idle(20)
-    assert n["calls"] < 200
-    assert any("answering each other" in x.text for x in h.notices)
+    # Each greeting starts a chain; each chain is cut after Limits.max_agent_exchanges
+    # agent-to-agent exchanges (it was 64 agent envelopes before the person heard of it).
+    limit = h.conv.limits.max_agent_exchanges
+    heard = [t for t in h.texts() if t == "and another thing"]
+    assert 2 <= len(heard) <= 2 * (1 + limit)
+    assert n["calls"] <= 4 * (1 + limit)  # a handful of calls, not hundreds
+    told = [x for x in h.notices if "answering each other" in x.text]
+    assert len(told) == 1 and f"after {limit} exchanges" in told[0].text
