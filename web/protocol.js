@@ -6,6 +6,7 @@
 export const TO_GATEWAY = Object.freeze({
   hello: "hello",
   text: "text",
+  address: "address",
   invite: "invite",
   uninvite: "uninvite",
   mode: "mode",

@@ -41,6 +41,10 @@ export function elements(doc) {
     remoteAudio: $("remote-audio"),
     textForm: $("text-form"),
     textInput: $("text-input"),
+    addressee: $("addressee"),
+    addresseeName: $("addressee-name"),
+    addressPrivate: $("address-private"),
+    addressClear: $("address-clear"),
     inviteForm: $("invite-form"),
     inviteUrl: $("invite-url"),
     builtins: $("builtins"),
@@ -91,8 +95,16 @@ export function downloadHref({ conversationId, token }) {
 
 const uriOf = (x) => (typeof x === "string" ? x : x && x.speakerUri);
 
-/** The floor as listed: each conversant's name, badges, and whether it can be uninvited. */
-export function floorView(floor, user) {
+/** The composer's line saying whom the next utterance is for ("" when the gateway chooses). */
+export function addresseeText(address, floor) {
+  if (!address || !address.to) return "";
+  const c = floor.conversants.find((x) => x.speakerUri === address.to);
+  return `to ${c ? c.name || c.speakerUri : address.to}`;
+}
+
+/** The floor as listed: each conversant's name, badges, and whether it can be uninvited or
+ * addressed (`addressed`: the person's utterances go to it). */
+export function floorView(floor, user, address = null) {
   const granted = new Set(floor.floorGranted.map(uriOf));
   const convener = uriOf(floor.convener);
   return floor.conversants.map((c) => {
@@ -107,6 +119,8 @@ export function floorView(floor, user) {
       name: c.name || c.speakerUri,
       badges,
       uninvite: !isUser && Boolean(c.serviceUrl),
+      addressable: !isUser && Boolean(c.serviceUrl),
+      addressed: Boolean(address && address.to === c.speakerUri),
     };
   });
 }
@@ -146,6 +160,7 @@ function turnElement(doc, turn) {
     body.textContent = turn.text;
   }
   li.appendChild(body);
+  if (turn.why) li.appendChild(element(doc, "p", "hint why", turn.why));
   if (turn.htmlOmitted) {
     // The gateway left the html out (too large or too deep to show safely): say so.
     const note = `Formatting not shown: ${turn.htmlOmitted}.`;
@@ -176,6 +191,15 @@ function conversantElement(doc, c) {
     li.appendChild(element(doc, "span", text === HAS_FLOOR ? "badge floor-holder" : "badge", text));
   }
   if (c.serviceUrl) li.appendChild(element(doc, "span", "url", c.serviceUrl));
+  if (c.addressable) {
+    // app.js listens on the list: clicking addresses the item's conversant (again: stops).
+    const talk = element(doc, "button", "link address", c.addressed ? "Talking to" : "Talk to");
+    talk.type = "button";
+    talk.setAttribute("aria-pressed", String(c.addressed));
+    talk.setAttribute("aria-label", `Talk to ${c.name}`);
+    li.appendChild(talk);
+    if (c.addressed) li.classList.add("addressed");
+  }
   if (c.uninvite) {
     // app.js listens on the list: the button's conversant is its item's data-speaker-uri.
     const remove = element(doc, "button", "link uninvite", "Uninvite");
@@ -208,9 +232,15 @@ export function render(els, state, prev = null) {
   }
   if (changed("partial")) els.partial.textContent = state.partial;
   if (changed("turns")) renderTurns(els.conversation, state.turns, prev ? prev.turns : []);
-  if (changed("floor", "user")) {
-    const items = floorView(state.floor, state.user).map((c) => conversantElement(doc, c));
+  if (changed("floor", "user", "address")) {
+    const items = floorView(state.floor, state.user, state.address).map((c) =>
+      conversantElement(doc, c),
+    );
     els.conversants.replaceChildren(...items);
+    const text = addresseeText(state.address, state.floor);
+    els.addressee.hidden = text === "";
+    els.addresseeName.textContent = text;
+    els.addressPrivate.checked = Boolean(state.address && state.address.private);
   }
   // Before the first welcome the selector keeps the page's own "off".
   if (prev !== null && changed("wakeWords")) {

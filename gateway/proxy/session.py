@@ -46,6 +46,7 @@ from gateway.floor import Floor
 from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.ofp.timestamps import rfc3339
+from gateway.proxy.addressing import Addressing, Choice, candidates
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
@@ -120,9 +121,7 @@ class SessionSettings:
     applies to speech that trails off — where waiting longer is what avoids cutting people off.
     """
 
-    endpoint: EndpointSettings = field(
-        default_factory=lambda: EndpointSettings(end_silence_ms=700)
-    )
+    endpoint: EndpointSettings = field(default_factory=lambda: EndpointSettings(end_silence_ms=700))
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.
     out_rate: int = 48_000
@@ -264,6 +263,17 @@ class Timing:
         }
 
 
+def _transcript(message: FinalTranscript, choice: Choice) -> FinalTranscript:
+    """The transcript as the page shows it: with whom it went to, and why."""
+    return replace(
+        message,
+        to=choice.to.speaker_uri if choice.to else None,
+        to_name=choice.to.name if choice.to else None,
+        why=choice.why,
+        private=True if choice.private and choice.to else None,
+    )
+
+
 def _floor_view(floor: Floor) -> FloorUpdate:
     return FloorUpdate(
         tuple(
@@ -317,6 +327,8 @@ class VoiceSession:
         #: What the person said, newest last (bounded: a session may last for hours).
         self.transcripts: deque[str] = deque(maxlen=256)
         self.dropped_input = 0
+        #: Whom the person's utterances are for (gateway/proxy/addressing.py).
+        self.addressing = Addressing()
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
             max(1, s.max_input_ms // FRAME_MS)
@@ -367,19 +379,37 @@ class VoiceSession:
             self.dropped_input += 1
             self._input.put_nowait(item)
 
-    async def say_text(self, text: str) -> None:
-        """A typed utterance (the page's text box)."""
+    async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
+        """A typed utterance (the page's text box), for ``to`` (an agent's speaker URI; None:
+        chosen as for speech). :class:`LookupError` when ``to`` is not an agent here."""
         text = text.strip()
         if not text:
             return
+        choice = self.choose(text, to=to, private=private)
         self.stop_speaking()
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
             start_time=rfc3339(),
         )
-        await self._emit(FinalTranscript(text, id=de.id, typed=True))
-        await self._send(de)
+        await self._emit(_transcript(FinalTranscript(text, id=de.id, typed=True), choice))
+        await self._send(de, choice)
+
+    def choose(self, text: str, *, to: str | None = None, private: bool = False) -> Choice:
+        """Whom ``text`` is for, among the agents on the floor now."""
+        agents = candidates(self.conversation.agents())
+        return self.addressing.choose(text, agents, to=to, private=private)
+
+    def set_address(
+        self, to: str | None, *, private: bool = False, sticky: bool | None = None
+    ) -> None:
+        """The page's standing choice of addressee (None: the gateway chooses again);
+        :class:`LookupError` when ``to`` is not an agent here."""
+        if to is not None and to not in {i.speaker_uri for i, _ in self.conversation.agents()}:
+            raise LookupError(f"{to!r} is not an agent in this conversation")
+        self.addressing.set_page_choice(to, private=private)
+        if sticky is not None:
+            self.addressing.sticky = sticky
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
@@ -707,24 +737,34 @@ class VoiceSession:
             except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
         self.transcripts.append(text)
+        choice = self.choose(text)
         await self._emit(
-            FinalTranscript(text, id=de.id, confidence=round(transcript.confidence, 3))
+            _transcript(
+                FinalTranscript(text, id=de.id, confidence=round(transcript.confidence, 3)),
+                choice,
+            )
         )
         self.timings.append(timing)
         self._awaiting = timing
         timing.sent = time.monotonic()
         self._apply(self.turns.sent(time.monotonic()))
-        await self._send(de)
+        await self._send(de, choice)
         self._apply(self.turns.replied(time.monotonic()))
         self._done_one()
 
     def _done_one(self) -> None:
         self._busy = max(0, self._busy - 1)
 
-    async def _send(self, de: DialogEvent) -> None:
+    async def _send(self, de: DialogEvent, choice: Choice) -> None:
         self._previous_id = de.id
         await self.conversation.say(
-            [Event(event_type=EventType.UTTERANCE, parameters={"dialog_event": de})]
+            [
+                Event(
+                    event_type=EventType.UTTERANCE,
+                    to=choice.event_to(),
+                    parameters={"dialog_event": de},
+                )
+            ]
         )
 
     # ------------------------------------------------------------------ agents' replies

@@ -28,6 +28,7 @@ from gateway.server import access, rooms
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
+    Address,
     AgentUtterance,
     AudioRates,
     FinalTranscript,
@@ -208,7 +209,11 @@ class PageConnection:
         match message:
             case SayText(text=text):
                 self.gateway.metrics.utterances.labels("text").inc()
-                await session.say_text(text[:MAX_TEXT_CHARS])
+                await session.say_text(
+                    text[:MAX_TEXT_CHARS], to=message.to, private=bool(message.private)
+                )
+            case Address():
+                session.set_address(message.to, private=message.private, sticky=message.sticky)
             case Invite():
                 await session.invite(self._invitable(message.url.strip()))
             case Uninvite(speaker_uri=speaker_uri):

@@ -157,6 +157,25 @@ class SayText(Message):
 
     TYPE = "text"
     text: str = ""
+    #: The agent (a conversant's speakerUri) this utterance is for; absent: the gateway chooses
+    #: (a name said in it, the page's ``address`` choice, the agent best placed to answer).
+    to: str | None = optional()
+    #: With ``to``: only that agent receives it (OFP §1.8 ``private``).
+    private: bool | None = optional()
+
+
+@dataclass(frozen=True)
+class Address(Message):
+    """Whom the person's next utterances, spoken or typed, are for (the page's choice).
+
+    ``to`` a conversant's speakerUri, or null to let the gateway choose again; ``private``: only
+    that agent receives them; ``sticky`` (when given): whether an utterance that names nobody
+    goes to the agent last named."""
+
+    TYPE = "address"
+    to: str | None = None
+    private: bool = False
+    sticky: bool | None = optional()
 
 
 @dataclass(frozen=True)
@@ -267,6 +286,13 @@ class FinalTranscript(Message):
     typed: bool | None = optional()
     #: A command to the gateway, not words for the agents (``"stop"``); it has no id.
     command: str | None = optional()
+    #: Whom it was sent to (the agent's speakerUri and name; absent: the whole room), how that
+    #: was decided (``why``: "you named Clock", "best placed to answer: its keyphrase …"), and
+    #: whether only that agent received it.
+    to: str | None = optional()
+    to_name: str | None = optional()
+    why: str | None = optional()
+    private: bool | None = optional()
 
 
 @dataclass(frozen=True)
@@ -426,8 +452,8 @@ class RequestError(Message):
 
 
 ToGateway = (
-    Hello | SayText | Invite | Uninvite | SetMode | PushToTalk | SetWake | StopSpeaking | Ping
-    | SdpOffer
+    Hello | SayText | Address | Invite | Uninvite | SetMode | PushToTalk | SetWake | StopSpeaking
+    | Ping | SdpOffer
 )  # fmt: skip
 FromGateway = (
     Welcome | StateUpdate | PartialTranscript | FinalTranscript | AgentUtterance | FloorUpdate

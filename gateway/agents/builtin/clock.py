@@ -23,10 +23,7 @@ class Clock(BuiltinAgent):
     greeting = "Hello, I'm Clock. Ask me the time or the date."
 
     def __init__(
-        self,
-        service_url: str = f"{BUILTIN_SCHEME}clock",
-        *,
-        now: Callable[[], datetime] = local_now,
+        self, service_url: str = f"{BUILTIN_SCHEME}clock", *, now: Callable[[], datetime] = local_now
     ) -> None:
         super().__init__(
             builtin_manifest(
