@@ -14,6 +14,7 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   │                              installation  [resources]
     │   ├── VoiceConfigError           + ValueError: the voice map is wrong  [render.voices]
     │   ├── TalkInputError             talk --wav/--out cannot be used  [talk.voice]
+    │   ├── NothingSaid                talk got no --text, no --wav and no line  [talk.text]
     │   └── ClusterUnavailable         a server of the local cluster (a gateway node too)
     │       │                          cannot run here or would not start  [cluster.local]
     │       ├── PostgresUnavailable    [cluster.postgres]

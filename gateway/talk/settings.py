@@ -8,10 +8,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class TalkSettings:
     """One conversation from the terminal; built by ``talk``'s ``from_args``
-    (:mod:`gateway.talk.cli`). Exactly one of ``text`` and ``wav`` is what the person says."""
+    (:mod:`gateway.talk.cli`). What the person says: ``texts`` in order, or ``wav``, or (neither)
+    one utterance per line read from the terminal."""
 
-    #: What the person types.
-    text: str | None = None
+    #: What the person types, one utterance each, in order.
+    texts: tuple[str, ...] = ()
     #: A recording of what the person says, heard through the voice pipeline.
     wav: str | None = None
     #: The agents invited: URLs or ``builtin:NAME``.

@@ -21,7 +21,9 @@ def test_an_agent_cannot_uninvite_the_person() -> None:
     assert floor.conversant("tag:user") is not None
     (refused,) = floor.take_refused()
     assert refused.sender.speaker_uri == "tag:clock"
-    assert refused.event.event_type is EventType.UNINVITE and refused.target.speaker_uri == "tag:user"
+    assert (
+        refused.event.event_type is EventType.UNINVITE and refused.target.speaker_uri == "tag:user"
+    )
     assert floor.take_refused() == []
     # The person still speaks and is heard.
     heard = by_recipient(floor.receive(env("tag:user", ev("utterance", speaker="tag:user"))))

@@ -23,7 +23,7 @@ from tests.server.hostile import (
     utterance,
     ws_handshake,
 )
-from tests.support.page import Page
+from tests.support.page import PARROT, Page
 from tests.support.processes import PARROT_ON_LOOPBACK, Served
 
 BAD_TEXT = "bad \ud800 reply"
@@ -70,7 +70,7 @@ async def still_served(page: Page, text: str) -> None:
     since = len(page.events)
     await page.send(type="ping")
     await page.wait_for(lambda e: e["type"] == "pong", since=since)
-    await page.send(type="text", text=text)
+    await page.send(type="text", text=text, to=PARROT)
     await page.wait_for(
         lambda e: e["type"] == "utterance" and e["text"] == f"You said: {text}", since=since
     )

@@ -279,12 +279,6 @@ def _reply_to(envelope: Envelope) -> To:
     return To(speaker_uri=envelope.sender.speaker_uri, service_url=envelope.sender.service_url)
 
 
-def one_to_one(envelope: Envelope) -> bool:
-    """Whether the conversation holds no one but the sender and one agent (or lists nobody)."""
-    conversants = envelope.conversation.conversants
-    return conversants is None or len(conversants) <= 2
-
-
 def _spoken_by_person(envelope: Envelope, speaker_uri: str) -> bool:
     conversants = envelope.conversation.conversants
     if conversants is None:

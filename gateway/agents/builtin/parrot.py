@@ -1,7 +1,7 @@
 """Parrot: says back what it heard, in text and in SSML (a pause, then the words emphasised).
 
-It repeats only what is addressed to it (``to`` naming it), or anything in a conversation with no
-one else: in a room of agents, repeating every public utterance is not an answer.
+Like every built-in it follows §2.1: what is addressed (``to``) to another conversant it leaves
+alone, so in a room of agents it repeats only what is said to it — or to everyone.
 """
 
 from __future__ import annotations
@@ -10,27 +10,17 @@ from collections.abc import Callable
 from datetime import datetime
 from xml.sax.saxutils import escape
 
-from gateway.agents.builtin.base import (
-    Answer,
-    BuiltinAgent,
-    Heard,
-    builtin_manifest,
-    local_now,
-    one_to_one,
-)
+from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, builtin_manifest, local_now
 from gateway.agents.urls import BUILTIN_SCHEME
 
 
 class Parrot(BuiltinAgent):
-    """Repeats what is said to it: handy to test a voice path end to end."""
+    """Repeats every utterance it answers: handy to test a voice path end to end."""
 
     greeting = "Hi, I'm Parrot. Say anything and I'll say it back."
 
     def __init__(
-        self,
-        service_url: str = f"{BUILTIN_SCHEME}parrot",
-        *,
-        now: Callable[[], datetime] = local_now,
+        self, service_url: str = f"{BUILTIN_SCHEME}parrot", *, now: Callable[[], datetime] = local_now
     ) -> None:
         super().__init__(
             builtin_manifest(
@@ -46,7 +36,7 @@ class Parrot(BuiltinAgent):
     def answer(self, heard: Heard) -> Answer | None:
         """``You said: …`` with an SSML rendering of the same."""
         said = heard.text.strip()
-        if not said or not (heard.addressed or one_to_one(heard.envelope)):
+        if not said:
             return None
         ssml = (
             '<speak>You said: <break time="300ms"/>'
