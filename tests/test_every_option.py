@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
@@ -151,6 +152,14 @@ def check_validate_lenient(t: Ctx) -> None:
 def check_talk_text(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--text", "paint the fence")
     assert code == 0 and "You said: paint the fence" in out
+    # Repeated: one utterance each, in order.
+    code, out, _ = t.run("talk", "--no-record", "--text", "one", "--text", "two")
+    assert code == 0 and 0 < out.index("You said: one") < out.index("You said: two")
+    # Neither --text nor --wav: one utterance per line typed (here piped) at the terminal.
+    t.monkeypatch.setattr("sys.stdin", io.StringIO("first line\n\nsecond line\n"))
+    code, out, _ = t.run("talk", "--no-record")
+    assert code == 0 and out.index("You said: first line") < out.index("You said: second line")
+    t.monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, _, err = t.run("talk", "--no-record")
     assert code == 2 and "--text" in err
 
