@@ -32,6 +32,7 @@ from gateway.agents.errors import AddressRefused, AgentError
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
+from gateway.floor.inbound import InboundDesk
 from gateway.ofp import (
     Envelope,
     Event,
@@ -155,6 +156,7 @@ class FloorHost:
         manager: Identification | None = None,
         limits: Limits | None = None,
         restore: FloorState | None = None,
+        inbound: InboundDesk | None = None,
     ) -> None:
         self.id = conversation_id
         self.user = user
@@ -173,6 +175,8 @@ class FloorHost:
         self.on_floor: Callable[[Floor], None] | None = None
         self.on_said: Callable[[Envelope], None] | None = None
         self._recorder = recorder
+        #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
+        self.inbound = inbound
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
         self._idle = asyncio.Event()
@@ -291,8 +295,11 @@ class FloorHost:
         return await self.wait_idle(self.limits.bye_timeout_s)
 
     async def close(self) -> None:
-        """Stop every delivery worker. Agents themselves are closed by whoever made them."""
+        """Stop every delivery worker and revoke the agents' inbound URLs. Agents themselves
+        are closed by whoever made them."""
         self._closed = True
+        if self.inbound is not None:
+            self.inbound.revoke(self.id)
         tasks = [m.task for m in self._mailboxes.values()] + list(self._naming)
         for t in tasks:
             t.cancel()
@@ -357,6 +364,7 @@ class FloorHost:
             if asyncio.iscoroutine(result):
                 await result
             return
+        d = self._with_inbound(key, d)
         try:
             agent = self._resolve(recipient.service_url or key)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
@@ -500,6 +508,64 @@ class FloorHost:
                 )
             )
 
+    def _with_inbound(self, key: str, d: Delivery) -> Delivery:
+        """``d`` with the person's serviceUrl (in ``sender`` and in ``conversants``) made this
+        agent's inbound URL, so it can post to the person later (gateway/floor/inbound.py)."""
+        if self.inbound is None or not key.startswith(("http://", "https://")):
+            return d
+        url = self.inbound.url_for(self.id, key)
+        if url is None:
+            return d
+        self.floor.alias(url, self.user.speaker_uri)
+        env = d.envelope
+        me = self.user.speaker_uri
+        sender = env.sender
+        if sender.speaker_uri == me:
+            sender = sender.model_copy(update={"service_url": url})
+        conv = env.conversation
+        if conv.conversants:
+            conversants = [
+                c.model_copy(
+                    update={
+                        "identification": c.identification.model_copy(update={"service_url": url})
+                    }
+                )
+                if c.identification.speaker_uri == me
+                else c
+                for c in conv.conversants
+            ]
+            conv = conv.model_copy(update={"conversants": conversants})
+        return Delivery(
+            d.recipient,
+            env.model_copy(update={"sender": sender, "conversation": conv}),
+            d.awaits_reply,
+        )
+
+    async def post(self, agent: str, envelope: Envelope) -> str | None:
+        """An envelope an agent POSTed to its inbound URL (``agent``: the key it was issued
+        for): delivered through the floor like a reply of its own accord. Returns why it was
+        refused (nothing changed), or None when it was taken."""
+        ident = self._conversant_at(agent)
+        if ident is None:
+            return "that agent is no longer in this conversation"
+        if envelope.conversation.id != self.id:
+            return "the envelope is for another conversation"
+        sender = envelope.sender
+        if sender.speaker_uri != ident.speaker_uri and not (
+            sender.service_url and normalize_service_url(sender.service_url) == agent
+        ):
+            return "the envelope's sender is not the agent this URL was given to"
+        if not envelope.events:
+            return None  # nothing to say: acknowledged
+        taken = await self.accept(envelope, origin=ident.service_url or None, depth=1)
+        return None if taken else "the floor did not take it (too many agent envelopes)"
+
+    def _conversant_at(self, agent: str) -> Identification | None:
+        for ident in self.floor.conversants:
+            if ident.service_url and normalize_service_url(ident.service_url) == agent:
+                return ident
+        return None
+
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
         """The envelope as it went on the wire (OVON 0.9 for agents that speak it)."""
@@ -585,6 +651,13 @@ class FloorHost:
         except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
+    def _revoke_departed(self) -> None:
+        """Agents that left: their inbound URLs no longer open anything."""
+        assert self.inbound is not None
+        for key in list(self._mailboxes):
+            if key.startswith(("http://", "https://")) and self._conversant_at(key) is None:
+                self.inbound.revoke(self.id, key)
+
     def _state(self) -> tuple[Any, ...]:
         f = self.floor
         return (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
@@ -594,6 +667,8 @@ class FloorHost:
         state = self._state()
         if state == self._floor_state and not force:
             return
+        if self.inbound is not None and self._floor_state and state[0] != self._floor_state[0]:
+            self._revoke_departed()
         self._floor_state = state
         if self.on_floor is not None:
             try:

@@ -161,6 +161,8 @@ class Floor:
         self._batch: dict[str, tuple[Identification, list[Event]]] = {}
         self._batch_sender: Sender | None = None
         self._protected: set[str] = set()
+        # Other service URLs a conversant is reached by (the person's inbound URLs), normalised.
+        self._aliases: dict[str, str] = {}
         #: Events refused since the host last took them (:meth:`take_refused`).
         self.refused: list[Refused] = []
 
@@ -205,7 +207,15 @@ class Floor:
             for ident in self._conversants.values():
                 if ident.service_url and normalize_service_url(ident.service_url) == key:
                     return ident
+            alias = self._aliases.get(key)
+            if alias is not None:
+                return self._conversants.get(alias)
         return None
+
+    def alias(self, service_url: str, speaker_uri: str) -> None:
+        """Know ``service_url`` as another address of the conversant ``speaker_uri`` (an agent
+        that answers the person at the inbound URL it was given means the person)."""
+        self._aliases[normalize_service_url(service_url)] = speaker_uri
 
     def conversation(self) -> Conversation:
         """The ``conversation`` section as the floor publishes it now."""

@@ -25,11 +25,14 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from gateway.agents.directory import AgentDirectory
+from gateway.floor.inbound import InboundDesk
 from gateway.proxy.session import SessionSettings, VoiceModels
 from gateway.records.base import Recorder
 from gateway.server import access, rooms
 from gateway.server.clips import ClipShelf, VoiceRecords
 from gateway.server.connection import PageConnection
+from gateway.server.inbound import PREFIX as INBOUND_PREFIX
+from gateway.server.inbound import InboundEndpoint
 from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON
@@ -53,6 +56,10 @@ class GatewaySettings:
 
     host: str = "127.0.0.1"
     port: int = 8080
+    #: Where agents POST envelopes later (gateway/server/inbound.py); 0: any free port.
+    inbound_port: int = 0
+    #: The base URL agents reach the inbound port at; None: ``http://host:inbound_port``.
+    inbound_url: str | None = None
     agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
@@ -149,6 +156,9 @@ class Gateway:
         #: Refusing new sessions before leaving (server/readiness.py).
         self.draining = False
         self.node = settings.node or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+        #: Agents' inbound URLs (gateway/floor/inbound.py); its base is set once listening.
+        self.inbound = InboundDesk("", node=self.node)
+        self._inbound_endpoint = InboundEndpoint(self)
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
@@ -163,6 +173,12 @@ class Gateway:
         balancer then waits for this node); sessions are refused until then.
         """
         s = self.settings
+        port = await self._inbound_endpoint.start(s.host, s.inbound_port)
+        if s.inbound_url:
+            self.inbound.base_url = s.inbound_url.rstrip("/") + INBOUND_PREFIX
+        else:
+            host = "127.0.0.1" if s.host in ("0.0.0.0", "::", "") else s.host
+            self.inbound.base_url = f"http://{host}:{port}{INBOUND_PREFIX}"
         self._server = await serve(
             self._accept,
             s.host,
@@ -205,6 +221,7 @@ class Gateway:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        await self._inbound_endpoint.close()
         await self.directory.aclose()
 
     async def _reap(self) -> None:

@@ -82,6 +82,19 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="address to listen on ({g.host})")
     p.add_argument("--port", type=int, help="port for the page and WebSocket ({g.port})")
     p.add_argument(
+        "--inbound-port",
+        type=int,
+        metavar="PORT",
+        help="port where agents POST envelopes later, at their inbound URLs (0: any free "
+        "port; default {g.inbound_port}); see docs/floor.md",
+    )
+    p.add_argument(
+        "--inbound-url",
+        metavar="URL",
+        help="the base URL agents reach the inbound port at (behind a load balancer: its "
+        "inbound frontend); default http://HOST:INBOUND-PORT",
+    )
+    p.add_argument(
         "--agent",
         dest="agents",
         action="append",

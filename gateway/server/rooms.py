@@ -131,6 +131,7 @@ async def open_room(gateway: Gateway) -> tuple[str, Room]:
         on_user=lambda e: None,
         recorder=gateway.voice_records if gateway.recorder is not None else None,
         limits=Limits(),
+        inbound=gateway.inbound,
     )
     room = Room(conv, secrets.token_urlsafe(18))
     gateway.rooms[conv_id] = room
@@ -293,6 +294,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         recorder=gateway.voice_records,
         limits=Limits(),
         restore=state,
+        inbound=gateway.inbound,
     )
     recall_builtins(gateway, stored, state)
     room = Room(conversation, token)
