@@ -79,10 +79,48 @@ def test_talk_human_output(tmp_path: Path) -> None:
     )
     assert code == 0
     lines = text.splitlines()
-    assert lines[0] == "you: what time is it"
-    assert any(line.startswith("Clock: It's ") for line in lines)
+    # The greeting, then what the person said, whom it went to, and the answer.
+    said = lines.index("you: what time is it")
+    assert lines[said + 1] == "  to: Clock (Clock is the only agent here)"
+    assert any(line.startswith("Clock: It's ") for line in lines[said:])
 
 
 def test_talk_unknown_builtin(tmp_path: Path) -> None:
     code, _, text = talk("--text", "x", "--agent", "builtin:nobody", "--no-record", data=tmp_path)
     assert code == 2 and "built-ins are" in text
+
+
+def test_talk_holds_a_conversation_with_three_agents(tmp_path: Path) -> None:
+    """Several --text in order; each addressed (a name, the agent talked with, the best placed)
+    and answered by one agent."""
+    code, out, text = talk(
+        "--json",
+        "--text",
+        "What time is it?",
+        "--text",
+        "Parrot, say cheese",
+        "--text",
+        "and again",
+        "--text",
+        "Concierge, which agents are there?",
+        "--agent",
+        "builtin:parrot",
+        "--agent",
+        "builtin:clock",
+        "--agent",
+        "builtin:concierge",
+        "--no-record",
+        data=tmp_path,
+    )
+    assert code == 0, text
+    assert [(a["toName"], a["why"]) for a in out["addressed"]] == [
+        ("Clock", "best placed to answer: its keyphrase \u201ctime\u201d"),
+        ("Parrot", "you named Parrot"),
+        ("Parrot", "you are talking with Parrot"),
+        ("Concierge", "you named Concierge"),
+    ]
+    spoken = [line["speaker"] for line in out["lines"]]
+    # Three greetings, then each utterance and exactly one answer.
+    assert spoken[3:] == ["User", "Clock", "User", "Parrot", "User", "Parrot", "User", "Concierge"]
+    for env in out["sent"] + out["received"]:
+        assert_valid_envelope(env)
