@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: The largest body taken: the cap on an agent's reply (``HttpSettings.max_reply_bytes``).
-MAX_POST_BYTES = HttpSettings.max_reply_bytes
+MAX_POST_BYTES = HttpSettings().max_reply_bytes
 #: The path under which inbound URLs live.
 PREFIX = "/ofp/in"
 
