@@ -32,6 +32,8 @@ class Node:
     name: str
     port: int
     log: Path
+    #: Where the node takes agents' posts (HAProxy's inbound frontend leads there).
+    inbound_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -63,6 +65,8 @@ class LocalCluster:
 
     nodes_count: int = 2
     port: int = 0
+    #: HAProxy's frontend for agents' posts to the nodes' inbound endpoints.
+    inbound_port: int = 0
     database: str | None = None
     serve_args: tuple[str, ...] = ()
     check_ms: int = 500
@@ -89,18 +93,20 @@ class LocalCluster:
         """Start everything and wait until HAProxy reaches a ready node."""
         self.workdir = self.workdir or Path(tempfile.mkdtemp(prefix="ofp-cluster-"))
         self.port = self.port or free_port()
+        self.inbound_port = self.inbound_port or free_port()
         if self.database is None:
             self.postgres = TempPostgres().start()
         self.nodes = [
-            Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log")
+            Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log", free_port())
             for i in range(self.nodes_count)
         ]
         for node in self.nodes:
             self.start_node(node)
         self.haproxy = HAProxy(
             self.port,
-            [Backend(n.name, "127.0.0.1", n.port) for n in self.nodes],
+            [Backend(n.name, "127.0.0.1", n.port, n.inbound_port) for n in self.nodes],
             check_ms=self.check_ms,
+            inbound_port=self.inbound_port,
         ).start()
         deadline = time.monotonic() + timeout
         for node in self.nodes:
@@ -129,6 +135,10 @@ class LocalCluster:
                 f"http://127.0.0.1:{self.port}",
                 "--node",
                 node.name,
+                "--inbound-port",
+                str(node.inbound_port),
+                "--inbound-url",
+                f"http://127.0.0.1:{self.inbound_port}",
                 *self.serve_args,
             ],
             stdout=log,
