@@ -47,6 +47,7 @@ from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.addressing import Addressing, Choice, candidates
+from gateway.proxy.floor_events import TOLD, describe
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
@@ -329,6 +330,8 @@ class VoiceSession:
         self.dropped_input = 0
         #: Whom the person's utterances are for (gateway/proxy/addressing.py).
         self.addressing = Addressing()
+        #: Conversants' names as last seen (an agent that left is still named when told).
+        self._names: dict[str, str] = {}
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
             max(1, s.max_input_ms // FRAME_MS)
@@ -773,7 +776,13 @@ class VoiceSession:
             c.identification.speaker_uri: c.identification.display_name
             for c in envelope.conversation.conversants or []
         }
+        self._names.update(names)
+        while len(self._names) > 256:  # bounded: agents come and go in a long session
+            self._names.pop(next(iter(self._names)))
         for ev in envelope.events:
+            if ev.event_type in TOLD:
+                await self._tell(envelope, ev)
+                continue
             de = ev.dialog_event
             if ev.event_type is not EventType.UTTERANCE or de is None:
                 continue
@@ -786,6 +795,27 @@ class VoiceSession:
                     self._replies.put_nowait(de)
                 except asyncio.QueueFull:
                     log.warning("reply queue full; not speaking %s", de.id)
+
+    async def _tell(self, envelope: Envelope, event: Event) -> None:
+        """A floor event (an agent left, yielded, removed another…): shown with its reason and,
+        with voice on, spoken briefly. The floor manager's own (a timeout's uninvite) come as
+        notices from the host instead."""
+        sender = envelope.sender.speaker_uri
+        if sender == self.conversation.floor.manager.speaker_uri:
+            return
+        me = self.conversation.user.speaker_uri
+
+        def name_of(uri: str | None) -> str:
+            return "you" if uri == me else self._names.get(uri or "", "someone")
+
+        text = describe(event, self._names.get(sender, "An agent"), name_of)
+        if text is None:
+            return
+        await self._emit(PageNotice(text, event.reason or "", agent=sender))
+        if self.speak_replies:
+            spoken = text_event(self.conversation.floor.manager.speaker_uri, text)
+            with contextlib.suppress(asyncio.QueueFull):
+                self._replies.put_nowait(spoken)
 
     async def _noticed(self, notice: Notice) -> None:
         await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))

@@ -26,6 +26,7 @@ from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.addressing import Addressing, Choice, candidates
+from gateway.proxy.floor_events import TOLD, describe
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class Talk:
         )
         self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
         self.addressing = Addressing()
+        self._names: dict[str, str] = {}
         self._wire_token: Any = None
 
     def wire(self, direction: str, agent_url: str, body: bytes) -> None:
@@ -132,7 +134,12 @@ class Talk:
     def heard(self, env: Envelope) -> None:
         """Every envelope delivered to the person."""
         self.result.heard.append(env.to_wire())
+        for c in env.conversation.conversants or []:
+            self._names[c.identification.speaker_uri] = c.identification.display_name
         for ev in env.events:
+            if ev.event_type in TOLD:
+                self._tell(env, ev)
+                continue
             de = ev.dialog_event
             if ev.event_type is EventType.UTTERANCE and de is not None:
                 name = _speaker_name(env, de.speaker_uri)
@@ -142,6 +149,20 @@ class Talk:
                     self.replies.append(line)
                 if self.on_line:
                     self.on_line(name, line)
+
+    def _tell(self, env: Envelope, event: Event) -> None:
+        """A floor event an agent sent (it left, yielded, removed another…), in words."""
+        sender = env.sender.speaker_uri
+        if sender == self.conv.floor.manager.speaker_uri:
+            return  # the floor's own come as notices from the host
+        me = self.user.speaker_uri
+
+        def name_of(uri: str | None) -> str:
+            return "you" if uri == me else self._names.get(uri or "", "someone")
+
+        text = describe(event, self._names.get(sender, "An agent"), name_of)
+        if text is not None:
+            self.noticed(Notice(text, event.reason or "", sender))
 
     def noticed(self, n: Notice) -> None:
         """What the gateway tells the person."""

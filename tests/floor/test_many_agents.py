@@ -118,6 +118,9 @@ async def test_three_agents_one_answer_each_and_a_yielding_agent_gets_the_floor_
     assert kinds.index(["grantFloor"]) < len(kinds) - 1
     for body in sent_to_bot:
         assert_valid_envelope(body)
+    # The person is told when it yields, with its reason in words (§1.8 tokens).
+    told = [n.text for n in result.notices]
+    assert told.count("Weather yielded the floor (it will be right back; answered).") == 2
     # Every utterance the person sent carried its addressee.
     to = [
         e.get("to", {}).get("speakerUri")
