@@ -134,6 +134,40 @@ class _Mailbox:
     failures: int = 0
 
 
+def wants_audio(manifest: Manifest) -> bool:
+    """Whether an agent's manifest says it takes audio in (``supportedLayers.input``)."""
+    return any(
+        c.supported_layers is not None
+        and any(layer.lower().startswith("audio") for layer in c.supported_layers.input)
+        for c in manifest.capabilities
+    )
+
+
+def _voice_only_if_wanted(manifest: Manifest, d: Delivery, person: str) -> Delivery:
+    """``d`` without the person's voice (the ``audio`` feature of their utterances) unless the
+    recipient's manifest asks for audio: a voice is personal, and most agents read the text,
+    words and confidence only."""
+    env = d.envelope
+    if wants_audio(manifest) or not any(
+        e.dialog_event is not None
+        and e.dialog_event.speaker_uri == person
+        and "audio" in e.dialog_event.features
+        for e in env.events
+    ):
+        return d
+    events = []
+    for e in env.events:
+        de = e.dialog_event
+        if de is not None and de.speaker_uri == person and "audio" in de.features:
+            features = {k: v for k, v in de.features.items() if k != "audio"}
+            de = de.model_copy(update={"features": features})
+            e = e.model_copy(
+                update={"parameters": e.parameters.model_copy(update={"dialog_event": de})}
+            )
+        events.append(e)
+    return Delivery(d.recipient, env.model_copy(update={"events": events}), d.awaits_reply)
+
+
 class FloorHost:
     """Runs one conversation.
 
@@ -367,6 +401,7 @@ class FloorHost:
         d = self._with_inbound(key, d)
         try:
             agent = self._resolve(recipient.service_url or key)
+            d = _voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
             # no wire, so what they were handed and gave back stands for it.
             in_process = not getattr(agent, "taps_wire", False)

@@ -21,6 +21,7 @@ from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.talk.voice import talk_wav
 from tests.ofp_schemas import assert_valid_envelope
+from tests.support.loopback import audio_manifest
 from tests.support.speech import piper_16k, silence, word_error_rate
 
 
@@ -57,6 +58,7 @@ async def test_http_agent_receives_a_valid_utterance_whose_audio_is_the_speech(
                         },
                     }
                 )
+        events += audio_manifest(body, str(request.url), "tag:echo")  # it takes the voice
         return web.json_response(
             {
                 "openFloor": {

@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.loopback import audio_manifest
+
 
 def raw_http(url: str, request: bytes, timeout: float = 10) -> tuple[int, bytes]:
     """Send ``request`` (bytes, as is) to the gateway at ``url``; the status and the whole reply
@@ -102,6 +104,11 @@ class LoopbackAgent:
         async def handle(request: web.Request) -> web.Response:
             body = await request.json()
             self.seen.append(body)
+            # It takes the person's voice: its manifest says so when the gateway asks.
+            manifest = audio_manifest(body, self.url, "tag:loopback", "Loopback")
+            if manifest:
+                conv = body["openFloor"]["conversation"]
+                return web.json_response(envelope(conv, "tag:loopback", manifest))
             return web.Response(text=self.reply(body), content_type="application/json")
 
         app = web.Application()

@@ -21,6 +21,7 @@ from gateway.server.messages import (
     SessionState,
     StateUpdate,
 )
+from tests.support.loopback import audio_manifest
 from tests.support.page import PARROT, Page
 from tests.support.speech import piper_16k, silence
 
@@ -125,7 +126,8 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
                     "schema": {"version": "1.1.0"},
                     "conversation": body["openFloor"]["conversation"],
                     "sender": {"speakerUri": "tag:listener"},
-                    "events": [],
+                    # Its manifest asks for audio: only then is the voice sent (docs/floor.md).
+                    "events": audio_manifest(body, str(request.url), "tag:listener"),
                 }
             }
         )
