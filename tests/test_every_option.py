@@ -216,6 +216,16 @@ def check_talk_timeout(t: Ctx) -> None:
     assert longer - short > 3.5, (short, longer)
 
 
+def check_talk_agent_timeout(t: Ctx) -> None:
+    with silent_agent() as url:
+        args = ("talk", "--no-record", "--text", "hi", "--agent", url)
+        args += ("--allow-address", "127.0.0.0/8", "--timeout", "2")
+        code, out, _ = t.run(*args, "--agent-timeout", "0.5")
+        assert code == 0 and "slow to answer" in out  # it missed a turn: the person is told
+        code, out, _ = t.run(*args)  # 10 s to answer: still waited for after 2 s
+        assert code == 1 and "slow to answer" not in out
+
+
 def check_talk_allow_address(t: Ctx) -> None:
     with silent_agent() as url:
         code, _, err = t.run("talk", "--no-record", "--text", "hi", "--agent", url)
@@ -488,8 +498,8 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
         world["gateway"] = repr(sorted((k, type(v).__name__) for k, v in kwargs.items()))
         return _Fake("gateway")
 
-    def directory(policy: Any) -> _Fake:
-        world["directory"] = repr(policy.allow)
+    def directory(policy: Any, settings: Any = None) -> _Fake:
+        world["directory"] = repr((policy.allow, settings))
         return _Fake("directory")
 
     class Book:
@@ -537,6 +547,9 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--ice-server": ["stun:stun.test:3478"],
     "--keep-audio": [],
     "--max-sessions-per-address": ["2"],
+    "--inbound-port": ["9998"],
+    "--inbound-url": ["https://inbound.test"],
+    "--agent-timeout": ["4"],
 }
 
 
@@ -569,6 +582,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --wake": (check_talk_wake, SLOW),
     "talk --no-record": (check_talk_no_record, []),
     "talk --allow-address": (check_talk_allow_address, []),
+    "talk --agent-timeout": (check_talk_agent_timeout, []),
     "talk --data": (check_talk_data, []),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),

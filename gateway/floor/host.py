@@ -4,7 +4,10 @@ This is the thin I/O layer over :class:`gateway.floor.Floor` (which decides) —
 layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send,
 feeds replies back in arrival order, and turns transport failures into Open Floor behaviour:
 
-* an agent that times out is uninvited with ``@timedOut`` and the person is told;
+* an agent that times out is told about: the person hears it is slow, and after
+  :attr:`Limits.max_timeouts` misses in a row it is uninvited with ``@timedOut``;
+* while the person waits for an answer longer than :attr:`Limits.one_moment_s`, the floor says
+  "One moment…" (a notice with the reason ``@wait``, which the page shows and speaks);
 * an agent that answers with an HTTP error or something that is not an envelope is reported with
   ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
   when its address is refused by policy, it is uninvited with ``@error``;
@@ -95,6 +98,11 @@ class Limits:
     max_queue_per_recipient: int = 64
     #: Consecutive failed deliveries before an agent is uninvited with @error.
     max_failures: int = 3
+    #: Consecutive timeouts before an agent is uninvited with @timedOut: one slow answer (a
+    #: cold start, a long search) costs an agent a notice, not its place.
+    max_timeouts: int = 2
+    #: Seconds the person waits for the first answer before the floor says "One moment…".
+    one_moment_s: float = 3.0
     #: Agent envelopes accepted in one person turn, in all (a hard bound on any fan-out).
     max_agent_envelopes: int = 64
     #: Agents answering agents in one person turn: an agent's reply to the person is depth 1;
@@ -132,6 +140,9 @@ class _Mailbox:
     queue: asyncio.Queue[tuple[Delivery, int]]
     task: asyncio.Task[None]
     failures: int = 0
+    #: Person turns in a row in which this agent timed out, and the last such turn.
+    misses: int = 0
+    missed_turn: int = -1
 
 
 def wants_audio(manifest: Manifest) -> bool:
@@ -217,6 +228,8 @@ class FloorHost:
         self._idle.set()
         self._agent_run = 0
         self._chatter_told = False
+        self._moment: asyncio.Task[None] | None = None
+        self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
         self._ended = False
@@ -242,11 +255,29 @@ class FloorHost:
         )
         self._agent_run = 0
         self._chatter_told = False
+        self._turn += 1
         self._record("in", self.user.speaker_uri, env.to_wire())
         if self.on_said is not None:
             self.on_said(env)
         self._dispatch(self.floor.receive(env))
+        if any(e.event_type is EventType.UTTERANCE for e in events):
+            self._wait_for_answer()
         return env
+
+    def _wait_for_answer(self) -> None:
+        """Say "One moment…" if no agent has answered the person in ``one_moment_s``."""
+        if self._moment is not None:
+            self._moment.cancel()
+        if len(self.floor.conversants) < 2 or self.limits.one_moment_s <= 0:
+            self._moment = None
+            return
+        self._moment = asyncio.get_running_loop().create_task(self._one_moment())
+
+    async def _one_moment(self) -> None:
+        await asyncio.sleep(self.limits.one_moment_s)
+        self._moment = None
+        if not self._idle.is_set():  # still waiting on an agent
+            await self._notify(Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri))
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
         """The agents on the floor now (everyone but the person), in joining order, each with
@@ -335,6 +366,8 @@ class FloorHost:
         if self.inbound is not None:
             self.inbound.revoke(self.id)
         tasks = [m.task for m in self._mailboxes.values()] + list(self._naming)
+        if self._moment is not None:
+            tasks.append(self._moment)
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -393,6 +426,11 @@ class FloorHost:
     async def _deliver(self, key: str, d: Delivery, depth: int = 0) -> None:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
+            if self._moment is not None and any(
+                e.event_type is EventType.UTTERANCE for e in d.envelope.events
+            ):
+                self._moment.cancel()  # answered: no "one moment"
+                self._moment = None
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):
@@ -439,6 +477,7 @@ class FloorHost:
             box = self._mailboxes.get(key)
             if box is not None:
                 box.failures = 0
+                box.misses = 0
             self._name_newcomer(recipient.service_url)
         if d.awaits_reply:
             if reply is not None:
@@ -620,9 +659,30 @@ class FloorHost:
             box.failures = failures
         name = recipient.display_name
         timed_out = err.reason_token == "@timedOut"
+        first_this_turn = True
+        if timed_out and box is not None:
+            # Counted once per person turn: one turn may send a slow agent several envelopes.
+            first_this_turn = box.missed_turn != self._turn
+            if first_this_turn:
+                box.misses += 1
+                box.missed_turn = self._turn
+        misses = box.misses if box is not None else 1
         remove = (
-            timed_out or isinstance(err, AddressRefused) or failures >= self.limits.max_failures
+            (timed_out and misses >= self.limits.max_timeouts)
+            or isinstance(err, AddressRefused)
+            or failures >= self.limits.max_failures
         )
+        if timed_out and not remove:
+            if not first_this_turn:
+                return
+            await self._notify(
+                Notice(
+                    f"{name} is slow to answer ({err}); it stays for now.",
+                    "@slow",
+                    recipient.speaker_uri,
+                )
+            )
+            return
         if remove:
             reason = f"{err.reason_token} {err}"
             text = (

@@ -819,6 +819,10 @@ class VoiceSession:
 
     async def _noticed(self, notice: Notice) -> None:
         await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))
+        if notice.reason == "@wait" and self.speak_replies:  # "One moment…": heard too
+            spoken = text_event(self.conversation.floor.manager.speaker_uri, notice.text)
+            with contextlib.suppress(asyncio.QueueFull):
+                self._replies.put_nowait(spoken)
 
     async def _render(self) -> None:
         while True:

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options, given
+from gateway.cli import (
+    add_conversation_options,
+    agent_http_settings,
+    defaults_shown,
+    from_options,
+    given,
+)
 from gateway.errors import ConfigError
 from gateway.server.memory import restart_under_jemalloc
 
@@ -49,6 +55,8 @@ class ServeSettings:
     retention_days: float | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: Seconds an agent has to answer (``--agent-timeout``); None: ``HttpSettings.timeout``.
+    agent_timeout_s: float | None = None
     #: A voices.json mapping agents to Piper voices (None: every agent's derived voice).
     voices: str | None = None
     #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
@@ -364,7 +372,10 @@ async def serve(s: ServeSettings) -> int:
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(s.stt, voices=voices)
     settings = s.gateway
-    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses))
+    directory = AgentDirectory(
+        AddressPolicy.from_env_and_args(s.allow_addresses),
+        settings=agent_http_settings(s.agent_timeout_s),
+    )
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)

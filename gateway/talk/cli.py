@@ -111,9 +111,11 @@ def _waking(s: TalkSettings) -> bool:
 def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
+    from gateway.cli import agent_http_settings
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
-    return lambda: AgentDirectory(policy)
+    http = agent_http_settings(s.agent_timeout_s)
+    return lambda: AgentDirectory(policy, settings=http)
 
 
 def _recorder(s: TalkSettings) -> Recorder | None:

@@ -33,3 +33,5 @@ class TalkSettings:
     data: str | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: Seconds an agent has to answer (``--agent-timeout``); None: ``HttpSettings.timeout``.
+    agent_timeout_s: float | None = None
