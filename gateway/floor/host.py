@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +39,7 @@ from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.floor.inbound import InboundDesk
 from gateway.ofp import (
+    DialogEvent,
     Envelope,
     Event,
     EventType,
@@ -103,6 +106,10 @@ class Limits:
     max_timeouts: int = 2
     #: Seconds the person waits for the first answer before the floor says "One moment…".
     one_moment_s: float = 3.0
+    #: The person's invites carry the last utterances as ``dialogHistory`` (§1.12), at most
+    #: this many and this many bytes of JSON (the newest kept), so a newcomer has context.
+    history_events: int = 10
+    history_bytes: int = 32_000
     #: Agent envelopes accepted in one person turn, in all (a hard bound on any fan-out).
     max_agent_envelopes: int = 64
     #: Agents answering agents in one person turn: an agent's reply to the person is depth 1;
@@ -230,6 +237,10 @@ class FloorHost:
         self._chatter_told = False
         self._moment: asyncio.Task[None] | None = None
         self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
+        #: Public utterances of the conversation, newest last (for invites' dialogHistory).
+        self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
+        #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
+        self.history_keeps_audio = False
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
         self._ended = False
@@ -256,6 +267,9 @@ class FloorHost:
         self._agent_run = 0
         self._chatter_told = False
         self._turn += 1
+        events = [self._with_history(e) for e in events]
+        env = env.model_copy(update={"events": events})
+        self._remember(events)
         self._record("in", self.user.speaker_uri, env.to_wire())
         if self.on_said is not None:
             self.on_said(env)
@@ -263,6 +277,42 @@ class FloorHost:
         if any(e.event_type is EventType.UTTERANCE for e in events):
             self._wait_for_answer()
         return env
+
+    def _remember(self, events: list[Event]) -> None:
+        for e in events:
+            de = e.dialog_event
+            if e.event_type is EventType.UTTERANCE and de is not None and not e.is_private:
+                self._history.append(de)
+
+    def dialog_history(self) -> list[DialogEvent]:
+        """The last public utterances, bounded (:attr:`Limits.history_events`,
+        :attr:`Limits.history_bytes`), the person's audio left out unless
+        :attr:`history_keeps_audio`."""
+        out: list[DialogEvent] = []
+        size = 0
+        for de in reversed(self._history):
+            if (
+                de.speaker_uri == self.user.speaker_uri
+                and not self.history_keeps_audio
+                and "audio" in de.features
+            ):
+                features = {k: v for k, v in de.features.items() if k != "audio"}
+                de = de.model_copy(update={"features": features})
+            size += len(json.dumps(de.wire(), ensure_ascii=False))
+            if size > self.limits.history_bytes:
+                break
+            out.append(de)
+        return out[::-1]
+
+    def _with_history(self, event: Event) -> Event:
+        """The person's invite, with the conversation so far (unless it carries its own)."""
+        if event.event_type is not EventType.INVITE or event.parameters.dialog_history:
+            return event
+        history = self.dialog_history()
+        if not history:
+            return event
+        params = event.parameters.model_copy(update={"dialog_history": history})
+        return event.model_copy(update={"parameters": params})
 
     def _wait_for_answer(self) -> None:
         """Say "One moment…" if no agent has answered the person in ``one_moment_s``."""
@@ -431,6 +481,7 @@ class FloorHost:
             ):
                 self._moment.cancel()  # answered: no "one moment"
                 self._moment = None
+            self._remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):

@@ -133,6 +133,7 @@ async def open_room(gateway: Gateway) -> tuple[str, Room]:
         limits=Limits(),
         inbound=gateway.inbound,
     )
+    conv.history_keeps_audio = gateway.settings.keep_audio  # the voice in dialogHistory too
     room = Room(conv, secrets.token_urlsafe(18))
     gateway.rooms[conv_id] = room
     gateway.metrics.conversations.set(len(gateway.rooms))
@@ -296,6 +297,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         restore=state,
         inbound=gateway.inbound,
     )
+    conversation.history_keeps_audio = gateway.settings.keep_audio
     recall_builtins(gateway, stored, state)
     room = Room(conversation, token)
     room.history.extend(page_history(stored))
