@@ -101,6 +101,16 @@ els.inviteForm.addEventListener("submit", (e) => {
   if (url && conn.send({ type: TO_GATEWAY.invite, url })) els.inviteUrl.value = "";
 });
 
+els.discover.addEventListener("click", () => {
+  const url = els.inviteUrl.value.trim();
+  if (url) send({ type: TO_GATEWAY.discover, url });
+});
+
+els.discovered.addEventListener("click", (e) => {
+  const button = e.target.closest("button.invite-found");
+  if (button) send({ type: TO_GATEWAY.invite, url: button.closest("li").dataset.serviceUrl });
+});
+
 els.conversants.addEventListener("click", (e) => {
   const button = e.target.closest("button.uninvite");
   if (button) send({ type: TO_GATEWAY.uninvite, speakerUri: button.closest("li").dataset.speakerUri });

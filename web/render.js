@@ -48,6 +48,8 @@ export function elements(doc) {
     inviteForm: $("invite-form"),
     inviteUrl: $("invite-url"),
     builtins: $("builtins"),
+    discover: $("discover"),
+    discovered: $("discovered"),
     download: $("download"),
     newConversation: $("new-conversation"),
     voiceKept: $("voice-kept"),
@@ -210,6 +212,38 @@ function conversantElement(doc, c) {
   return li;
 }
 
+/** One published manifest as the invite box shows it: name, what it does, an Invite button. */
+export function foundView(m) {
+  const about = [m.synopsis, (m.keyphrases || []).join(", ")].filter(Boolean).join(" — ");
+  return {
+    name: m.name || m.serviceUrl,
+    about,
+    serviceUrl: m.serviceUrl,
+    badge: m.recommended ? (m.score != null ? `recommended ${m.score}` : "recommended") : "",
+  };
+}
+
+function discoveredElements(doc, found) {
+  if (!found) return [];
+  const head = element(doc, "p", "hint", found.error ? `${found.url}: ${found.error}` : found.url);
+  const items = found.manifests.map((m) => {
+    const v = foundView(m);
+    const li = element(doc, "li", "found");
+    li.dataset.serviceUrl = v.serviceUrl;
+    li.appendChild(element(doc, "span", "name", v.name));
+    if (v.badge) li.appendChild(element(doc, "span", "badge", v.badge));
+    if (v.about) li.appendChild(element(doc, "span", "url", v.about));
+    // app.js listens on the box: the button's agent is its item's data-service-url.
+    const invite = element(doc, "button", "link invite-found", `Invite ${v.name}`);
+    invite.type = "button";
+    li.appendChild(invite);
+    return li;
+  });
+  const list = element(doc, "ul", "conversants");
+  list.append(...items);
+  return [head, list];
+}
+
 /** Show `text` in the error box for 8 s, keeping the last three. */
 export function showError(box, text) {
   const p = element(box.ownerDocument, "p", "", text);
@@ -250,6 +284,9 @@ export function render(els, state, prev = null) {
     );
   }
   if (prev !== null && changed("wakeWords", "wake")) els.wake.value = state.wake;
+  if (changed("discovered")) {
+    els.discovered.replaceChildren(...discoveredElements(doc, state.discovered));
+  }
   if (changed("builtins")) {
     els.builtins.replaceChildren(...state.builtins.map((b) => option(doc, "", `builtin:${b}`)));
   }

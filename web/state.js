@@ -62,6 +62,8 @@ export function initialState({ session = null, mode = null, wake = null } = {}) 
     /** Whom the person addresses: {to: speakerUri|null, private: bool} (null: the gateway
      * chooses — a name said, the agent talked with, the one best placed). */
     address: NO_ADDRESS,
+    /** What a looked-up agent published: {url, manifests: [...], error?}, or null. */
+    discovered: null,
     /** Barge-in flushes received (a test hook reads it). */
     flushes: 0,
   });
@@ -139,6 +141,14 @@ const fromGateway = {
       htmlOmitted: m.htmlOmitted || null,
     }),
   [FROM_GATEWAY.notice]: (s, m) => addTurn(s, notice(m.text)),
+  [FROM_GATEWAY.manifests]: (s, m) =>
+    set(s, {
+      discovered: Object.freeze({
+        url: m.url,
+        manifests: m.manifests || [],
+        error: m.error || null,
+      }),
+    }),
   [FROM_GATEWAY.floor]: (s, m) => {
     const conversants = m.conversants || [];
     // An agent that left can no longer be addressed.

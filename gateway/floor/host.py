@@ -378,6 +378,42 @@ class FloorHost:
         self.floor.know(agent.manifest.identification)
         return agent.manifest.identification
 
+    async def discover(self, url: str, *, max_manifests: int = 20) -> list[tuple[Manifest, bool]]:
+        """Ask the agent at ``url`` what it offers (``getManifests``, scope ``all``, §1.17):
+        its manifests, each with whether it was recommended (``discoveryManifests``, or any but
+        its own from a discovery agent). Raises :class:`AgentError` for an address it cannot or
+        may not reach, :class:`TimeoutError` after :attr:`Limits.manifest_timeout_s`."""
+        agent = self._resolve(url)
+        ask = Envelope(
+            conversation={"id": self.id},
+            sender=Sender(
+                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
+            ),
+            events=[
+                Event(
+                    event_type=EventType.GET_MANIFESTS,
+                    to={"serviceUrl": agent.manifest.identification.service_url or url},
+                    parameters={"recommend_scope": "all"},
+                )
+            ],
+        )
+        reply = await asyncio.wait_for(agent.handle(ask), self.limits.manifest_timeout_s)
+        own = agent.manifest.identification.service_url
+        found: list[tuple[Manifest, bool]] = []
+        for e in reply.events if reply is not None else []:
+            if e.event_type is not EventType.PUBLISH_MANIFESTS:
+                continue
+            for m in e.parameters.servicing_manifests or []:
+                found.append(
+                    (
+                        m,
+                        normalize_service_url(m.identification.service_url or "")
+                        != normalize_service_url(own or url),
+                    )
+                )
+            found += [(m, True) for m in e.parameters.discovery_manifests or []]
+        return found[:max_manifests]
+
     @property
     def floor_idle(self) -> bool:
         """No delivery queued or in flight right now."""

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from gateway.agents.errors import AgentError
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
 from gateway.floor import Floor
@@ -75,7 +76,9 @@ from gateway.server.messages import (
     FloorConversant,
     FloorUpdate,
     Flush,
+    FoundManifest,
     FromGateway,
+    Manifests,
     PageNotice,
     PartialTranscript,
     SessionState,
@@ -421,6 +424,31 @@ class VoiceSession:
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
+
+    async def discover(self, url: str) -> Manifests:
+        """What the agent at ``url`` offers, for the page to show before the person invites:
+        its manifest(s) and, from a discovery agent such as the concierge, its
+        recommendations."""
+        try:
+            found = await self.conversation.discover(url)
+        except (AgentError, TimeoutError) as err:
+            return Manifests(url, error=str(err) or "it did not answer in time")
+        return Manifests(
+            url,
+            tuple(
+                FoundManifest(
+                    m.identification.service_url,
+                    m.identification.speaker_uri,
+                    m.identification.display_name,
+                    m.identification.synopsis,
+                    tuple(k for c in m.capabilities for k in c.keyphrases)[:12],
+                    m.score,
+                    recommended,
+                )
+                for m, recommended in found
+            ),
+            error=None if found else "it published no manifest",
+        )
 
     async def uninvite(self, speaker_uri: str) -> None:
         """Remove an agent from the conversation."""

@@ -31,6 +31,7 @@ from gateway.server.messages import (
     Address,
     AgentUtterance,
     AudioRates,
+    Discover,
     FinalTranscript,
     FromGateway,
     Hello,
@@ -216,6 +217,8 @@ class PageConnection:
                 session.set_address(message.to, private=message.private, sticky=message.sticky)
             case Invite():
                 await session.invite(self._invitable(message.url.strip()))
+            case Discover():
+                await self.send(await session.discover(self._invitable(message.url.strip())))
             case Uninvite(speaker_uri=speaker_uri):
                 await session.uninvite(speaker_uri)
             case SetMode(mode=mode):

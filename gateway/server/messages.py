@@ -187,6 +187,15 @@ class Invite(Message):
 
 
 @dataclass(frozen=True)
+class Discover(Message):
+    """Ask the agent at ``url`` for its manifests (``getManifests``, scope ``all``) before
+    inviting it: answered with ``manifests``."""
+
+    TYPE = "discover"
+    url: str = ""
+
+
+@dataclass(frozen=True)
 class Uninvite(Message):
     """Remove an agent from the conversation."""
 
@@ -343,6 +352,30 @@ class FloorUpdate(Message):
 
 
 @dataclass(frozen=True)
+class FoundManifest:
+    """One manifest an agent published: who it is, what it does, and whether it was recommended
+    (a discovery agent's pick, with its ``score``) or is the agent itself."""
+
+    service_url: str
+    speaker_uri: str
+    name: str
+    synopsis: str = ""
+    keyphrases: tuple[str, ...] = ()
+    score: float | None = None
+    recommended: bool = False
+
+
+@dataclass(frozen=True)
+class Manifests(Message):
+    """The answer to ``discover``: what the agent at ``url`` published (``error``: why none)."""
+
+    TYPE = "manifests"
+    url: str
+    manifests: tuple[FoundManifest, ...] = ()
+    error: str | None = optional()
+
+
+@dataclass(frozen=True)
 class PageNotice(Message):
     """Something the gateway itself tells the person (an agent timed out, a turn was lost)."""
 
@@ -452,12 +485,12 @@ class RequestError(Message):
 
 
 ToGateway = (
-    Hello | SayText | Address | Invite | Uninvite | SetMode | PushToTalk | SetWake | StopSpeaking
-    | Ping | SdpOffer
+    Hello | SayText | Address | Invite | Discover | Uninvite | SetMode | PushToTalk | SetWake
+    | StopSpeaking | Ping | SdpOffer
 )  # fmt: skip
 FromGateway = (
     Welcome | StateUpdate | PartialTranscript | FinalTranscript | AgentUtterance | FloorUpdate
-    | PageNotice | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
+    | PageNotice | Manifests | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
 )  # fmt: skip
 
 #: Message classes by ``type``, per direction (``wake`` is in both: different messages).

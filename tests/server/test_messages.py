@@ -73,6 +73,16 @@ SAMPLES: list[m.Message] = [
     m.FinalTranscript(
         "Clock, time?", id="de:5", to="tag:clock", to_name="Clock", why="you named Clock"
     ),
+    m.Discover("builtin:concierge"),
+    m.Manifests(
+        "builtin:concierge",
+        (
+            m.FoundManifest(
+                "builtin:clock", "tag:clock", "Clock", "Tells the time.", ("time",), 0.8, True
+            ),
+        ),
+    ),
+    m.Manifests("https://gone.example", error="it did not answer in time"),
 ]
 
 

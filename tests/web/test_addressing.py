@@ -195,3 +195,26 @@ def test_an_agent_that_yields_is_shown_and_heard_again_and_cannot_remove_the_per
         assert floor.locator(".conversant").filter(has_text="You").count() == 1
         _say(page, "Parrot, still here?")
         conversation.get_by_text("You said: Parrot, still here?").wait_for(timeout=15000)
+
+
+def test_an_agent_is_looked_up_before_it_is_invited_and_recommendations_invite(context, gateway):
+    page = context.new_page()
+    page.goto(f"{gateway.url}/")
+    page.wait_for_function("() => ofpDebug.conversationId !== null", timeout=10000)
+    floor = page.get_by_test_id("floor")
+    floor.locator(".conversant").filter(has_text="Parrot").wait_for(timeout=10000)
+    floor.get_by_label("Invite an agent").fill("builtin:concierge")
+    floor.get_by_role("button", name="Look it up first").click()
+    found = page.get_by_test_id("discovered")
+    # The concierge's own manifest, and the agents it recommends, each with an Invite button.
+    found.locator(".found").filter(has_text="Concierge").wait_for(timeout=10000)
+    clock = found.locator(".found").filter(has_text="Clock")
+    assert "Tells you the time and the date." in clock.inner_text()
+    assert "recommended" in clock.inner_text()
+    assert floor.locator(".conversant").filter(has_text="Clock").count() == 0  # not yet
+    clock.get_by_role("button", name="Invite Clock").click()
+    floor.locator(".conversant").filter(has_text="Clock").wait_for(timeout=10000)
+    # An address that cannot be invited is refused the same way for a look-up.
+    floor.get_by_label("Invite an agent").fill("file:///etc/passwd")
+    floor.get_by_role("button", name="Look it up first").click()
+    page.locator("#errors").filter(has_text="https").wait_for(timeout=5000)
