@@ -330,12 +330,12 @@ class FloorHost:
             await self._notify(Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri))
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
-        """The agents on the floor now (everyone but the person), in joining order, each with
+        """The agents on the floor now (but the person and the convener), in joining order, each with
         its manifest when the gateway knows it (for the person's side to choose an addressee)."""
         out: list[tuple[Identification, Manifest | None]] = []
         for ident in self.floor.conversants:
-            if ident.speaker_uri == self.user.speaker_uri:
-                continue
+            if ident.speaker_uri in (self.user.speaker_uri, self.floor.convener):
+                continue  # the person, and the chair: it keeps order, it does not answer
             manifest: Manifest | None = None
             if ident.service_url:
                 try:
@@ -486,7 +486,7 @@ class FloorHost:
             except asyncio.QueueFull:
                 log.warning("conversation %s: %s is not keeping up; delivery dropped", self.id, key)
                 if d.awaits_reply:  # never leave the floor waiting on a delivery that was dropped
-                    self._dispatch(self.floor.convener_replied(None))
+                    self._dispatch(self.floor.convener_replied(None, fallback=True))
                 continue
             self._inflight += 1
             self._idle.clear()
@@ -569,7 +569,9 @@ class FloorHost:
         if d.awaits_reply:
             if reply is not None:
                 self._record("in", reply.sender.speaker_uri, reply.to_wire())
-            self._dispatch(self.floor.convener_replied(reply), depth)
+            else:
+                await self._convener_failed(recipient)
+            self._dispatch(self.floor.convener_replied(reply, fallback=reply is None), depth)
             await self._report_refused()
             return
         if reply is None or not reply.events:
@@ -647,6 +649,38 @@ class FloorHost:
             for e in reply.events
         ]
         return reply.model_copy(update={"events": events})
+
+    async def appoint_convener(self, url: str, *, timeout: float = 15.0) -> Identification | None:
+        """Invite the agent at ``url`` and make it the convener (§0.4.2): from then on the
+        events of the §2.2 table are delegated to it. None (and the person told) when it did not
+        join; the floor stays the minimal convener."""
+        known = await self.learn_manifest(url)
+        to = known.service_url if known is not None else url
+        await self.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
+        await self.wait_idle(timeout)
+        ident = self.floor.find(service_url=to)
+        if ident is None:
+            await self._notify(
+                Notice(
+                    f"The convener {url} did not join; the floor is the convener.",
+                    "@unavailable",
+                    url,
+                )
+            )
+            return None
+        self.floor.assign_convener(ident.speaker_uri)
+        self._record_floor(force=True)
+        return ident
+
+    async def _convener_failed(self, convener: Identification) -> None:
+        await self._notify(
+            Notice(
+                f"The convener {convener.display_name} did not answer; the floor carries on as "
+                "the convener.",
+                "@error",
+                convener.speaker_uri,
+            )
+        )
 
     async def _report_refused(self) -> None:
         """Tell the person what an agent tried against them that the floor did not apply."""
@@ -833,6 +867,19 @@ class FloorHost:
         except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
+    def _convener_gone(self, speaker_uri: str) -> None:
+        """The convener left or failed: the person is told the floor is the convener now."""
+        if self.on_notice is None or self._closed:
+            return
+        notice = Notice(
+            "There is no convener any more; the floor keeps order itself (the minimal convener).",
+            "@unavailable",
+            speaker_uri,
+        )
+        task = asyncio.get_running_loop().create_task(self._notify(notice))
+        self._naming.add(task)
+        task.add_done_callback(self._naming.discard)
+
     def _revoke_departed(self) -> None:
         """Agents that left: their inbound URLs no longer open anything."""
         assert self.inbound is not None
@@ -851,6 +898,8 @@ class FloorHost:
             return
         if self.inbound is not None and self._floor_state and state[0] != self._floor_state[0]:
             self._revoke_departed()
+        if self._floor_state and self._floor_state[2] and not state[2]:
+            self._convener_gone(self._floor_state[2])
         self._floor_state = state
         if self.on_floor is not None:
             try:

@@ -156,6 +156,7 @@ class Floor:
         self._queue: deque[_Pending] = deque()
         self._current: _Pending | None = None
         self._awaiting: Identification | None = None
+        self._delegated: Event | None = None
         self._snapshot: Conversation | None = None
         self._out: list[Delivery] = []
         self._batch: dict[str, tuple[Identification, list[Event]]] = {}
@@ -307,12 +308,22 @@ class Floor:
         )
         return self._enqueue(_Pending(sender, deque(events), True))
 
-    def convener_replied(self, reply: Envelope | None) -> list[Delivery]:
-        """Resume after a delegation with the convener's reply (``None``: it failed or timed out,
-        and the delegated event is dropped). Its events go at the head of the remaining list."""
+    def convener_replied(self, reply: Envelope | None, *, fallback: bool = False) -> list[Delivery]:
+        """Resume after a delegation with the convener's reply. Its events go at the head of the
+        remaining list. ``None``: it failed or timed out — the delegated event is dropped, or,
+        with ``fallback``, the convener loses its role and the event is handled by the floor as
+        the minimal convener (the table's "if no convener" column)."""
         if self._awaiting is None or self._current is None:
             raise RuntimeError("convener_replied() without an outstanding delegation")
         self._awaiting = None
+        if reply is None and fallback:
+            self._convener = None
+            self._changed()
+            if self._delegated is not None:
+                self._current.events.appendleft(self._delegated)
+            self._delegated = None
+            return self._run()
+        self._delegated = None
         if reply is not None and reply.events:
             convener_sender = reply.sender
             # The convener's events run first, under its authority, then the rest of the envelope.
@@ -385,6 +396,7 @@ class Floor:
             )
             self._out.append(Delivery(convener, env, awaits_reply=True))
             self._awaiting = convener
+            self._delegated = event
             return
         if route is Route.GRANT:
             # No convener: the floor manager answers for it (§2.2), and the grant is routed like

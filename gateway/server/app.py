@@ -61,6 +61,8 @@ class GatewaySettings:
     #: The base URL agents reach the inbound port at; None: ``http://host:inbound_port``.
     inbound_url: str | None = None
     agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
+    #: The agent every new conversation makes its convener (None: the floor is the minimal one).
+    convener: str | None = None
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
     max_sessions: int = 12

@@ -111,6 +111,13 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "{agents})",
     )
     p.add_argument(
+        "--convener",
+        metavar="URL|builtin:NAME",
+        help="an agent every new conversation makes its convener (OFP 0.4.2: it decides "
+        "invitations and floor requests; builtin:convener is one); without it the floor is the "
+        "minimal convener (docs/floor.md)",
+    )
+    p.add_argument(
         "--allow-origin",
         dest="allow_origins",
         action="append",

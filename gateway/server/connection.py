@@ -188,6 +188,8 @@ class PageConnection:
         if not rejoined:
             for url in s.agents:
                 await self.session.invite(url)
+            if s.convener:
+                await room.conversation.appoint_convener(self._invitable(s.convener))
 
     async def detach(self) -> None:
         """The page went away: stop its session; the room waits for a rejoin."""

@@ -46,6 +46,12 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         help="an agent to invite (repeatable; default {agents})",
     )
     p.add_argument(
+        "--convener",
+        metavar="URL|builtin:NAME",
+        help="an agent made the conversation's convener (builtin:convener is one); without it "
+        "the floor is the minimal convener",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         default=None,

@@ -17,6 +17,8 @@ class TalkSettings:
     wav: str | None = None
     #: The agents invited: URLs or ``builtin:NAME``.
     agents: tuple[str, ...] = ("builtin:parrot",)
+    #: The agent made convener (None: the floor is the minimal convener).
+    convener: str | None = None
     #: Print one JSON object with every envelope instead of the lines of the conversation.
     json: bool = False
     #: Seconds to wait for the greetings, and again for the replies.

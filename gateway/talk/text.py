@@ -170,7 +170,9 @@ class Talk:
         if self.on_line:
             self.on_line("!", n.text)
 
-    async def start(self, agents: list[str], title: str, timeout: float) -> None:
+    async def start(
+        self, agents: list[str], title: str, timeout: float, convener: str | None = None
+    ) -> None:
         """Invite the agents and wait for their greetings."""
         # Every exchange with an agent from here on (in this task and the delivery tasks it
         # starts) is reported to self.wire; finish() stops it.
@@ -198,6 +200,9 @@ class Talk:
         if invites:
             await self.conv.say(invites)
             self.result.completed &= await self.conv.wait_idle(timeout)
+        if convener:
+            self.directory.resolve(convener)  # an unknown or refused address fails here, clearly
+            await self.conv.appoint_convener(convener, timeout=timeout)
         self.after_utterance = True
 
     def choose(self, text: str) -> Choice:
@@ -287,6 +292,7 @@ async def talk_text(
     recorder: Recorder | None = None,
     timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
+    convener: str | None = None,
 ) -> TalkResult:
     """Hold one text conversation: each of ``texts`` (one string, several, or lines as they
     come) is an utterance, said once the replies to the one before have come;
@@ -298,7 +304,7 @@ async def talk_text(
     said = 0
     try:
         title = next(iter(texts), "") if isinstance(texts, list | tuple) else ""
-        await talk.start(agents, title or "a conversation from the terminal", timeout)
+        await talk.start(agents, title or "a conversation from the terminal", timeout, convener)
         async for text in _lines(texts):
             await talk.utter(text, timeout)
             said += 1
@@ -330,6 +336,7 @@ def run_talk(
                 recorder=recorder,
                 timeout=settings.timeout_s,
                 on_line=on_line,
+                convener=settings.convener,
             )
         finally:
             await directory.aclose()

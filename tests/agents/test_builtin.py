@@ -59,7 +59,7 @@ def _ssml(reply: Envelope) -> ET.Element:
 
 def test_registry_wires_the_concierge_to_the_others() -> None:
     agents = builtin_agents()
-    assert list(agents) == ["parrot", "clock", "concierge"]
+    assert list(agents) == ["parrot", "clock", "concierge", "convener"]
     for name, agent in agents.items():
         assert agent.manifest.identification.service_url == f"builtin:{name}"
         assert_valid_manifest(agent.manifest.to_wire())

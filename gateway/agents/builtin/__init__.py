@@ -1,4 +1,4 @@
-"""Agents that run inside the gateway (no network): parrot, clock and concierge.
+"""Agents that run inside the gateway (no network): parrot, clock, concierge and the convener.
 
 In process their service URLs are ``builtin:parrot`` and so on; served over HTTP by
 :mod:`gateway.agents.server` they are the real ``http://host:port/parrot`` URLs.
@@ -12,12 +12,13 @@ from datetime import datetime
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
+from gateway.agents.builtin.convener import Convener
 from gateway.agents.builtin.parrot import Parrot
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 
 #: The built-in agents, by the name they are served under.
-BUILTIN_NAMES = ("parrot", "clock", "concierge")
+BUILTIN_NAMES = ("parrot", "clock", "concierge", "convener")
 
 
 def builtin_agents(
@@ -46,6 +47,8 @@ def builtin_agents(
     if "concierge" in chosen:
         directory = [a.manifest for a in agents.values()]
         agents["concierge"] = Concierge(directory, f"{service_base}concierge", now=now)
+    if "convener" in chosen:  # a chair, not an agent to recommend: not in the directory
+        agents["convener"] = Convener(f"{service_base}convener", now=now)
     return agents
 
 
@@ -55,6 +58,7 @@ __all__ = [
     "BuiltinAgent",
     "Clock",
     "Concierge",
+    "Convener",
     "Heard",
     "Parrot",
     "builtin_agents",
