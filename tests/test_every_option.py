@@ -226,6 +226,17 @@ def check_talk_agent_timeout(t: Ctx) -> None:
         assert code == 1 and "slow to answer" not in out
 
 
+def check_talk_convener(t: Ctx) -> None:
+    args = ("talk", "--no-record", "--json", "--text", "hi")
+    chaired = json.loads(t.run(*args, "--convener", "builtin:convener")[1])
+    plain = json.loads(t.run(*args)[1])
+
+    def roles(doc: dict) -> list[str]:
+        return doc["heard"][-1]["openFloor"]["conversation"]["assignedFloorRoles"]["convener"]
+
+    assert roles(chaired) == ["tag:ofp-gateway,2025:builtin:convener"] and roles(plain) == []
+
+
 def check_talk_allow_address(t: Ctx) -> None:
     with silent_agent() as url:
         code, _, err = t.run("talk", "--no-record", "--text", "hi", "--agent", url)
@@ -550,6 +561,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--inbound-port": ["9998"],
     "--inbound-url": ["https://inbound.test"],
     "--agent-timeout": ["4"],
+    "--convener": ["builtin:convener"],
 }
 
 
@@ -583,6 +595,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --no-record": (check_talk_no_record, []),
     "talk --allow-address": (check_talk_allow_address, []),
     "talk --agent-timeout": (check_talk_agent_timeout, []),
+    "talk --convener": (check_talk_convener, []),
     "talk --data": (check_talk_data, []),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),
