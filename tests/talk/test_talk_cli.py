@@ -124,3 +124,35 @@ def test_talk_holds_a_conversation_with_three_agents(tmp_path: Path) -> None:
     assert spoken[3:] == ["User", "Clock", "User", "Parrot", "User", "Parrot", "User", "Concierge"]
     for env in out["sent"] + out["received"]:
         assert_valid_envelope(env)
+
+
+def test_talk_with_a_convener_over_http(agents_server: str, tmp_path: Path) -> None:
+    """The built-in convener served over HTTP (``agents serve``) chairs a talk conversation."""
+    code, out, text = talk(
+        "--json",
+        "--text",
+        "Clock, what time is it?",
+        "--agent",
+        "builtin:parrot",
+        "--agent",
+        "builtin:clock",
+        "--convener",
+        f"{agents_server}/convener",
+        "--allow-address",
+        "127.0.0.0/8",
+        "--no-record",
+        data=tmp_path,
+    )
+    assert code == 0, text
+    conversation = out["heard"][-1]["openFloor"]["conversation"]
+    chair = [
+        c["identification"]["speakerUri"]
+        for c in conversation["conversants"]
+        if c["identification"]["serviceUrl"] == f"{agents_server}/convener"
+    ]
+    assert conversation["assignedFloorRoles"]["convener"] == chair and len(chair) == 1
+    # Not an addressee: the question went to the clock, and the clock answered.
+    assert out["addressed"][0]["toName"] == "Clock"
+    assert any(line["speaker"] == "Clock" and "It's" in line["text"] for line in out["lines"])
+    for env in out["sent"] + out["received"]:
+        assert_valid_envelope(env)
