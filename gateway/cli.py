@@ -72,7 +72,7 @@ def _shared() -> dict[str, Any]:
 
 def add_data_option(p: argparse.ArgumentParser) -> None:
     """``--data``: where the records are (``serve``, ``talk``, ``history``, ``export``)."""
-    from gateway.records.base import DATABASE_ENV
+    from gateway.records.open import DATABASE_ENV
     from gateway.records.paths import DATA_ENV, default_data_dir
 
     p.add_argument(

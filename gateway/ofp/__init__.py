@@ -15,14 +15,15 @@ from gateway.ofp.envelope import (
     Parameters,
     Sender,
     To,
+    envelope_from_body,
     load_json,
-    parse_envelope,
     parse_manifest,
     reason_tokens,
 )
 from gateway.ofp.errors import EnvelopeError, OFPError, Problem
 from gateway.ofp.manifest import Capability, Identification, Manifest, SupportedLayers
 from gateway.ofp.ovon import from_ovon, to_ovon
+from gateway.ofp.parse import parse_envelope
 
 __all__ = [
     "VERSION",
@@ -45,6 +46,7 @@ __all__ = [
     "SupportedLayers",
     "To",
     "Token",
+    "envelope_from_body",
     "from_ovon",
     "load_json",
     "parse_envelope",

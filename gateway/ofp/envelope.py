@@ -1,9 +1,11 @@
 """Conversation envelopes (Open Floor Inter-Agent Message Specification 1.1.0).
 
-:func:`parse_envelope` reads leniently: what real agents send (version "1.1", dialog events
-without id, the OVON 0.9 ``ovon`` key, ``to`` as a URL string, unknown keys) becomes an
-:class:`Envelope`. :meth:`Envelope.to_wire` writes strictly: the result validates against the
-official 1.1.0 envelope schema, and each embedded dialog event against dialog-event 1.0.2.
+:func:`envelope_from_body` reads leniently: what real agents send (version "1.1", dialog events
+without id, ``to`` as a URL string, unknown keys) becomes an :class:`Envelope`.
+:meth:`Envelope.to_wire` writes strictly: the result validates against the official 1.1.0
+envelope schema, and each embedded dialog event against dialog-event 1.0.2. The model knows no
+other dialect: :func:`gateway.ofp.parse.parse_envelope` reads JSON in either form, with OVON 0.9
+rewritten beside it (:mod:`gateway.ofp.ovon`).
 """
 
 from __future__ import annotations
@@ -320,43 +322,17 @@ def load_json(
     return data
 
 
-def parse_envelope(
-    data: bytes | str | dict[str, Any],
-    *,
-    sender: Sender | None = None,
-    conversation_id: str | None = None,
-    source: str = "",
-) -> Envelope:
-    """Read an envelope leniently (1.x under ``openFloor``, or OVON 0.9 under ``ovon``).
-
-    ``sender`` and ``conversation_id`` fill in what the transport already knows when the
-    envelope leaves them out; ``source`` (e.g. the agent's URL) names the sender in the warnings
-    logged about the JSON text (see :mod:`gateway.ofp.jsonio`). Raises :class:`EnvelopeError`
-    (and nothing else) on bad input.
-    """
-    doc = load_json(data, source=source)
-    if "openFloor" in doc:
-        body, dialect, prefix = doc["openFloor"], "openFloor", "$.openFloor"
-    elif "ovon" in doc:
-        from gateway.ofp.ovon import from_ovon  # local: ovon imports this module
-
-        body, dialect, prefix = from_ovon(doc["ovon"]), "ovon", "$.ovon"
-    else:
-        raise EnvelopeError(
-            Problem("$", "no 'openFloor' key", 'an Open Floor envelope is {"openFloor": {...}}')
-        )
-    if not isinstance(body, dict):
-        raise EnvelopeError(Problem(prefix, "not a JSON object", "use a JSON object"))
-    return _build(body, dialect, prefix, sender, conversation_id)
-
-
-def _build(
+def envelope_from_body(
     body: dict[str, Any],
     dialect: str,
     prefix: str,
     sender: Sender | None,
     conversation_id: str | None,
 ) -> Envelope:
+    """Build an :class:`Envelope` from a 1.x body (what is under ``openFloor``, or an OVON 0.9
+    body already rewritten by :func:`gateway.ofp.ovon.from_ovon`), filling in ``sender`` and
+    ``conversation_id`` where the body leaves them out. ``prefix`` is the body's JSON path in the
+    problems reported; raises :class:`EnvelopeError` listing every problem found."""
     problems: list[Problem] = []
     schema = body.get("schema")
     version = VERSION

@@ -8,7 +8,7 @@ carries, and whatever the specification text rules out (§ cited in each hint) i
 show, are *warnings*. Each finding has a JSON path and, where one helps, a hint.
 
 Separately from that verdict, :attr:`Report.accepted_leniently` says whether this gateway's own
-runtime parser (:func:`~gateway.ofp.envelope.parse_envelope`, which is deliberately lenient)
+runtime parser (:func:`~gateway.ofp.parse.parse_envelope`, which is deliberately lenient)
 would still take the document. ``strict=False`` reproduces the old, lenient check: only what the
 gateway refuses is a problem, and every deviation is a warning.
 
@@ -46,12 +46,12 @@ from gateway.ofp.envelope import (
     Envelope,
     EventType,
     load_json,
-    parse_envelope,
     parse_manifest,
 )
 from gateway.ofp.errors import EnvelopeError, Problem
 from gateway.ofp.jsonio import DUPLICATE_KEY, child_path
 from gateway.ofp.manifest import IDENTIFICATION_KEYS
+from gateway.ofp.parse import parse_envelope
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator

@@ -11,10 +11,9 @@ Write: an agent that spoke 0.9 is answered in 0.9.0, the version every 0.9 reade
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from gateway.ofp.envelope import Envelope
+from gateway.ofp.envelope import Envelope, EventType
 
 OVON_VERSION = "0.9.0"
 
@@ -113,7 +112,6 @@ def from_ovon(body: Any) -> Any:
 
 def to_ovon(envelope: Envelope) -> dict[str, Any]:
     """Write ``envelope`` as an OVON 0.9.0 envelope (validates against the 0.9.0 schema)."""
-    from gateway.ofp.envelope import EventType
 
     sender = envelope.sender.service_url or envelope.sender.speaker_uri
     events: list[dict[str, Any]] = []

@@ -138,7 +138,7 @@ class SessionSettings:
     #: End an utterance at a pause when the speculative transcript looks finished.
     early_endpoint: bool = True
     #: How the end-of-turn signals at a pause become the silence waited before the turn ends.
-    #: Chosen from ``scripts/bench_turns.py``'s trade-off (README): a finished-looking
+    #: Chosen from ``scripts/bench_turns.py``'s trade-off (docs/performance.md): a finished-looking
     #: transcript ends the turn at 200 ms when the prosody says "finished" (P >= 0.6) and waits
     #: 1.5 s when it says "not finished" (P <= 0.5; between, in proportion); words that do not
     #: read as finished wait 900 ms; a one-word answer with finished prosody 500 ms. No turn

@@ -1,17 +1,16 @@
-"""The one interface of the record stores, and how a store is chosen.
+"""The one interface of the record stores, and what the stores share.
 
 Two stores implement :class:`Recorder`: SQLite in a data folder (:mod:`gateway.records.store`,
 the embedded default, one machine) and PostgreSQL (:mod:`gateway.records.postgres`, several
-gateway nodes sharing one database). ``--data postgresql://…`` or ``$OFP_GATEWAY_DATABASE_URL``
-selects PostgreSQL; anything else is a folder.
+gateway nodes sharing one database). This module knows neither: which one ``--data`` names is
+chosen by :func:`gateway.records.open.open_recorder`, so the stores import the interface and
+never the other way round.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from gateway.ofp import EnvelopeError, EventType, parse_envelope
@@ -22,10 +21,6 @@ from gateway.records.model import (
     Holder,
     StoredConversation,
 )
-
-#: Environment variable naming a PostgreSQL database when ``--data`` is not given.
-DATABASE_ENV = "OFP_GATEWAY_DATABASE_URL"
-_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 @runtime_checkable
@@ -119,11 +114,6 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def is_database_url(value: str | None) -> bool:
-    """Whether ``value`` names a PostgreSQL database rather than a folder."""
-    return bool(value) and str(value).startswith(_URL_SCHEMES)
-
-
 def check_retention(retention_days: float | None) -> None:
     """Refuse a retention that would delete everything at once."""
     if retention_days is not None and retention_days <= 0:
@@ -148,20 +138,3 @@ def utterance_index(envelope: dict[str, Any]) -> list[tuple[str, str, str]]:
         for e in parsed.events
         if e.event_type is EventType.UTTERANCE and e.dialog_event is not None
     ]
-
-
-def open_recorder(data: str | Path | None, *, retention_days: float | None = None) -> Recorder:
-    """The store ``--data`` names: a ``postgresql://`` URL, else a folder (see
-    :func:`gateway.records.paths.resolve_data_dir`). With no ``--data``,
-    ``$OFP_GATEWAY_DATABASE_URL`` wins over ``$OFP_GATEWAY_DATA``."""
-    chosen = str(data) if data else os.environ.get(DATABASE_ENV) or None
-    if is_database_url(chosen):
-        from gateway.records.postgres import PostgresRecorder
-
-        return PostgresRecorder(str(chosen), retention_days=retention_days)
-    from gateway.records.paths import resolve_data_dir
-    from gateway.records.store import SQLiteRecorder
-
-    return SQLiteRecorder(
-        resolve_data_dir(str(data) if data else None), retention_days=retention_days
-    )

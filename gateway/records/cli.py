@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from gateway.cli import add_data_option
-from gateway.records.base import Recorder, open_recorder
+from gateway.records.base import Recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export import FORMATS, export_conversation
 from gateway.records.model import ConversationInfo, Record
+from gateway.records.open import open_recorder
 from gateway.records.reading import read_envelope, rfc3339
 
 #: Widest the listing lets a column of names or words grow before cutting it with "…".

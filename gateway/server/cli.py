@@ -147,7 +147,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         "--max-sessions",
         type=int,
         help="clients at once; more are refused ({g.max_sessions}: what 2 cores serve well, "
-        "see README)",
+        "see docs/performance.md)",
     )
     p.add_argument(
         "--max-sessions-per-address",
@@ -214,7 +214,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         metavar="MS",
         help="silence after which a sentence that reads and sounds finished ends the turn "
         "({rule.pause_ms}). Longer answers later and cuts off fewer people who pause "
-        "mid-sentence: the README's turn-taking table measures 300, 400 and 500",
+        "mid-sentence: the turn-taking trade-off in docs/performance.md measures 400 and 500",
     )
     p.add_argument(
         "--trim-memory",
@@ -229,7 +229,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         choices=["jemalloc", "system"],
         help="memory allocator ({d.allocator}). jemalloc (Debian's libjemalloc2; serve "
         "restarts itself under it at once): less memory per person, a little more CPU (see "
-        "README). system: the C library's malloc, trimmed every --trim-memory seconds",
+        "docs/performance.md). system: the C library's malloc, trimmed every --trim-memory seconds",
     )
     p.add_argument(
         "--rejoin",
@@ -367,7 +367,8 @@ async def serve(s: ServeSettings) -> int:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
     from gateway.proxy.session import VoiceModels
-    from gateway.records.base import Recorder, open_recorder
+    from gateway.records.base import Recorder
+    from gateway.records.open import open_recorder
     from gateway.render.voices import VoiceBook
     from gateway.server.app import Gateway
     from gateway.server.readiness import drain

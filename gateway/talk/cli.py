@@ -129,7 +129,7 @@ def _recorder(s: TalkSettings) -> Recorder | None:
     when the folder or database cannot be used."""
     if not s.record:
         return None
-    from gateway.records.base import open_recorder
+    from gateway.records.open import open_recorder
 
     return open_recorder(s.data)
 
