@@ -66,8 +66,13 @@ def _shared() -> dict[str, Any]:
     """What the shared options' help texts name."""
     from gateway.agents.http import HttpSettings
     from gateway.agents.policy import ENV_VAR
+    from gateway.floor.host import Limits
 
-    return {"allow_env": ENV_VAR, "agent_timeout": HttpSettings().timeout}
+    return {
+        "allow_env": ENV_VAR,
+        "agent_timeout": HttpSettings().timeout,
+        "max_exchanges": Limits().max_agent_exchanges,
+    }
 
 
 def add_data_option(p: argparse.ArgumentParser) -> None:
@@ -93,6 +98,13 @@ def agent_http_settings(timeout_s: float | None) -> Any:
     return HttpSettings(
         timeout=timeout_s, connect_timeout=min(HttpSettings().connect_timeout, timeout_s)
     )
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -121,6 +133,13 @@ def add_conversation_options(p: argparse.ArgumentParser) -> None:
         metavar="CIDR",
         help="let agents be reached at these addresses although they are loopback/private "
         "(repeatable; also {allow_env}=cidr,cidr). Example: 127.0.0.0/8",
+    )
+    p.add_argument(
+        "--max-agent-exchanges",
+        type=_count,
+        metavar="N",
+        help="agents answering agents allowed in one turn of the person ({max_exchanges}); "
+        "beyond it their replies are dropped and the person told (docs/floor.md)",
     )
     p.add_argument(
         "--agent-timeout",

@@ -226,6 +226,62 @@ def check_talk_agent_timeout(t: Ctx) -> None:
         assert code == 1 and "slow to answer" not in out
 
 
+@contextlib.contextmanager
+def chatty_agents() -> Iterator[list[str]]:
+    """Two HTTP agents on loopback that answer every utterance, whoever it is for."""
+    import http.server
+
+    class Chatty(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            of = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["openFloor"]
+            me = f"tag:chatty{self.server.server_address[1]}"
+            said = {"mimeType": "text/plain", "tokens": [{"value": "and another thing"}]}
+            de = {"speakerUri": me, "span": {"startOffset": "PT0S"}, "features": {"text": said}}
+            events = [
+                {"eventType": "utterance", "parameters": {"dialogEvent": de}}
+                for e in of["events"]
+                if e["eventType"] in ("utterance", "invite")
+            ]
+            body = {
+                "schema": {"version": "1.1.0"},
+                "conversation": {"id": of["conversation"]["id"]},
+                "sender": {"speakerUri": me},
+            }
+            data = json.dumps({"openFloor": {**body, "events": events}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Chatty) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield [f"http://127.0.0.1:{s.server_address[1]}/" for s in servers]
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def check_talk_max_agent_exchanges(t: Ctx) -> None:
+    with chatty_agents() as (a, b):
+        args = ("talk", "--no-record", "--json", "--text", "Everyone, hi", "--agent", a)
+        args += ("--agent", b, "--allow-address", "127.0.0.0/8")
+
+        def chatter(*extra: str) -> int:
+            doc = json.loads(t.run(*args, *extra)[1])
+            return sum(1 for line in doc["lines"] if line["text"] == "and another thing")
+
+        assert chatter("--max-agent-exchanges", "0") < chatter() < chatter(
+            "--max-agent-exchanges", "4"
+        )
+
+
 def check_talk_convener(t: Ctx) -> None:
     args = ("talk", "--no-record", "--json", "--text", "hi")
     chaired = json.loads(t.run(*args, "--convener", "builtin:convener")[1])
@@ -562,6 +618,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--inbound-url": ["https://inbound.test"],
     "--agent-timeout": ["4"],
     "--convener": ["builtin:convener"],
+    "--max-agent-exchanges": ["5"],
 }
 
 
@@ -596,6 +653,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --allow-address": (check_talk_allow_address, []),
     "talk --agent-timeout": (check_talk_agent_timeout, []),
     "talk --convener": (check_talk_convener, []),
+    "talk --max-agent-exchanges": (check_talk_max_agent_exchanges, []),
     "talk --data": (check_talk_data, []),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),

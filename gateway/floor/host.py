@@ -125,6 +125,13 @@ class Limits:
     manifest_timeout_s: float = 3.0
 
 
+def limits(max_agent_exchanges: int | None = None) -> Limits:
+    """The default :class:`Limits`, with the agent-to-agent bound a command was given."""
+    if max_agent_exchanges is None:
+        return Limits()
+    return Limits(max_agent_exchanges=max_agent_exchanges)
+
+
 @dataclass(frozen=True)
 class Notice:
     """Something the person should be told that no agent said (an agent left, failed…)."""

@@ -63,6 +63,8 @@ class GatewaySettings:
     agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
     #: The agent every new conversation makes its convener (None: the floor is the minimal one).
     convener: str | None = None
+    #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
+    max_agent_exchanges: int | None = None
     public_url: str | None = None
     allow_origins: tuple[str, ...] = ()
     max_sessions: int = 12

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
-from gateway.floor.host import FloorHost, FloorState, Limits, user_identity
+from gateway.floor.host import FloorHost, FloorState, limits, user_identity
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.errors import RecordsError
@@ -130,7 +130,7 @@ async def open_room(gateway: Gateway) -> tuple[str, Room]:
         resolve=gateway.directory.resolve,
         on_user=lambda e: None,
         recorder=gateway.voice_records if gateway.recorder is not None else None,
-        limits=Limits(),
+        limits=limits(gateway.settings.max_agent_exchanges),
         inbound=gateway.inbound,
     )
     conv.history_keeps_audio = gateway.settings.keep_audio  # the voice in dialogHistory too
@@ -293,7 +293,7 @@ async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | N
         on_user=lambda e: None,
         # Through the same wrapper as a new room: the person's voice is kept only if told.
         recorder=gateway.voice_records,
-        limits=Limits(),
+        limits=limits(gateway.settings.max_agent_exchanges),
         restore=state,
         inbound=gateway.inbound,
     )

@@ -19,6 +19,8 @@ class TalkSettings:
     agents: tuple[str, ...] = ("builtin:parrot",)
     #: The agent made convener (None: the floor is the minimal convener).
     convener: str | None = None
+    #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
+    max_agent_exchanges: int | None = None
     #: Print one JSON object with every envelope instead of the lines of the conversation.
     json: bool = False
     #: Seconds to wait for the greetings, and again for the replies.

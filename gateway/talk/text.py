@@ -21,7 +21,7 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
 from gateway.errors import ConfigError
-from gateway.floor.host import FloorHost, Notice, user_identity
+from gateway.floor.host import FloorHost, Notice, limits, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
@@ -101,7 +101,12 @@ class Talk:
     """A conversation held from the terminal: the person's side collects what happens."""
 
     def __init__(
-        self, directory: AgentDirectory, recorder: Recorder | None = None, on_line: Any = None
+        self,
+        directory: AgentDirectory,
+        recorder: Recorder | None = None,
+        on_line: Any = None,
+        *,
+        max_agent_exchanges: int | None = None,
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -117,6 +122,7 @@ class Talk:
             on_user=self.heard,
             on_notice=self.noticed,
             recorder=recorder,
+            limits=limits(max_agent_exchanges),
         )
         self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
         self.addressing = Addressing()
@@ -293,6 +299,7 @@ async def talk_text(
     timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
     convener: str | None = None,
+    max_agent_exchanges: int | None = None,
 ) -> TalkResult:
     """Hold one text conversation: each of ``texts`` (one string, several, or lines as they
     come) is an utterance, said once the replies to the one before have come;
@@ -300,7 +307,7 @@ async def talk_text(
     came at all."""
     if isinstance(texts, str):
         texts = [texts]
-    talk = Talk(directory, recorder, on_line)
+    talk = Talk(directory, recorder, on_line, max_agent_exchanges=max_agent_exchanges)
     said = 0
     try:
         title = next(iter(texts), "") if isinstance(texts, list | tuple) else ""
@@ -337,6 +344,7 @@ def run_talk(
                 timeout=settings.timeout_s,
                 on_line=on_line,
                 convener=settings.convener,
+                max_agent_exchanges=settings.max_agent_exchanges,
             )
         finally:
             await directory.aclose()
