@@ -763,6 +763,9 @@ def test_given_options_reach_the_settings() -> None:
         "--no-record": [],
         "--data": ["elsewhere"],
         "--allow-address": ["10.0.0.0/8"],
+        "--agent-timeout": ["4"],
+        "--convener": ["builtin:convener"],
+        "--max-agent-exchanges": ["5"],
     }
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():
