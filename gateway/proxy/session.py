@@ -868,7 +868,9 @@ class VoiceSession:
 
     async def _speak(self, de: DialogEvent) -> None:
         voice = self.models.voices.settings_for(de.speaker_uri)
-        timing = self._awaiting
+        # The floor's own words ("One moment…", an agent left) are not the answer being timed.
+        floor_said = de.speaker_uri == self.conversation.floor.manager.speaker_uri
+        timing = None if floor_said else self._awaiting
         # Each sentence is due when what is queued before it has played (earliest first).
         synth = self.models.synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
         async for chunk in render_dialog_event(
