@@ -16,7 +16,8 @@ into a :class:`Choice`, in this order:
 5. the agent **best placed** to answer, from the manifests (its name, a keyphrase, or the words of
    its descriptions and synopsis: :func:`placement`);
 6. a **fallback**: an agent whose manifest offers to take anything (the keyphrase
-   :data:`FALLBACK_KEYPHRASE`: the assistant's), else the discovery agent (the concierge, who
+   :data:`FALLBACK_KEYPHRASE`, or "anything"/"general" in its synopsis or descriptions: the
+   assistant's), else the discovery agent (the concierge, who
    answers what it cannot place with the agents it knows), else the first agent that joined.
 
 So with several agents every utterance is answered by one of them, unless the person addressed
@@ -202,13 +203,21 @@ def placement(text: str, manifest: Manifest) -> tuple[float, str]:
     return score, ("its description: " + ", ".join(shared)) if shared else "no match"
 
 
+#: Words in a synopsis or description by which an agent says it takes any question.
+_GENERAL = re.compile(r"\b(anything|general)\b", re.IGNORECASE)
+
+
 def is_fallback(manifest: Manifest | None) -> bool:
-    """Whether the agent offers to take what nobody else is placed to answer."""
+    """Whether the agent offers to take what nobody else is placed to answer: the keyphrase
+    :data:`FALLBACK_KEYPHRASE`, or "anything"/"general" in its synopsis or descriptions (the
+    assistant's: "Answers questions and talks about anything.")."""
     if manifest is None:
         return False
-    return any(
-        k.strip().lower() == FALLBACK_KEYPHRASE for c in manifest.capabilities for k in c.keyphrases
-    )
+    caps = manifest.capabilities
+    if any(k.strip().lower() == FALLBACK_KEYPHRASE for c in caps for k in c.keyphrases):
+        return True
+    texts = [manifest.identification.synopsis, *(d for c in caps for d in c.descriptions)]
+    return any(_GENERAL.search(t or "") for t in texts)
 
 
 def is_discovery(manifest: Manifest | None) -> bool:

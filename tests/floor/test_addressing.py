@@ -14,14 +14,21 @@ def _agents(*extra: Candidate) -> list[Candidate]:
     return [Candidate.of(a.manifest) for a in builtin_agents().values()] + list(extra)
 
 
-def _assistant() -> Candidate:
-    manifest = builtin_manifest(
-        "builtin:assistant",
-        "Assistant",
-        "Answers general questions.",
-        ["assistant", "anything"],
-        ["Talks about anything."],
-    )
+def _assistant(*, keyphrase: bool = True) -> Candidate:
+    """An assistant's manifest: by the keyphrase 'anything', or as the built-in assistant words
+    it (gateway/llm/persona.py's default persona)."""
+    if keyphrase:
+        manifest = builtin_manifest(
+            "builtin:assistant", "Assistant", "An LLM.", ["assistant", "anything"], ["An LLM."]
+        )
+    else:
+        manifest = builtin_manifest(
+            "builtin:assistant",
+            "Assistant",
+            "Answers questions and talks about anything.",
+            ["assistant", "ask a question", "explain", "advice"],
+            ["A general assistant backed by a language model: questions, advice, explanations."],
+        )
     return Candidate.of(manifest)
 
 
@@ -101,8 +108,9 @@ def test_best_placed_says_why() -> None:
 
 
 def test_nothing_placed_goes_to_the_assistant_when_it_is_here() -> None:
-    with_assistant = Addressing().choose("Why is the sky blue?", _agents(_assistant()))
-    assert (with_assistant.to.name, with_assistant.how) == ("Assistant", How.FALLBACK)
+    for assistant in (_assistant(), _assistant(keyphrase=False)):
+        with_assistant = Addressing().choose("Why is the sky blue?", _agents(assistant))
+        assert (with_assistant.to.name, with_assistant.how) == ("Assistant", How.FALLBACK)
     # The time is still the clock's.
     assert Addressing().choose("what time is it", _agents(_assistant())).to.name == "Clock"
     # Without an assistant: the discovery agent, who tells what agents there are.
