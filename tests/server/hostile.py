@@ -105,10 +105,11 @@ class LoopbackAgent:
             body = await request.json()
             self.seen.append(body)
             # It takes the person's voice: its manifest says so when the gateway asks.
-            manifest = audio_manifest(body, self.url, "tag:loopback", "Loopback")
+            speaker = f"tag:loopback,2025:{self.url}"  # one per agent: two are two conversants
+            manifest = audio_manifest(body, self.url, speaker, "Loopback")
             if manifest:
                 conv = body["openFloor"]["conversation"]
-                return web.json_response(envelope(conv, "tag:loopback", manifest))
+                return web.json_response(envelope(conv, speaker, manifest))
             return web.Response(text=self.reply(body), content_type="application/json")
 
         app = web.Application()
