@@ -129,6 +129,30 @@ def _name_words(name: str) -> tuple[str, ...]:
     return said[1:] if len(said) > 1 and said[0] == "the" else said
 
 
+#: Names at least this long also match one letter off ("Parot", "Conciege": what speech-to-text
+#: makes of a name it does not know); shorter ones would match ordinary words ("block").
+FUZZY_LENGTH = 6
+
+
+def _one_off(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by at most one letter inserted, deleted or replaced."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1 :] or (len(a) == len(b) and a[i + 1 :] == b[i + 1 :])
+
+
+def _same(said: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    return len(said) == len(name) and all(
+        s == n or (len(n) >= FUZZY_LENGTH and _one_off(s, n))
+        for s, n in zip(said, name, strict=True)
+    )
+
+
 def _pause_between(text: str, start: int, end: int) -> bool:
     return bool(_PAUSE.search(text[start:end]))
 
@@ -153,7 +177,7 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
         i += 1
     for said, who in [*everyone, *names]:
         n = len(said)
-        if tuple(words[i : i + n]) != said:
+        if not _same(tuple(words[i : i + n]), said):
             continue
         if i + n == len(words):
             return who  # the utterance is only the name ("Clock?")
@@ -169,7 +193,7 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
     # At the end, after a pause or a lead-in ("…, clock?", "thanks clock").
     for said, who in [*everyone, *names]:
         n = len(said)
-        if len(words) <= n or tuple(words[-n:]) != said:
+        if len(words) <= n or not _same(tuple(words[-n:]), said):
             continue
         before = toks[-n - 1]
         if _pause_between(text, before[2], toks[-n][1]) or before[0] in LEAD_INS:

@@ -45,6 +45,10 @@ def _assistant(*, keyphrase: bool = True) -> Candidate:
         ("what time is it clock", "Clock"),
         ("Thanks, Concierge.", "Concierge"),
         ("Parrot?", "Parrot"),
+        # What speech-to-text makes of a name it does not know: one letter off, long names only.
+        ("Parot, say hello", "Parrot"),
+        ("Conciege, which agents are there?", "Concierge"),
+        ("Block, what time is it?", None),
         ("Everyone, good morning!", "everyone"),
         ("Hi everybody.", "everyone"),
         ("Good morning, all of you.", "everyone"),
