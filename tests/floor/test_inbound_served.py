@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from gateway.server.messages import Invite, SayText, Uninvite
 from tests.ofp_schemas import assert_valid_envelope
@@ -102,5 +103,47 @@ async def test_an_agent_rings_later_and_the_person_hears_it(gateway, site) -> No
         assert await _post(url, envelope(conv, timer.url, [say("still here?")])) == 404
         log = (gateway.data / "serve.log").read_text()
         assert "Traceback" not in log
+    finally:
+        await page.close()
+
+
+async def test_a_slow_answer_brings_one_moment_shown_and_heard(gateway, site) -> None:
+    async def slowpoke(request):
+        of = (await request.json())["openFloor"]
+        events = []
+        if any(e["eventType"] == "utterance" for e in of["events"]):
+            await asyncio.sleep(6)  # past Limits.one_moment_s (3 s), within the 10 s timeout
+            events = [say("Sorry, that took a while.")]
+        return web.json_response(envelope(of["conversation"]["id"], url, events))
+
+    url = site.route("slowpoke", slowpoke)
+    page = await Page.open(gateway.ws, transport="ws")
+    try:
+        await page.send(Invite(url))
+        floor = await page.wait_for(
+            lambda e: e["type"] == "floor" and any(c["serviceUrl"] == url for c in e["conversants"])
+        )
+        [slow] = [c["speakerUri"] for c in floor["conversants"] if c["serviceUrl"] == url]
+        # Until the greetings have played: no audio for half a second.
+        quiet = page.audio_bytes
+        for _ in range(40):
+            await asyncio.sleep(0.5)
+            if page.audio_bytes == quiet:
+                break
+            quiet = page.audio_bytes
+        await page.send(SayText("Hello?", to=slow))
+        moment = await page.wait_for(
+            lambda e: e["type"] == "error" or (e["type"] == "notice" and e["reason"] == "@wait")
+        )
+        assert moment["type"] == "notice", moment
+        assert moment["text"].startswith("One moment")
+        answer = await page.wait_for(
+            lambda e: e["type"] == "utterance" and e["text"] == "Sorry, that took a while."
+        )
+        spoken_before_the_answer = page.audio_bytes - quiet
+        # "One moment" came first, and it was spoken: its audio reached the page before the
+        # answer did (nothing else was said in between).
+        assert page.events.index(moment) < page.events.index(answer)
+        assert spoken_before_the_answer > 0
     finally:
         await page.close()
