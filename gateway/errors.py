@@ -15,6 +15,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   ├── VoiceConfigError           + ValueError: the voice map is wrong  [render.voices]
     │   ├── TalkInputError             talk --wav/--out cannot be used  [talk.voice]
     │   ├── NothingSaid                talk got no --text, no --wav and no line  [talk.text]
+    │   ├── InboundUnavailable         serve's --inbound-port cannot be listened on
+    │   │                              [server.inbound]
     │   └── ClusterUnavailable         a server of the local cluster (a gateway node too)
     │       │                          cannot run here or would not start  [cluster.local]
     │       ├── PostgresUnavailable    [cluster.postgres]

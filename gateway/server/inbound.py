@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from gateway.agents.http import HttpSettings
+from gateway.errors import ConfigError
 from gateway.ofp import VERSION, EnvelopeError, parse_envelope
 
 if TYPE_CHECKING:
@@ -37,6 +38,10 @@ log = logging.getLogger(__name__)
 MAX_POST_BYTES = HttpSettings().max_reply_bytes
 #: The path under which inbound URLs live.
 PREFIX = "/ofp/in"
+
+
+class InboundUnavailable(ConfigError):
+    """The inbound port cannot be listened on (taken, or not allowed); the message says which."""
 
 
 def _text(status: int, text: str, **headers: str) -> web.Response:
@@ -63,7 +68,14 @@ class InboundEndpoint:
         self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as err:
+            await self.close()
+            raise InboundUnavailable(
+                f"cannot listen for agents' posts on {host}:{port} ({err.strerror or err}); "
+                "choose another --inbound-port (0: any free port)"
+            ) from None
         self.port = self._runner.addresses[0][1]
         return self.port
 

@@ -124,3 +124,21 @@ async def test_agents_get_their_inbound_url_as_the_persons_service_url(site, har
     assert len(desk) == 1
     await h.conv.close()
     assert len(desk) == 0
+
+
+async def test_a_taken_inbound_port_is_a_clear_error() -> None:
+    import socket
+
+    import pytest
+
+    from gateway.server.inbound import InboundEndpoint, InboundUnavailable
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(InboundUnavailable, match=f"127.0.0.1:{port}.*--inbound-port"):
+            await InboundEndpoint(None).start("127.0.0.1", port)  # type: ignore[arg-type]
+    finally:
+        taken.close()
