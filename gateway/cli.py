@@ -186,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     from gateway.ofp.cli import add_validate_command
     from gateway.records.cli import add_commands as add_records_commands
     from gateway.server.cli import add_serve_command
+    from gateway.speech.cli import add_speech_command
     from gateway.talk.cli import add_talk_command
 
     parser = argparse.ArgumentParser(prog="ofp-gateway", description=__doc__.split("\n")[0])
@@ -199,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agents_command(sub)
     add_records_commands(sub)
     add_serve_command(sub)
+    add_speech_command(sub)
     return parser
 
 

@@ -17,6 +17,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   ├── NothingSaid                talk got no --text, no --wav and no line  [talk.text]
     │   ├── InboundUnavailable         serve's --inbound-port cannot be listened on
     │   │                              [server.inbound]
+    │   ├── BadServiceAddress          --stt/--tts/--wake-service is not wyoming://HOST:PORT
+    │   │                              [speech.link]
     │   └── ClusterUnavailable         a server of the local cluster (a gateway node too)
     │       │                          cannot run here or would not start  [cluster.local]
     │       ├── PostgresUnavailable    [cluster.postgres]
@@ -25,6 +27,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   ├── PoolFull                   [workers]
     │   ├── TranscriberBusy            [voice.stt]
     │   ├── SynthesizerBusy            also a SynthesisError  [render.tts]
+    │   ├── ServiceBusy                every connection to a speech service is in use
+    │   │                              [speech.link]
     │   └── FloorBusy                  [floor.manager]
     ├── Closed                         it was closed and takes nothing more
     │   ├── PoolClosed                 [workers]
@@ -45,6 +49,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
         ├── AudioDecodeError           + ValueError  [render.decode]
         ├── DecodeAbandoned            a decode stopped part-way: its caller stopped waiting
         │                              (speech resumed)  [voice.stt]
+        ├── SpeechServiceDown          a speech service cannot be reached or stopped
+        │                              mid-request  [speech.link]
         ├── SSMLError                  + ValueError  [render.ssml]
         └── SynthesisError             [render.tts]
             └── SynthesizerBusy        also a Busy

@@ -391,6 +391,53 @@ def check_talk_wake(t: Ctx) -> None:
     assert code == 2 and "unknown wake word 'siri'" in err
 
 
+def _talk_service_check(option: str, kind: str) -> Callable[[Ctx], None]:
+    """``talk --wav`` with a speech service at a port nothing listens on: refused before the
+    conversation, naming the service (the turns through real servers: tests/speech)."""
+
+    def check(t: Ctx) -> None:
+        wav = _clip(t, SAID)
+        dead = f"wyoming://127.0.0.1:{free_port()}"
+        code, _, err = t.run("talk", "--no-record", "--fast", "--wav", wav, option, dead)
+        assert code == 2 and f"{kind} service at {dead}" in err, err
+        code, _, err = t.run("talk", "--no-record", "--text", "hi", option, dead)
+        assert code == 2 and "only work with --wav" in err
+
+    return check
+
+
+# ------------------------------------------------------------------------------- speech serve
+def check_speech_uri(t: Ctx) -> None:
+    from tests.speech.conftest import describes, own_server, running
+
+    port = free_port()
+    assert not describes(port)
+    with running(own_server(t.tmp, port=port)):
+        assert describes(port)
+    code, _, err = t.run("speech", "serve", "--uri", "http://127.0.0.1:1")
+    assert code == 2 and "tcp://HOST:PORT" in err
+
+
+def check_speech_stt_model(t: Ctx) -> None:
+    code, _, err = t.run("speech", "serve", "--stt-model", "no-such-model")
+    assert code == 3 and "no-such-model" in err
+
+
+def check_speech_max_connections(t: Ctx) -> None:
+    from tests.speech.conftest import own_server, running
+
+    with running(own_server(t.tmp, "--max-connections", "1")) as server:
+        held = socket.create_connection(("127.0.0.1", server.port))
+        try:
+            time.sleep(0.3)
+            with socket.create_connection(("127.0.0.1", server.port), 5) as second:
+                second.settimeout(10)
+                answer = second.recv(4096)
+            assert b'"error"' in answer, answer
+        finally:
+            held.close()
+
+
 # --------------------------------------------------------------------------------- agents serve
 @contextlib.contextmanager
 def agents_server(*args: str) -> Iterator[int]:
@@ -619,6 +666,9 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--agent-timeout": ["4"],
     "--convener": ["builtin:convener"],
     "--max-agent-exchanges": ["5"],
+    "--stt": ["wyoming://127.0.0.1:10300"],
+    "--tts": ["wyoming://127.0.0.1:10300"],
+    "--wake-service": ["wyoming://127.0.0.1:10300"],
 }
 
 
@@ -655,6 +705,12 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --convener": (check_talk_convener, []),
     "talk --max-agent-exchanges": (check_talk_max_agent_exchanges, []),
     "talk --data": (check_talk_data, []),
+    "talk --stt": (_talk_service_check("--stt", "stt"), SLOW),
+    "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
+    "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
+    "speech serve --uri": (check_speech_uri, SLOW),
+    "speech serve --stt-model": (check_speech_stt_model, SLOW),
+    "speech serve --max-connections": (check_speech_max_connections, SLOW),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),
     "agents serve --name": (check_agents_name, []),
@@ -766,6 +822,9 @@ def test_given_options_reach_the_settings() -> None:
         "--agent-timeout": ["4"],
         "--convener": ["builtin:convener"],
         "--max-agent-exchanges": ["5"],
+        "--stt": ["wyoming://127.0.0.1:10300"],
+        "--tts": ["wyoming://127.0.0.1:10300"],
+        "--wake-service": ["wyoming://127.0.0.1:10300"],
     }
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():

@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="an existing postgresql:// database (default: a temporary server)",
     )
+    p.add_argument(
+        "--speech-server",
+        dest="speech_server",
+        action="store_true",
+        default=None,
+        help="one `speech serve` process holds the speech models for every node (--stt/--tts/"
+        "--wake-service), as a speech box does (docs/deployment.md)",
+    )
     p.add_argument("serve_args", nargs="*", help="passed to every `serve` (after --)")
     return p
 
@@ -69,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {node.name}: {node.url} (pid {node.proc.pid if node.proc else '-'}), log {node.log}"
         )
+    if cluster.speech is not None:
+        print(f"  speech server: {cluster.speech_address}, log {cluster.speech.log}")
     print(f"  records: {cluster.database_url}")
     print("  drain a node: kill -TERM PID; stop everything: Ctrl-C", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

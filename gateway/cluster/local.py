@@ -60,7 +60,9 @@ class LocalCluster:
     """PostgreSQL (temporary, unless ``database`` names one), ``nodes`` gateway nodes, HAProxy.
 
     ``serve_args`` go to every node. ``check_ms`` is HAProxy's health-check interval: a dead node
-    is out of rotation after two failed checks.
+    is out of rotation after two failed checks. With ``speech_server``, one ``speech serve``
+    process holds the speech models for every node (``--stt``/``--tts``/``--wake-service``),
+    as one speech box does for the nodes of docs/deployment.md.
     """
 
     nodes_count: int = 2
@@ -74,6 +76,8 @@ class LocalCluster:
     postgres: TempPostgres | None = None
     haproxy: HAProxy | None = None
     nodes: list[Node] = field(default_factory=list)
+    speech_server: bool = False
+    speech: Node | None = None
 
     @property
     def url(self) -> str:
@@ -96,6 +100,8 @@ class LocalCluster:
         self.inbound_port = self.inbound_port or free_port()
         if self.database is None:
             self.postgres = TempPostgres().start()
+        if self.speech_server:
+            self.start_speech(timeout)
         self.nodes = [
             Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log", free_port())
             for i in range(self.nodes_count)
@@ -139,12 +145,54 @@ class LocalCluster:
                 str(node.inbound_port),
                 "--inbound-url",
                 f"http://127.0.0.1:{self.inbound_port}",
+                *self.speech_args,
                 *self.serve_args,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
         )
+
+    @property
+    def speech_address(self) -> str | None:
+        """The speech server's ``wyoming://`` address (None: the nodes run speech themselves)."""
+        return f"wyoming://127.0.0.1:{self.speech.port}" if self.speech else None
+
+    @property
+    def speech_args(self) -> list[str]:
+        """What each node is told of the speech server."""
+        address = self.speech_address
+        if address is None:
+            return []
+        return ["--stt", address, "--tts", address, "--wake-service", address]
+
+    def start_speech(self, timeout: float) -> None:
+        """Start the speech server and wait until it describes itself."""
+        from gateway.speech.link import ServiceLink
+
+        assert self.workdir is not None
+        self.speech = node = Node("speech", free_port(), self.workdir / "speech.log")
+        log = open(node.log, "ab")  # noqa: SIM115 (lives with the process)
+        node.proc = subprocess.Popen(
+            [
+                *[sys.executable, "-m", "gateway", "speech", "serve"],
+                *["--uri", f"tcp://127.0.0.1:{node.port}"],
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        link = ServiceLink("speech", f"wyoming://127.0.0.1:{node.port}")
+        while time.monotonic() < deadline:
+            if not node.alive:
+                raise ClusterUnavailable(
+                    f"the speech server exited:\n{node.log.read_text(errors='replace')}"
+                )
+            with contextlib.suppress(Exception):
+                if _describes(link):
+                    return
+            time.sleep(0.3)
+        raise ClusterUnavailable(f"the speech server was not ready in {timeout:.0f} s")
 
     def wait_ready(self, node: Node, timeout: float) -> None:
         """Wait until the node's ``/readyz`` says ready; :class:`ClusterUnavailable` if it exits
@@ -188,6 +236,14 @@ class LocalCluster:
                 except subprocess.TimeoutExpired:
                     node.proc.kill()
                     node.proc.wait()
+        if self.speech is not None and self.speech.alive:
+            assert self.speech.proc is not None
+            self.speech.proc.terminate()
+            try:
+                self.speech.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.speech.proc.kill()
+                self.speech.proc.wait()
         if self.postgres is not None:
             self.postgres.stop()
 
@@ -196,3 +252,22 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _describes(link: object) -> bool:
+    """Whether the speech server answers ``describe`` (blocking; its own event loop)."""
+    import asyncio
+
+    from gateway.speech.link import ServiceLink
+
+    assert isinstance(link, ServiceLink)
+
+    async def ask() -> bool:
+        fresh = ServiceLink(link.kind, link.address, link.settings)
+        try:
+            await fresh.describe()
+            return True
+        finally:
+            await fresh.close()
+
+    return asyncio.run(ask())

@@ -43,6 +43,7 @@ import numpy as np
 from gateway.agents.errors import AgentError
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
+from gateway.errors import SpeechError
 from gateway.floor import Floor
 from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
@@ -68,7 +69,7 @@ from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event
-from gateway.render.tts import Synthesizer
+from gateway.render.tts import Synthesizer, TextToSpeech
 from gateway.render.voices import VoiceBook
 from gateway.server.messages import (
     AgentUtterance,
@@ -86,14 +87,16 @@ from gateway.server.messages import (
     WakeHeard,
 )
 from gateway.voice.endpoint import EndpointSettings, Utterance
-from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy, Transcript
+from gateway.voice.stt import SpeechToText, SttSettings, Transcriber, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal, default_signals
 from gateway.voice.vad import SileroVad, shared_vad
-from gateway.voice.wake import WakeDetection, WakeListener, make_detector
+from gateway.voice.wake import PHRASE_PREFIX, WakeDetection, WakeListener, make_detector
 from gateway.voice.words import words
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
+    from gateway.speech.link import ServiceLink
+    from gateway.speech.services import SpeechServices
 
 log = logging.getLogger(__name__)
 
@@ -200,10 +203,24 @@ class VoiceModels:
         stt: SttSettings | None = None,
         *,
         voices: VoiceBook | None = None,
-        synthesizer: Synthesizer | None = None,
+        synthesizer: TextToSpeech | None = None,
+        services: SpeechServices | None = None,
     ) -> None:
-        self.transcriber = Transcriber(stt)
-        self.synthesizer = synthesizer or Synthesizer()
+        # Speech on the network (--stt/--tts/--wake-service): those parts are Wyoming clients
+        # behind the same interfaces, and the in-process models they replace are not loaded.
+        from gateway.speech.services import build_remote
+
+        remote = build_remote(services) if services is not None else None
+        self.transcriber: SpeechToText = (
+            remote.transcriber if remote and remote.transcriber else Transcriber(stt)
+        )
+        self.synthesizer: TextToSpeech = synthesizer or (
+            remote.synthesizer if remote and remote.synthesizer else Synthesizer()
+        )
+        #: Builds a session's wake detector from a wake word's name (remote: a Wyoming stream).
+        self.wake_factory: Callable[[str], WakeListener] | None = remote.wake if remote else None
+        #: The speech services on the network, for /readyz and /metrics (empty: all in process).
+        self.services: list[ServiceLink] = remote.links if remote else []
         self.voices = voices or VoiceBook.default()
         self.vad: SileroVad = shared_vad()
         #: End-of-turn signals read from the audio, by name (see ``gateway.voice.turn_signals``).
@@ -221,8 +238,16 @@ class VoiceModels:
 
     async def warm_up(self) -> None:
         """Load everything and run each model once, so the first person is not kept waiting."""
-        await self.transcriber.warm_up()
-        await self.synthesizer.warm_up()
+        for part in (self.transcriber, self.synthesizer):
+            try:
+                await part.warm_up()
+            except SpeechError as exc:  # a remote service not there yet: /readyz says so, and
+                log.warning("%s", exc)  # its link keeps trying (gateway.speech.link)
+        for link in self.services:
+            if link.kind == "wake":
+                with contextlib.suppress(SpeechError):
+                    await link.describe()
+            link.watch()
 
 
 @dataclass
@@ -361,6 +386,15 @@ class VoiceSession:
         self._lookback_samples = 0
         self.set_wake(s.wake)
 
+        if not getattr(models.transcriber, "detailed", True):
+            # A stock Wyoming server (docs/speech-services.md): said once, on the page.
+            self._emit_soon(
+                PageNotice(
+                    "Speech recognition here gives text only: no word timings, confidence or "
+                    "live captions reach the agents or this page.",
+                    "@speech-service",
+                )
+            )
         conversation.on_user = self._heard
         conversation.on_notice = self._noticed
         conversation.on_floor = lambda floor: self._emit_soon(_floor_view(floor))
@@ -524,6 +558,8 @@ class VoiceSession:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self.playout.close()
+        if self._wake is not None and hasattr(self._wake, "close"):
+            self._wake.close()  # a remote detector's stream
         self.models.sessions.discard(self)
 
     # ------------------------------------------------------------------ listening
@@ -646,9 +682,15 @@ class VoiceSession:
     def set_wake(self, name: str) -> None:
         """Choose the wake word (or ``off``); the session falls asleep until it is heard."""
         name = (name or "off").strip()
-        self._wake = (
-            None if name == "off" else make_detector(name, transcriber=self.models.transcriber)
-        )
+        if self._wake is not None and hasattr(self._wake, "close"):
+            self._wake.close()  # a remote detector's stream
+        factory = self.models.wake_factory
+        if name == "off":
+            self._wake = None
+        elif factory is not None and not name.startswith(PHRASE_PREFIX):
+            self._wake = factory(name)
+        else:
+            self._wake = make_detector(name, transcriber=self.models.transcriber)
         self.wake_name = name
         self._lookback.clear()
         self._lookback_samples = 0
@@ -728,6 +770,17 @@ class VoiceSession:
                 )
                 self._done_one()
                 return
+            except SpeechError as exc:  # a speech service down or gone mid-request
+                log.warning("no transcript: %s", exc)
+                self._apply(self.turns.dismissed(time.monotonic()))
+                await self._emit(
+                    PageNotice(
+                        "Speech recognition is unavailable right now; please say that again.",
+                        "@error",
+                    )
+                )
+                self._done_one()
+                return
         timing.transcript = time.monotonic()
         timing.decode_s = transcript.decode_s
         timing.queued_s = transcript.queued_s
@@ -771,7 +824,12 @@ class VoiceSession:
         choice = self.choose(text)
         await self._emit(
             _transcript(
-                FinalTranscript(text, id=de.id, confidence=round(transcript.confidence, 3)),
+                FinalTranscript(
+                    text,
+                    id=de.id,
+                    # A text-only recogniser (a stock Wyoming server) measured no confidence.
+                    confidence=round(transcript.confidence, 3) if transcript.detailed else None,
+                ),
                 choice,
             )
         )
@@ -861,6 +919,14 @@ class VoiceSession:
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():  # type: ignore[union-attr]
                     raise
+            except SpeechError as exc:  # a speech service down or gone mid-reply
+                log.warning("could not speak %s: %s", de.id, exc)
+                await self._emit(
+                    PageNotice(
+                        "Speech synthesis is unavailable right now; the reply is shown as text.",
+                        "@error",
+                    )
+                )
             except Exception:  # the task must not die: one reply unspoken, the next ones heard
                 log.exception("could not speak %s", de.id)
             finally:

@@ -28,7 +28,7 @@ from gateway.errors import GatewayError
 from gateway.ofp import DialogEvent, Feature
 from gateway.render.decode import Fetch, decode_feature
 from gateway.render.ssml import SSMLError, parse_ssml, render_segments, trim_silence
-from gateway.render.tts import Synthesizer, VoiceSettings
+from gateway.render.tts import TextToSpeech, VoiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def _feature(event: DialogEvent, name: str, mime_prefix: str) -> Feature | None:
 
 async def render_dialog_event(
     event: DialogEvent,
-    synth: Synthesizer,
+    synth: TextToSpeech,
     settings: VoiceSettings,
     fetch: Fetch,
     *,

@@ -63,7 +63,7 @@ from num2words import num2words
 
 from gateway.errors import GatewayError, SpeechError
 from gateway.render.decode import AudioDecodeError, Fetch, data_uri_bytes, decode_audio
-from gateway.render.tts import Synthesizer, VoiceSettings
+from gateway.render.tts import TextToSpeech, VoiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -541,7 +541,7 @@ _SAY_AS: dict[str, Callable[[str, str], str | None]] = {
 
 async def render_segments(
     segments: list[Segment] | tuple[Segment, ...],
-    synth: Synthesizer,
+    synth: TextToSpeech,
     settings: VoiceSettings,
     fetch: Fetch,
     *,

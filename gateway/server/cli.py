@@ -24,6 +24,7 @@ from gateway.server.memory import restart_under_jemalloc
 if TYPE_CHECKING:
     from gateway.proxy.turns import TurnRule
     from gateway.server.app import GatewaySettings
+    from gateway.speech.services import SpeechServices
     from gateway.voice.stt import SttSettings
 
 
@@ -41,6 +42,12 @@ def _stt() -> SttSettings:
     return SttSettings()
 
 
+def _speech() -> SpeechServices:
+    from gateway.speech.services import SpeechServices
+
+    return SpeechServices()
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     """Everything ``serve`` is told: the gateway's settings and those of the parts built beside
@@ -48,6 +55,8 @@ class ServeSettings:
 
     gateway: GatewaySettings = field(default_factory=_gateway)
     stt: SttSettings = field(default_factory=_stt)
+    #: Speech on Wyoming servers (--stt/--tts/--wake-service); in process by default.
+    speech: SpeechServices = field(default_factory=_speech)
     #: Records: a folder or ``postgresql://`` URL (None: what the environment says), or none.
     data: str | None = None
     record: bool = True
@@ -262,6 +271,9 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
+    from gateway.speech.cli import add_speech_service_options
+
+    add_speech_service_options(p)
     p.set_defaults(func=cmd_serve)
 
 
@@ -280,6 +292,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(d, args),
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
+        speech=from_options(d.speech, args),
     )
 
 
@@ -378,7 +391,7 @@ async def serve(s: ServeSettings) -> int:
         recorder = open_recorder(s.data, retention_days=s.retention_days)
     print("loading speech models…", file=sys.stderr, flush=True)
     voices = VoiceBook.from_file(s.voices) if s.voices else None
-    models = VoiceModels(s.stt, voices=voices)
+    models = VoiceModels(s.stt, voices=voices, services=s.speech)
     settings = s.gateway
     directory = AgentDirectory(
         AddressPolicy.from_env_and_args(s.allow_addresses),

@@ -118,6 +118,31 @@ class Metrics:
         self.memory = Info(
             "ofp_gateway_memory", "The memory allocator the process runs on", registry=r
         )
+        self.speech_up = Gauge(
+            "ofp_gateway_speech_service_up",
+            "1 while a remote speech service (--stt/--tts/--wake-service) answers, 0 while down",
+            ["service", "address"],
+            registry=r,
+        )
+        self.speech_failures = Gauge(
+            "ofp_gateway_speech_service_failures",
+            "Requests to a remote speech service that failed since start (down, or it broke "
+            "mid-request)",
+            ["service", "address"],
+            registry=r,
+        )
+        self.speech_refused = Gauge(
+            "ofp_gateway_speech_service_refused",
+            "Requests refused since start because every connection to the service was in use",
+            ["service", "address"],
+            registry=r,
+        )
+        self.speech_in_flight = Gauge(
+            "ofp_gateway_speech_service_in_flight",
+            "Requests (wake: streams) open to a remote speech service now",
+            ["service", "address"],
+            registry=r,
+        )
         self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
         self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)
 

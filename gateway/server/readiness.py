@@ -2,7 +2,8 @@
 
 ``GET /readyz`` answers ``200 ready`` only when a new person would be served well; otherwise
 ``503`` with why: ``loading models`` (starting), ``full`` (``--max-sessions`` reached, or speech
-recognition behind), ``draining`` (leaving). A balancer's health check on it sends new people to
+recognition behind), ``draining`` (leaving), ``speech service down`` (a ``--stt``/``--tts``/
+``--wake-service`` server cannot be reached; ``speechServices`` names it). A balancer's health check on it sends new people to
 other nodes (``docs/deployment.md``). ``/healthz`` stays the liveness check.
 
 Draining (SIGUSR1 to ``serve``, or SIGTERM when its records are shared in PostgreSQL): refuse new sessions at once, let the turns in progress
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gateway.server.app import Gateway
+    from gateway.speech.link import ServiceLink
 
 #: Session states in which a turn is under way (see ``VoiceSession.state``).
 BUSY_STATES = frozenset({"hearing", "thinking", "speaking"})
@@ -38,17 +40,36 @@ def readiness(gateway: Gateway) -> tuple[HTTPStatus, bytes]:
         state = "draining"
     elif gateway._refusal() is not None:
         state = "full"
+    elif any(link.down for link in speech_services(gateway)):
+        state = "speech service down"
     else:
         state = "ready"
-    body = {
+    body: dict[str, object] = {
         "state": state,
         "node": gateway.node,
         "sessions": len(gateway.clients),
         "maxSessions": gateway.settings.max_sessions,
         "conversations": len(gateway.rooms),
     }
+    links = speech_services(gateway)
+    if links:
+        # Which remote speech service is down, and why (``--stt``/``--tts``/``--wake-service``).
+        body["speechServices"] = [
+            {
+                "service": link.kind,
+                "address": link.address,
+                "up": not link.down,
+                **({"reason": link.down_reason} if link.down else {}),
+            }
+            for link in links
+        ]
     status = HTTPStatus.OK if state == "ready" else HTTPStatus.SERVICE_UNAVAILABLE
     return status, (json.dumps(body, allow_nan=False) + "\n").encode()
+
+
+def speech_services(gateway: Gateway) -> list[ServiceLink]:
+    """The speech services on the network the gateway's models use (none: all in process)."""
+    return list(getattr(getattr(gateway, "models", None), "services", None) or [])
 
 
 def turns_in_progress(gateway: Gateway) -> int:

@@ -24,7 +24,7 @@ from websockets.http11 import Request, Response
 from gateway.resources import web_root
 from gateway.server import access, rooms
 from gateway.server.guard import clip_text
-from gateway.server.readiness import readiness
+from gateway.server.readiness import readiness, speech_services
 
 if TYPE_CHECKING:
     from gateway.server.app import Gateway
@@ -99,6 +99,12 @@ class HttpRoutes:
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
+            m = self.gateway.metrics
+            for link in speech_services(self.gateway):
+                m.speech_up.labels(link.kind, link.address).set(0 if link.down else 1)
+                m.speech_failures.labels(link.kind, link.address).set(link.failures)
+                m.speech_refused.labels(link.kind, link.address).set(link.refused)
+                m.speech_in_flight.labels(link.kind, link.address).set(link.in_flight)
             return _response(HTTPStatus.OK, self.gateway.metrics.render(), "text/plain; version=0.0.4")
         if path.startswith("/audio/"):
             return self._audio(request.path)

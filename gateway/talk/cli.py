@@ -78,6 +78,9 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
     add_conversation_options(p)
+    from gateway.speech.cli import add_speech_service_options
+
+    add_speech_service_options(p)
     p.set_defaults(func=cmd_talk)
 
 
@@ -93,6 +96,15 @@ def usage_error(s: TalkSettings) -> str | None:
     if s.wav is None:  # typed: --text, or lines from the terminal
         voice_only = [o for o, on in (("--out", s.out), ("--fast", s.fast)) if on]
         voice_only += ["--wake"] if _waking(s) else []
+        voice_only += [
+            o
+            for o, on in (
+                ("--stt", s.stt_service),
+                ("--tts", s.tts_service),
+                ("--wake-service", s.wake_service),
+            )
+            if on
+        ]
         if voice_only:
             return f"{', '.join(voice_only)} only work with --wav (a recording), not with --text"
     if not s.record and s.data:

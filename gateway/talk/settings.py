@@ -39,3 +39,8 @@ class TalkSettings:
     allow_addresses: tuple[str, ...] = ()
     #: Seconds an agent has to answer (``--agent-timeout``); None: ``HttpSettings.timeout``.
     agent_timeout_s: float | None = None
+    #: With ``wav``: speech services on Wyoming servers (``wyoming://HOST:PORT``; None: in
+    #: process), as ``serve``'s ``--stt``/``--tts``/``--wake-service``.
+    stt_service: str | None = None
+    tts_service: str | None = None
+    wake_service: str | None = None

@@ -135,8 +135,16 @@ def run_talk_wav(
     async def main() -> TalkResult:
         if not s.json:
             print("loading speech models…", file=sys.stderr, flush=True)
-        models = VoiceModels()
+        from gateway.speech.services import SpeechServices
+
+        services = SpeechServices(
+            stt_service=s.stt_service, tts_service=s.tts_service, wake_service=s.wake_service
+        )
+        models = VoiceModels(services=services)
         await models.warm_up()
+        down = [f"{link.kind} service at {link.address}" for link in models.services if link.down]
+        if down:  # said now, not found out as a reply that never comes
+            raise TalkInputError(f"cannot reach the {', '.join(down)}: is its server running?")
         directory = directory_factory()
         try:
             result, audio = await talk_wav(

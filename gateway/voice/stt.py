@@ -62,7 +62,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import ctranslate2
 import numpy as np
@@ -175,6 +175,9 @@ class Transcript:
         decode_s: wall time of the decode(s) in the worker, in seconds.
         queued_s: time spent waiting for a worker before decoding began, in seconds.
         beam: the beam the text was decoded with (``busy_beam_size`` under load; 0 unknown).
+        detailed: False when the recogniser gave text only (a stock Wyoming server,
+            ``gateway.speech.asr``): then ``words`` is empty and ``confidence``, ``avg_logprob``
+            and ``window`` mean nothing, and nobody may show them as if they were measured.
     """
 
     text: str
@@ -189,6 +192,51 @@ class Transcript:
     decode_s: float
     queued_s: float = 0.0
     beam: int = 0
+    detailed: bool = True
+
+
+class SpeechToText(Protocol):
+    """What a session needs from speech recognition: :class:`Transcriber` in this process, or
+    ``gateway.speech.asr.RemoteTranscriber`` over Wyoming."""
+
+    @property
+    def pending(self) -> int:
+        """Transcriptions admitted and not yet finished."""
+        ...
+
+    @property
+    def queue_wait_s(self) -> float:
+        """Moving average of how long final transcriptions waited lately."""
+        ...
+
+    @property
+    def partials_skipped(self) -> int:
+        """Partial transcripts skipped (busy, or not offered by the recogniser)."""
+        ...
+
+    @property
+    def full_window_retries(self) -> int:
+        """Fitted-window results decoded again on the full window (0 where not known)."""
+        ...
+
+    @property
+    def abandoned(self) -> int:
+        """Decodes stopped because their caller stopped waiting."""
+        ...
+
+    async def warm_up(self) -> None:
+        """Get ready, so the first person is not kept waiting."""
+        ...
+
+    async def transcribe(
+        self, audio: np.ndarray, *, speech_end_s: float | None = None, prompt: str | None = None
+    ) -> Transcript:
+        """The final transcript of a clip; raises :class:`TranscriberBusy` under load."""
+        ...
+
+    async def transcribe_partial(self, audio: np.ndarray) -> str:
+        """A quick look at the words so far; raises :class:`TranscriberBusy` when skipped."""
+        ...
 
 
 class TranscriberBusy(Busy):

@@ -45,7 +45,7 @@ from pymicro_wakeword import MicroWakeWord, MicroWakeWordFeatures, Model
 from gateway.audio import SAMPLE_RATE, float_to_pcm16
 from gateway.catalogue import ModelNotAvailable, wake_words
 from gateway.voice.endpoint import Endpointer, EndpointSettings, Utterance
-from gateway.voice.stt import Transcriber, TranscriberBusy, Word
+from gateway.voice.stt import SpeechToText, Transcriber, TranscriberBusy, Word
 from gateway.voice.vad import SileroVad, VadStream
 from gateway.voice.words import words
 
@@ -313,7 +313,7 @@ class PhraseSpotter:
     def __init__(
         self,
         phrase: str,
-        transcriber: Transcriber | None = None,
+        transcriber: SpeechToText | None = None,
         *,
         vad: SileroVad | None = None,
         settings: PhraseSettings | None = None,
@@ -409,7 +409,7 @@ def make_detector(
     name: str,
     *,
     settings: WakeSettings | None = None,
-    transcriber: Transcriber | None = None,
+    transcriber: SpeechToText | None = None,
 ) -> WakeWordDetector | PhraseSpotter:
     """A new detector for one stream: a microWakeWord model by name (``hey_jarvis``, ...), or
     ``phrase:<text>`` for the phrase spotter (``transcriber`` defaults to the shared tiny.en).
