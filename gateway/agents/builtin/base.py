@@ -194,7 +194,13 @@ class BuiltinAgent:
             Event(event_type=EventType.ACCEPT_INVITE, to=_reply_to(envelope)),
             self._utterance(self.greeting, to=To(speaker_uri=envelope.sender.speaker_uri)),
         ]
-        if history and history[-1].speaker_uri != self.speaker_uri:
+        # Answer what the person last said (a delegation's request), not another agent's words:
+        # a newcomer answering the last greeting would start agents talking among themselves.
+        if (
+            history
+            and history[-1].speaker_uri != self.speaker_uri
+            and _spoken_by_person(envelope, history[-1].speaker_uri)
+        ):
             heard = Heard(history[-1].text(), history[-1], envelope, True, memory)
             out += self._say(self.answer(heard), to=None)
         return out
