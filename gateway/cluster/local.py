@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,25 @@ from pathlib import Path
 from gateway.cluster.haproxy import Backend, HAProxy
 from gateway.cluster.postgres import TempPostgres, free_port
 from gateway.errors import ClusterUnavailable
+
+
+def free_ports(n: int, avoid: set[int] | frozenset[int] = frozenset()) -> list[int]:
+    """``n`` distinct free ports on loopback, none in ``avoid``: held open together while they
+    are chosen, since ports chosen one at a time may come back the same."""
+    held: list[socket.socket] = []
+    try:
+        ports: list[int] = []
+        while len(ports) < n:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            held.append(s)
+            port = int(s.getsockname()[1])
+            if port not in avoid:
+                ports.append(port)
+        return ports
+    finally:
+        for s in held:
+            s.close()
 
 
 @dataclass
@@ -102,8 +122,16 @@ class LocalCluster:
             self.postgres = TempPostgres().start()
         if self.speech_server:
             self.start_speech(timeout)
+        # Every node has two ports (the page's, the agents' inbound): chosen together, so that
+        # no two of them are the same port.
+        ports = free_ports(2 * self.nodes_count, avoid={self.port, self.inbound_port})
         self.nodes = [
-            Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log", free_port())
+            Node(
+                f"node{i + 1}",
+                ports[2 * i],
+                self.workdir / f"node{i + 1}.log",
+                ports[2 * i + 1],
+            )
             for i in range(self.nodes_count)
         ]
         for node in self.nodes:
