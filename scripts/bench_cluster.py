@@ -169,7 +169,7 @@ def bench_stores(writes: int) -> None:
 
 
 async def _one_failover(cluster: LocalCluster) -> tuple[float, float]:
-    from tests.support.cluster import Page, rejoin
+    from gateway.testing.cluster import Page, rejoin
 
     url = cluster.url.replace("http://", "ws://") + "/ws"
     page = await Page.open(url)

@@ -24,8 +24,8 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy import VoiceModels
 from gateway.talk.voice import talk_wav
-from tests.support.figures import summarise
-from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
+from gateway.testing.figures import summarise
+from gateway.testing.speech import REQUESTS, espeak_16k, gateway_piper
 
 SENTENCES = REQUESTS
 STAGES = ("endpoint", "stt", "agent", "ttsFirstAudio", "total", "decode")

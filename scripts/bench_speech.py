@@ -40,11 +40,11 @@ from gateway.render.tts import Synthesizer, VoiceSettings  # noqa: E402
 from gateway.speech.asr import RemoteTranscriber  # noqa: E402
 from gateway.speech.link import LinkSettings, ServiceLink  # noqa: E402
 from gateway.speech.tts import RemoteSynthesizer  # noqa: E402
+from gateway.testing.figures import piper_rtf  # noqa: E402
+from gateway.testing.load_metrics import ServedGateway, read_proc  # noqa: E402
+from gateway.testing.processes import free_port  # noqa: E402
+from gateway.testing.speech import piper_16k  # noqa: E402
 from gateway.voice.stt import Transcriber  # noqa: E402
-from tests.support.figures import piper_rtf  # noqa: E402
-from tests.support.load_metrics import ServedGateway, read_proc  # noqa: E402
-from tests.support.processes import free_port  # noqa: E402
-from tests.support.speech import piper_16k  # noqa: E402
 
 SENTENCES = [
     "What time is it in Lisbon?",
@@ -82,7 +82,7 @@ def _ms(values: list[float]) -> dict[str, float]:
 
 
 def _wait_describes(port: int, proc: subprocess.Popen[bytes], timeout: float = 180) -> None:
-    from tests.speech.conftest import describes
+    from gateway.testing.processes import describes
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -196,7 +196,7 @@ async def people(
     counts: list[int], seconds: float, speech: str | None, speech_pid: int | None
 ) -> list[dict[str, Any]]:
     load = _load_module("load")
-    from tests.support.load_client import load_clips
+    from gateway.testing.load_client import load_clips
 
     clips = load_clips()
     rows = []

@@ -1,6 +1,6 @@
 """Speech-to-text latency and word error rate: window, beam, threads and padding.
 
-Each sentence of ``tests.support.speech.SENTENCES`` is spoken by espeak-ng (two voices, alternating) and by
+Each sentence of ``gateway.testing.speech.SENTENCES`` is spoken by espeak-ng (two voices, alternating) and by
 piper, framed with silence, and run through the real VAD and endpointer, so every clip and its
 ``voiced_end`` are what a session would hand the transcriber. Prints one row per setting:
 
@@ -25,16 +25,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
-from gateway.voice.endpoint import Endpointer, Utterance
-from gateway.voice.stt import SttSettings, Transcriber
-from gateway.voice.vad import VadStream
-from tests.support.speech import (
+from gateway.testing.speech import (
     SENTENCES,
     espeak_wav,
     piper_16k,
     silence,
     word_error_rate,
 )
+from gateway.voice.endpoint import Endpointer, Utterance
+from gateway.voice.stt import SttSettings, Transcriber
+from gateway.voice.vad import VadStream
 
 
 def endpointed(speech: np.ndarray) -> tuple[np.ndarray, float]:

@@ -63,12 +63,12 @@ from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import TurnRule, Verdict
 from gateway.talk.voice import talk_wav
+from gateway.testing.figures import piper_rtf, summarise
+from gateway.testing.speech import REQUESTS, espeak_16k, gateway_piper
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.smart_turn import SmartTurn
 from gateway.voice.vad import CHUNK_MS
-from tests.support.figures import piper_rtf, summarise
-from tests.support.speech import REQUESTS, espeak_16k, gateway_piper
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -307,7 +307,7 @@ def learned_ms(clip: Clip, rule: TurnRule) -> float:
     turn-taker does): the pause it ended in plus a chunk, when it ended early and the person
     went on within ``unfinished_ms``; else 0."""
     cut, wait, pause = _replay(clip, rule)
-    plain = SessionSettings().endpoint.end_silence_ms
+    plain = rule.end_silence_ms
     if not cut or pause is None or not rule.learn_pauses or wait >= plain:
         return 0
     if pause.length_ms > rule.unfinished_ms:

@@ -5,7 +5,7 @@ renditions) and by espeak-ng (eight voices at 130, 165 and 200 words per minute)
 clean and with white and pink noise at 15 dB SNR, so 99 clips per model, each framed by silence.
 The true end of the phrase is the clip's last sample above -40 dB of its loudest 10 ms.
 
-Wake-free audio: the sentences of ``tests.support.speech.SENTENCES`` spoken by piper and five espeak-ng
+Wake-free audio: the sentences of ``gateway.testing.speech.SENTENCES`` spoken by piper and five espeak-ng
 voices, three of them again with pink noise at 15 dB, then white and pink noise alone, all one
 stream (about 14 minutes). The other models' wake phrases (their clean clips) are counted apart:
 they are the nearest thing to a confusable phrase this set has.
@@ -31,9 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.audio import SAMPLE_RATE
-from gateway.voice.stt import Transcriber
-from gateway.voice.wake import MODEL_LATENCY_MS, PhraseSpotter, WakeWordDetector
-from tests.support.speech import (
+from gateway.testing.speech import (
     SENTENCES,
     WAKE_PHRASES,
     coloured_noise,
@@ -44,6 +42,8 @@ from tests.support.speech import (
     trim,
     with_noise,
 )
+from gateway.voice.stt import Transcriber
+from gateway.voice.wake import MODEL_LATENCY_MS, PhraseSpotter, WakeWordDetector
 
 PIPER = [(ls, None) for ls in (0.8, 0.9, 1.0, 1.15, 1.3)] + [
     (ls, draw) for ls in (0.9, 1.1) for draw in (0, 1)

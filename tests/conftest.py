@@ -3,7 +3,7 @@
 real Piper synthesizer (the rendering and the playout tests).
 
 Fixtures live in ``conftest.py`` files and are used by name; what a test imports (helpers,
-constants, page clients) lives in ``tests/support/`` or a package's ``helpers.py``, never in a
+constants, page clients) lives in ``gateway/testing/`` or a package's ``helpers.py``, never in a
 conftest module.
 
 ``slow`` (declared in ``pyproject.toml``) marks every test that loads a speech model, starts a
@@ -25,9 +25,9 @@ import pytest
 from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
 from gateway.render import Synthesizer, VoiceSettings
 from gateway.render.tts import load_voice
-from tests.support import processes
-from tests.support.loopback import Site
-from tests.support.processes import Served, start_gateway
+from gateway.testing import processes
+from gateway.testing.loopback import Site
+from gateway.testing.processes import Served, start_gateway
 
 #: Fixtures that hold a model, a ``serve`` process (which loads them) or a browser: a test using
 #: one, directly or through another fixture, is slow.

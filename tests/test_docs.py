@@ -50,3 +50,26 @@ def test_relative_links_lead_to_files_and_headings(doc: Path) -> None:
             headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.MULTILINE)
             slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in headings}
             assert anchor in slugs, f"{doc.name} links to #{anchor}, not a heading of {file.name}"
+
+
+def test_the_settings_table_is_generated_from_the_settings() -> None:
+    """docs/settings.md is what ``python -m gateway.defaults`` prints: a default changed in its
+    dataclass (the one place it lives) and not regenerated fails here."""
+    from gateway.defaults import render
+
+    written = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    assert written == render(), "regenerate: python -m gateway.defaults > docs/settings.md"
+
+
+def test_the_settings_table_has_one_row_per_setting_and_the_rules_silences() -> None:
+    from gateway.defaults import render
+
+    table = render()
+    assert "| `gateway.session.turn_rule.end_silence_ms` | 700 |" in table
+    assert "| `gateway.session.endpoint.end_silence_ms` | set from `turn_rule`" in table
+    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| `")]
+    sections = table.split("\n## ")
+    for section in sections[1:]:
+        names = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+        assert names and len(names) == len(set(names)), section.splitlines()[0]
+    assert len(rows) > 80

@@ -19,6 +19,7 @@ import pytest
 import gateway
 import gateway.errors
 from gateway import cli
+from gateway.agents import cli as agents_cli
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.errors import EXIT_GATEWAY_ERROR, Busy, ConfigError, GatewayError, SpeechError
 from gateway.ofp import EnvelopeError
@@ -142,7 +143,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(args: object) -> int:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cli, "cmd_agents_serve", broken)
+    monkeypatch.setattr(agents_cli, "cmd_agents_serve", broken)
     with pytest.raises(KeyError, match="a bug"):
         cli.main(["agents", "serve"])
 
@@ -153,7 +154,7 @@ def test_main_turns_a_gateway_error_into_its_exit_code(
     def refuses(args: object) -> int:
         raise RecordsError("cannot open the record store x:\n  the disk is full; free some space")
 
-    monkeypatch.setattr(cli, "cmd_agents_serve", refuses)
+    monkeypatch.setattr(agents_cli, "cmd_agents_serve", refuses)
     assert cli.main(["agents", "serve"]) == EXIT_GATEWAY_ERROR
     assert capsys.readouterr().err == (
         "ofp-gateway: cannot open the record store x: the disk is full; free some space\n"

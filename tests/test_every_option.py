@@ -42,12 +42,13 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
-from gateway.cli import build_parser, given, main
+from gateway.cli import build_parser, main
+from gateway.options import given
 from gateway.records import SQLiteRecorder
+from gateway.testing.processes import free_port
+from gateway.testing.records import ALICE, BOB, record_conversation
+from gateway.testing.speech import espeak_wav, silence
 from tests.ofp_schemas import envelope_samples
-from tests.support.processes import free_port
-from tests.support.records import ALICE, BOB, record_conversation
-from tests.support.speech import espeak_wav, silence
 
 
 def actions(
@@ -408,7 +409,8 @@ def _talk_service_check(option: str, kind: str) -> Callable[[Ctx], None]:
 
 # ------------------------------------------------------------------------------- speech serve
 def check_speech_uri(t: Ctx) -> None:
-    from tests.speech.conftest import describes, own_server, running
+    from gateway.testing.processes import describes
+    from tests.speech.conftest import own_server, running
 
     port = free_port()
     assert not describes(port)
@@ -647,8 +649,8 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--max-frame-bytes": ["1000"],
     "--audio-feature": ["url"],
     "--stt-model": ["base"],
-    "--end-silence-ms": ["1200"],
-    "--early-end-ms": ["400"],
+    "--unfinished-wait-ms": ["1200"],
+    "--finished-wait-ms": ["400"],
     "--trim-memory": ["5"],
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
@@ -857,7 +859,7 @@ def test_help_shows_the_dataclass_defaults() -> None:
     assert f"({GatewaySettings().max_sessions}: what 2 cores serve well" in g
     rule = GatewaySettings().session.turn_rule
     assert f"read as finished ({rule.unfinished_ms};" in g
-    assert f"ends the turn ({rule.pause_ms})" in g
+    assert f"sounds finished ({rule.pause_ms})" in g
     assert f"replies ({TalkSettings().timeout_s:g})" in " ".join(helps["talk"].split())
 
 
@@ -888,10 +890,10 @@ def _documented() -> list[tuple[str, str]]:
             "docs/turn-taking.md",
             f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their",
         ),
-        ("docs/turn-taking.md", f"`--early-end-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        ("docs/turn-taking.md", f"`--finished-wait-ms` sets the {session.turn_rule.pause_ms} ms pause"),
         (
             "docs/turn-taking.md",
-            f"`--end-silence-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
+            f"`--unfinished-wait-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",
         ),
         ("docs/turn-taking.md", f"the wait, up to {session.turn_rule.doubt_ms / 1000:g} s;"),
         (

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import free_port
+from gateway.testing.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What the build needs from a clone (pyproject.toml names README.md and LICENSE).

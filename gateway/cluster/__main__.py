@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
-from gateway.cli import from_options
 from gateway.cluster.local import LocalCluster
 from gateway.errors import GatewayError
+from gateway.options import from_options
 from gateway.server.app import GatewaySettings
 
 

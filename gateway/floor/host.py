@@ -39,6 +39,7 @@ from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.floor.inbound import InboundDesk
 from gateway.ofp import (
+    Conversation,
     DialogEvent,
     Envelope,
     Event,
@@ -265,7 +266,7 @@ class FloorHost:
     async def say(self, events: list[Event]) -> Envelope:
         """Send events from the person (invites, utterances…) into the floor; returns the envelope."""
         env = Envelope(
-            conversation={"id": self.id},
+            conversation=Conversation(id=self.id),
             sender=Sender(
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             ),
@@ -821,7 +822,7 @@ class FloorHost:
             await self._notify(Notice(text, err.reason_token, recipient.speaker_uri))
             uninvite = Event(
                 event_type=EventType.UNINVITE,
-                to={"speakerUri": recipient.speaker_uri},
+                to=To(speaker_uri=recipient.speaker_uri),
                 reason=reason,
             )
             self._dispatch(self.floor.inject([uninvite]))

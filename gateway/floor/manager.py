@@ -408,7 +408,7 @@ class Floor:
                 return  # only a conversant can hold the floor
             grant = Event(
                 event_type=EventType.GRANT_FLOOR,
-                to={"speakerUri": requester.speaker_uri},
+                to=To(speaker_uri=requester.speaker_uri),
                 reason=event.reason,
             )
             manager = Sender(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 
-def add_validate_command(sub: argparse._SubParsersAction) -> None:
+def add_validate_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``validate`` on the main parser."""
     p = sub.add_parser(
         "validate",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -228,17 +229,21 @@ def _json_type(value: Any) -> str:
 
 def _describe(err: ValidationError, path: str, label: str) -> list[Problem]:
     """Readable problems for one jsonschema error (its own message as the fallback)."""
-    kind, expected, instance = err.validator, err.validator_value, err.instance
+    kind, instance = err.validator, err.instance
+    # The keyword's value in the schema: any JSON. (The stubs add ``Unset``, which only errors
+    # built by hand carry; these come from a validator.)
+    expected: Any = err.validator_value
+    schema = err.schema if isinstance(err.schema, Mapping) else {}
     if kind == "required" and isinstance(instance, dict):
         return [
             Problem(child_path(path, key), "missing", f"required by the {label}")
             for key in expected
             if key not in instance
         ]
-    if kind == "additionalProperties" and err.schema.get("maxProperties") == 0:
+    if kind == "additionalProperties" and schema.get("maxProperties") == 0:
         return []  # the maxProperties error says it once: "must be empty"
     if kind == "additionalProperties" and expected is False and isinstance(instance, dict):
-        allowed = err.schema.get("properties", {})
+        allowed = schema.get("properties", {})
         extra = [k for k in instance if k not in allowed]
         if path.endswith(".parameters"):
             hint = f"the {label} allows only: {', '.join(allowed) or 'no parameters'} here"

@@ -123,12 +123,11 @@ def _is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
 class SessionSettings:
     """How one voice session behaves.
 
-    ``end_silence_ms`` (in ``endpoint``) is longer than the endpointer's default: the
-    early end at a finished-looking pause makes most turns fast, so the full silence only
-    applies to speech that trails off — where waiting longer is what avoids cutting people off.
+    Every silence that ends a turn is the turn rule's (``turn_rule``): the endpointer's own
+    ``end_silence_ms`` is set from it, so ``endpoint`` holds only how speech is found.
     """
 
-    endpoint: EndpointSettings = field(default_factory=lambda: EndpointSettings(end_silence_ms=700))
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
     parts: UtteranceParts = field(default_factory=UtteranceParts)
     #: Sample rate of the audio handed to the transport.
     out_rate: int = 48_000

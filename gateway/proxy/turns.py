@@ -186,7 +186,12 @@ class TurnRule:
         pause_ms: the wait when everything says "finished".
         doubt_ms: the wait when the audio says "not finished" but the words do.
         unfinished_ms: the wait when the words do not read as finished.
-        max_wait_ms: no turn waits longer than this silence (the endpointer's end silence).
+        max_wait_ms: no turn waits longer than this silence (the endpointer's end silence
+            while a verdict is awaited).
+        end_silence_ms: the plain end silence: the wait when no verdict decides it (early
+            ends off, or a failed decode), and the line between an early end
+            and a plain one. The turn rule owns every silence of a session: the endpointer's
+            ``end_silence_ms`` is set from this and ``max_wait_ms``.
         confident: P(finished) at or above which the wait is ``pause_ms``.
         doubtful: P(finished) at or below which the wait is ``doubt_ms``.
         min_words: words a transcript needs to end a turn early.
@@ -216,6 +221,7 @@ class TurnRule:
     doubt_ms: int = 700
     unfinished_ms: int = 700
     max_wait_ms: int = 700
+    end_silence_ms: int = 700
     confident: float = 0.5
     doubtful: float = 0.5
     min_words: int = 2
@@ -227,8 +233,8 @@ class TurnRule:
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
             raise ValueError("need 0 < pause_ms <= doubt_ms, unfinished_ms")
-        if max(self.doubt_ms, self.unfinished_ms) > self.max_wait_ms:
-            raise ValueError("need doubt_ms, unfinished_ms <= max_wait_ms")
+        if max(self.doubt_ms, self.unfinished_ms, self.end_silence_ms) > self.max_wait_ms:
+            raise ValueError("need doubt_ms, unfinished_ms, end_silence_ms <= max_wait_ms")
         if not 0.0 <= self.doubtful <= self.confident <= 1.0:
             raise ValueError("need 0 <= doubtful <= confident <= 1")
 
@@ -360,15 +366,23 @@ Action = (
 
 
 class TurnSettingsLike(Protocol):
-    """The settings the turn-taker reads (``SessionSettings`` has them all)."""
+    """The settings the turn-taker reads (``SessionSettings`` has them all). Read-only, so that
+    a frozen dataclass fits."""
 
-    endpoint: EndpointSettings
-    early_endpoint: bool
-    barge_in_ms: int
-    partial_interval_ms: int
-    follow_up_ms: int
-    wake_listen_ms: int
-    turn_rule: TurnRule
+    @property
+    def endpoint(self) -> EndpointSettings: ...
+    @property
+    def early_endpoint(self) -> bool: ...
+    @property
+    def barge_in_ms(self) -> int: ...
+    @property
+    def partial_interval_ms(self) -> int: ...
+    @property
+    def follow_up_ms(self) -> int: ...
+    @property
+    def wake_listen_ms(self) -> int: ...
+    @property
+    def turn_rule(self) -> TurnRule: ...
 
 
 @dataclass
@@ -411,11 +425,10 @@ class TurnTaker:
         self._model_idle = False  # as the driver said at the last chunk
 
     def _new_endpointer(self) -> Endpointer:
-        ep = self.settings.endpoint
-        if self.settings.early_endpoint and self.rule.max_wait_ms > ep.end_silence_ms:
-            # Patience: the endpointer's own end is only the bound; the rule ends turns sooner.
-            ep = replace(ep, end_silence_ms=self.rule.max_wait_ms)
-        return Endpointer(ep)
+        # The rule's silence, not the endpointer's own default. With early ends the endpointer's
+        # end is only the bound (patience: the rule ends turns sooner).
+        end = self.rule.max_wait_ms if self.settings.early_endpoint else self.rule.end_silence_ms
+        return Endpointer(replace(self.settings.endpoint, end_silence_ms=end))
 
     # ------------------------------------------------------------------ queries
     @property
@@ -443,7 +456,7 @@ class TurnTaker:
 
     def due_ms(self) -> int:
         """Silence at which the turn under way ends, as things stand."""
-        plain = self.settings.endpoint.end_silence_ms
+        plain = self.rule.end_silence_ms
         pause = self._pause
         if pause is None or not self.settings.early_endpoint:
             return plain
@@ -521,7 +534,7 @@ class TurnTaker:
         for ev in self._endpointer.process(chunk, probability):
             out += self._on_event(ev, now)
         if self.active and self.silence_ms >= self.due_ms():
-            out += self._end(now, early=self.due_ms() < s.endpoint.end_silence_ms)
+            out += self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
         if self.active and self._partial_due(now):
             audio = self.current_audio()
             if audio is not None and len(audio) >= SAMPLE_RATE // 2:
@@ -537,14 +550,14 @@ class TurnTaker:
             return []  # outdated: speech resumed, or the turn already ended
         pause.verdict_ms = self.silence_ms
         if verdict is None:
-            pause.decision = Decision(self.settings.endpoint.end_silence_ms, "end silence")
+            pause.decision = Decision(self.rule.end_silence_ms, "end silence")
         else:
             decision = self.rule.decide(verdict)
             if decision.wait_ms < self.learned_wait_ms:
                 decision = Decision(self.learned_wait_ms, decision.reason)
             pause.decision = decision
         if self.silence_ms >= self.due_ms():
-            return self._end(now, early=self.due_ms() < self.settings.endpoint.end_silence_ms)
+            return self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
         return []
 
     def partial_done(self, text: str | None) -> list[Action]:
@@ -589,16 +602,15 @@ class TurnTaker:
         self, utt: Utterance, *, early: bool, reason: EndReason | None = None
     ) -> list[Action]:
         pause, self._pause = self._pause, None
-        keep = (
-            utt.voiced_end - utt.start + SAMPLE_RATE * self.settings.endpoint.end_silence_ms // 1000
-        )
+        keep = utt.voiced_end - utt.start + SAMPLE_RATE * self.rule.end_silence_ms // 1000
         if len(utt.audio) > keep:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
             # it than the plain end silence, as before (agents get the speech, not the wait).
             utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
-        this = pause is not None and pause.voiced_end == utt.voiced_end
-        decode = pause.id if this else None
-        decision = pause.decision if this else None
+        # The decode and verdict of the pause this end closes, if the end is that pause's.
+        this = pause if pause is not None and pause.voiced_end == utt.voiced_end else None
+        decode = this.id if this else None
+        decision = this.decision if this else None
         if reason is None:
             reason = "end silence" if decision is None else decision.reason
         self._early_end = self._offset + utt.voiced_end if early else None
@@ -610,7 +622,7 @@ class TurnTaker:
                 self._offset,
                 reason=reason,
                 wait_ms=None if decision is None else decision.wait_ms,
-                verdict_ms=pause.verdict_ms if this else None,
+                verdict_ms=this.verdict_ms if this else None,
             )
         ]
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.cli import add_data_option
+from gateway.options import add_data_option
 from gateway.records.base import Recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export import FORMATS, export_conversation

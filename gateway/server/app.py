@@ -1,12 +1,14 @@
 """``python -m gateway serve``: the page, the WebSocket and the voice sessions on one port.
 
 One :class:`Gateway` per process holds what is shared — the models, the agent directory, the
-records — and the open conversations (server/rooms.py), and runs the server's life: it listens,
-loads the models, runs the background tasks (reaping rooms nobody came back to, the loop-lag probe,
-the memory trimmer, the retention purge), admits or refuses each WebSocket, and closes. The rest
-is by role: server/routes.py answers HTTP, server/connection.py serves one page
-(:class:`~gateway.server.connection.PageConnection`), server/messages.py defines what the page
-and the gateway say to each other (``docs/client-protocol.md`` explains it).
+records — and the open conversations (the registry of server/rooms.py), and runs the server's
+life: it listens, loads the models, runs the background tasks (reaping rooms nobody came back
+to, the loop-lag probe, the memory trimmer, the retention purge), admits or refuses each
+WebSocket, and closes. The rest is by role: server/routes.py answers HTTP, server/connection.py
+serves one page (:class:`~gateway.server.connection.PageConnection`), server/messages.py defines
+what the page and the gateway say to each other (``docs/client-protocol.md`` explains it). Those
+parts are handed the gateway as a :class:`~gateway.server.node.Node` and never import this module: the
+imports of ``server/`` run downward only.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -26,98 +27,24 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from gateway.agents.directory import AgentDirectory
 from gateway.floor.inbound import InboundDesk
-from gateway.proxy.session import SessionSettings, VoiceModels
+from gateway.proxy.session import VoiceModels
 from gateway.records.base import Recorder
-from gateway.server import access, rooms
+from gateway.server import access
 from gateway.server.clips import ClipShelf, VoiceRecords
 from gateway.server.connection import PageConnection
 from gateway.server.inbound import PREFIX as INBOUND_PREFIX
 from gateway.server.inbound import InboundEndpoint
-from gateway.server.memory import ALLOCATOR, TRIM_INTERVAL_S, MemoryTrimmer
+from gateway.server.memory import ALLOCATOR, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON
-from gateway.server.rooms import Room
+from gateway.server.rooms import RoomRegistry
 from gateway.server.routes import HttpRoutes
+from gateway.server.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
 
 #: The loop-lag probe sleeps this long and records how late it woke.
 LAG_PROBE_S = 0.05
-
-
-@dataclass(frozen=True)
-class GatewaySettings:
-    """What ``serve`` is told on its command line; defaults suit one machine.
-
-    ``session`` is every voice session's settings (a connection changes only its transport's
-    parts, with :func:`dataclasses.replace`): the wake word and the audio feature live there
-    only, and :attr:`wake` and :attr:`audio_feature` read them.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 8080
-    #: Where agents POST envelopes later (gateway/server/inbound.py); 0: any free port.
-    inbound_port: int = 0
-    #: The base URL agents reach the inbound port at; None: ``http://host:inbound_port``.
-    inbound_url: str | None = None
-    agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
-    #: The agent every new conversation makes its convener (None: the floor is the minimal one).
-    convener: str | None = None
-    #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
-    max_agent_exchanges: int | None = None
-    public_url: str | None = None
-    allow_origins: tuple[str, ...] = ()
-    max_sessions: int = 12
-    #: Refuse new sessions while final transcripts wait this long for the shared model on
-    #: average: the sessions already open would all get slower otherwise.
-    max_stt_wait_s: float = 0.5
-    #: Conversations kept for a rejoin after their page went; beyond this the one detached
-    #: longest is ended early, so visitors coming and going cannot pile conversations up.
-    max_detached: int = 64
-    max_frame_bytes: int = 256 * 1024
-    hello_timeout_s: float = 10.0
-    rejoin_s: float = 600.0
-    #: Longest a drain (SIGTERM, SIGUSR1) waits for the turns in progress before handing over.
-    drain_s: float = 30.0
-    #: This node's name in the records (who holds a conversation); "" makes one up at start.
-    node: str = ""
-    #: Seconds between handing freed memory back to the system (server/memory.py); 0: never.
-    trim_memory_s: float = TRIM_INTERVAL_S
-    #: Other host names the gateway answers for (``--allow-host``); see access.HostPolicy.
-    allow_hosts: tuple[str, ...] = ()
-    #: Keep the person's voice in the records (``--keep-audio``). Off: a voice is personal
-    #: data a public service should not hoard; transcripts, words and timings are kept.
-    keep_audio: bool = False
-    #: How long an agent may fetch a clip by its capability URL (``url`` audio mode).
-    audio_url_ttl_s: float = 300.0
-    #: STUN/TURN servers the WebRTC side may use (``--ice-server``). None by default: a gateway
-    #: on this machine reaches its pages over host candidates and contacts nobody else.
-    ice_servers: tuple[str, ...] = ()
-    #: Sessions at once from one visitor address (0: no limit); the machine's own clients
-    #: are not limited (see access.client_address).
-    max_sessions_per_address: int = 4
-    #: Seconds between purges of records older than the recorder's retention, while serving (a
-    #: retention shorter than ten of these is checked ten times per retention instead).
-    purge_every_s: float = 3600.0
-    session: SessionSettings = field(default_factory=SessionSettings)
-
-    @property
-    def wake(self) -> str:
-        """The wake word a page gets unless it chooses another (``off``: none)."""
-        return self.session.wake
-
-    @property
-    def audio_feature(self) -> str:
-        """How utterances carry the person's audio: ``inline``, ``url`` or ``off``."""
-        return self.session.parts.audio
-
-    @property
-    def base_url(self) -> str:
-        """Where people (and agents fetching audio) reach this gateway."""
-        if self.public_url:
-            return self.public_url.rstrip("/")
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
-        return f"http://{host}:{self.port}"
 
 
 class Gateway:
@@ -152,7 +79,7 @@ class Gateway:
         )
         self.metrics = Metrics()
         self.metrics.memory.info({"allocator": ALLOCATOR})
-        self.rooms: dict[str, Room] = {}
+        self.rooms = RoomRegistry(self)
         self.clients: set[PageConnection] = set()
         #: The time rooms are detached and reaped on (a parameter, so tests need not wait).
         self.clock = clock
@@ -219,9 +146,9 @@ class Gateway:
                 await client.ws.close(1001, "gateway shutting down")
         if handover:  # left open in the records for another node: no bye, no end
             for room_id in list(self.rooms):
-                await rooms.drop_room(self, room_id)
+                await self.rooms.drop(room_id)
         # Together: each room's agents get their bye (bounded by Limits.bye_timeout_s) at once.
-        await asyncio.gather(*(rooms.end_room(self, r, "closed") for r in list(self.rooms)))
+        await asyncio.gather(*(self.rooms.end(r, "closed") for r in list(self.rooms)))
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -232,8 +159,8 @@ class Gateway:
         """End, over and over, the rooms whose page has not come back within ``rejoin_s``."""
         while True:
             await asyncio.sleep(min(5.0, max(0.5, self.settings.rejoin_s / 2)))
-            expired = rooms.expired(self.rooms, self.clock(), self.settings.rejoin_s)
-            await asyncio.gather(*(rooms.end_room(self, r, "completed") for r in expired))
+            expired = self.rooms.expired(self.clock(), self.settings.rejoin_s)
+            await asyncio.gather(*(self.rooms.end(r, "completed") for r in expired))
 
     async def _purge_expired(self, retention_days: float) -> None:
         """Apply the retention over and over: the recorder applies it only when it opens, and a
@@ -267,7 +194,7 @@ class Gateway:
         if urlsplit(ws.request.path).path != "/ws":
             await ws.close(1008, "the WebSocket is at /ws")
             return
-        refusal = self._refusal() or self._address_refusal(ws)
+        refusal = self.refusal() or self._address_refusal(ws)
         if refusal is not None:
             self.metrics.refused.inc()
             await ws.close(1013, refusal)
@@ -284,7 +211,7 @@ class Gateway:
             await client.detach()
             await self._trim_detached()
 
-    def _refusal(self) -> str | None:
+    def refusal(self) -> str | None:
         """Why a new session cannot be served well now, or None to admit it."""
         s = self.settings
         if not self.ready:
@@ -313,6 +240,6 @@ class Gateway:
         return f"too many sessions from your address ({limit}); close one and try again"
 
     async def _trim_detached(self) -> None:
-        over = rooms.beyond_limit(self.rooms, self.settings.max_detached)
+        over = self.rooms.beyond_limit(self.settings.max_detached)
         for room_id in over:
-            await rooms.end_room(self, room_id, "completed")
+            await self.rooms.end(room_id, "completed")

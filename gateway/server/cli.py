@@ -11,14 +11,14 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import (
+from gateway.errors import ConfigError
+from gateway.options import (
     add_conversation_options,
     agent_http_settings,
     defaults_shown,
     from_options,
     given,
 )
-from gateway.errors import ConfigError
 from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 # Imported when settings are built, not with the parser: the app loads the web server and the
-# session (see gateway.cli.defaults_shown).
+# session (see gateway.options.defaults_shown).
 def _gateway() -> GatewaySettings:
     from gateway.server.app import GatewaySettings
 
@@ -209,19 +209,19 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
-        "--end-silence-ms",
+        "--unfinished-wait-ms",
         dest="unfinished_ms",
         type=int,
         metavar="MS",
-        help="silence that ends a turn whose words do not read as finished ({rule.unfinished_ms}; "
+        help="the turn rule's wait for words that do not read as finished ({rule.unfinished_ms}; "
         "a finished-sounding sentence ends after {rule.pause_ms})",
     )
     p.add_argument(
-        "--early-end-ms",
-        dest="early_end_ms",
+        "--finished-wait-ms",
+        dest="finished_wait_ms",
         type=int,
         metavar="MS",
-        help="silence after which a sentence that reads and sounds finished ends the turn "
+        help="the turn rule's wait for a sentence that reads and sounds finished "
         "({rule.pause_ms}). Longer answers later and cuts off fewer people who pause "
         "mid-sentence: the turn-taking trade-off in docs/performance.md measures 400 and 500",
     )
@@ -328,34 +328,34 @@ def _seconds(text: str) -> float:
 
 
 def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> TurnRule:
-    """``rule`` with ``--end-silence-ms`` (its wait for words that do not read as finished) and
-    ``--early-end-ms`` (its wait when everything says "finished") applied. The rule's other
-    waits move out of their way: no turn waits longer than the end silence's bound, and a
-    doubtful sentence waits at least the early end.
+    """``rule`` with ``--unfinished-wait-ms`` (its wait for words that do not read as finished)
+    and ``--finished-wait-ms`` (its wait when everything says "finished") applied. The rule's other
+    waits move out of their way: its bound (``max_wait_ms``) rises to the longest wait, and a
+    doubtful sentence waits at least the finished wait.
 
     Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
-    end silence is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
+    unfinished wait is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
     # Named for the rule's fields here, not by dest: the endpointer has a pause_ms of its own.
     asked = given(
         unfinished_ms=getattr(args, "unfinished_ms", None),
-        pause_ms=getattr(args, "early_end_ms", None),
+        pause_ms=getattr(args, "finished_wait_ms", None),
     )
     if not asked:
         return rule
     end = asked.get("unfinished_ms", rule.unfinished_ms)
     early = asked.get("pause_ms", rule.pause_ms)
     if early <= 0:
-        raise ConfigError(f"--early-end-ms {early} is not a silence: give a positive number")
+        raise ConfigError(f"--finished-wait-ms {early} is not a silence: give a positive number")
     if early > end:
         raise ConfigError(
-            f"the early end ({early} ms, --early-end-ms) is longer than the end silence "
-            f"({end} ms, --end-silence-ms): a sentence that sounds finished would wait longer "
-            "than one that does not. Give a shorter early end or a longer end silence"
+            f"the finished wait ({early} ms, --finished-wait-ms) is longer than the unfinished "
+            f"wait ({end} ms, --unfinished-wait-ms): a sentence that sounds finished would wait "
+            "longer than one that does not. Give a shorter finished wait or a longer unfinished one"
         )
     if end >= longest_ms:
         raise ConfigError(
-            f"--end-silence-ms {end} is not shorter than the longest utterance ({longest_ms} ms), "
-            "which would end first: give a shorter end silence"
+            f"--unfinished-wait-ms {end} is not shorter than the longest utterance "
+            f"({longest_ms} ms), which would end first: give a shorter wait"
         )
     return replace(
         rule,

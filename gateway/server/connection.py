@@ -24,7 +24,7 @@ from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.proxy.session import Timing, VoiceSession
-from gateway.server import access, rooms
+from gateway.server import access
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
@@ -59,7 +59,7 @@ from gateway.server.messages import (
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+    from gateway.server.node import Node
     from gateway.server.rooms import Room
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ MAX_TEXT_CHARS = 5000
 class PageConnection:
     """One page (or other client) on the WebSocket."""
 
-    def __init__(self, gateway: Gateway, ws: ServerConnection) -> None:
+    def __init__(self, gateway: Node, ws: ServerConnection) -> None:
         self.gateway = gateway
         self.ws = ws
         self.room: Room | None = None
@@ -126,10 +126,10 @@ class PageConnection:
     async def _attach(self, hello: Hello) -> None:
         gw = self.gateway
         s = gw.settings
-        room = await rooms.find_or_resume(gw, hello.conversation_id, hello.token)
+        room = await gw.rooms.find_or_resume(hello.conversation_id, hello.token)
         rejoined = room is not None
         if room is None:
-            self.room_id, room = await rooms.open_room(gw)
+            self.room_id, room = await gw.rooms.open()
         else:
             self.room_id = room.conversation.id
             if room.connection is not None and room.connection is not self:

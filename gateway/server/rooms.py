@@ -31,14 +31,15 @@ import logging
 import secrets
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.floor.host import FloorHost, FloorState, limits, user_identity
+from gateway.floor.inbound import InboundDesk
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.errors import RecordsError
@@ -52,12 +53,42 @@ from gateway.server.messages import (
     FromGateway,
     HistoryEvent,
 )
+from gateway.server.metrics import Metrics
+from gateway.server.settings import GatewaySettings
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
-    from gateway.server.connection import PageConnection
+    from websockets.asyncio.server import ServerConnection
+
+    from gateway.agents.directory import AgentDirectory
+    from gateway.records.base import Recorder
+    from gateway.server.clips import VoiceRecords
 
 log = logging.getLogger(__name__)
+
+
+class Page(Protocol):
+    """What a room knows of the page attached to it (a
+    :class:`~gateway.server.connection.PageConnection`): its WebSocket, and how to let it go."""
+
+    ws: ServerConnection
+
+    async def detach(self) -> None:
+        """Stop the page's session; the room waits for a rejoin."""
+
+
+class RoomServices(Protocol):
+    """What the rooms need of the node they run on (the :class:`~gateway.server.app.Gateway`
+    gives it): a handle, so this module does not import the server above it."""
+
+    settings: GatewaySettings
+    directory: AgentDirectory
+    recorder: Recorder | None
+    voice_records: VoiceRecords | None
+    metrics: Metrics
+    node: str
+    #: Agents' inbound URLs (gateway/floor/inbound.py).
+    inbound: InboundDesk
+
 
 #: UI events kept per conversation to re-draw a reloaded page.
 HISTORY_EVENTS = 300
@@ -73,7 +104,7 @@ class Room:
     history: deque[HistoryEvent] = field(default_factory=lambda: deque(maxlen=HISTORY_EVENTS))
     #: The last floor sent, sent again to a page that rejoins.
     floor: FloorUpdate | None = None
-    connection: PageConnection | None = None
+    connection: Page | None = None
     #: When (the gateway's monotonic clock) its page went; None while one is attached.
     detached_at: float | None = None
 
@@ -84,12 +115,12 @@ class Room:
         elif isinstance(message, FloorUpdate):
             self.floor = message
 
-    def attach(self, connection: PageConnection) -> None:
+    def attach(self, connection: Page) -> None:
         """``connection`` is now this room's page."""
         self.connection = connection
         self.detached_at = None
 
-    def detach(self, connection: PageConnection, now: float) -> None:
+    def detach(self, connection: Page, now: float) -> None:
         """``connection`` went at ``now``; the room waits for a rejoin (unless another page
         has taken it meanwhile)."""
         if self.connection is connection:
@@ -119,201 +150,225 @@ def beyond_limit(rooms: Mapping[str, Room], max_detached: int) -> list[str]:
     return [room_id for _, room_id in detached[: max(0, len(detached) - max_detached)]]
 
 
-# ---------------------------------------------------------------------------- this node's rooms
-async def open_room(gateway: Gateway) -> tuple[str, Room]:
-    """A new conversation with the configured agents invited."""
-    conv_id = f"conv:{uuid.uuid4()}"
-    user = user_identity(f"user:{conv_id[5:13]}", name="You", service_url=gateway.settings.base_url)
-    conv = FloorHost(
-        conv_id,
-        user=user,
-        resolve=gateway.directory.resolve,
-        on_user=lambda e: None,
-        recorder=gateway.voice_records if gateway.recorder is not None else None,
-        limits=limits(gateway.settings.max_agent_exchanges),
-        inbound=gateway.inbound,
-    )
-    conv.history_keeps_audio = gateway.settings.keep_audio  # the voice in dialogHistory too
-    room = Room(conv, secrets.token_urlsafe(18))
-    gateway.rooms[conv_id] = room
-    gateway.metrics.conversations.set(len(gateway.rooms))
-    if gateway.recorder is not None:
+class RoomRegistry(Mapping[str, Room]):
+    """This node's rooms by conversation id, and their lifecycle: opened, found for a rejoin or
+    taken up from the records, let go, ended. Read like a mapping (``len``, ``get``, ``in``);
+    only its methods add or remove a room."""
+
+    def __init__(self, services: RoomServices) -> None:
+        self.services = services
+        self._rooms: dict[str, Room] = {}
+
+    def __getitem__(self, room_id: str) -> Room:
+        return self._rooms[room_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rooms)
+
+    def __len__(self) -> int:
+        return len(self._rooms)
+
+    def expired(self, now: float, rejoin_s: float) -> list[str]:
+        """:func:`expired` of this node's rooms."""
+        return expired(self._rooms, now, rejoin_s)
+
+    def beyond_limit(self, max_detached: int) -> list[str]:
+        """:func:`beyond_limit` of this node's rooms."""
+        return beyond_limit(self._rooms, max_detached)
+
+    async def open(self) -> tuple[str, Room]:
+        """A new conversation with the configured agents invited."""
+        conv_id = f"conv:{uuid.uuid4()}"
+        user = user_identity(
+            f"user:{conv_id[5:13]}", name="You", service_url=self.services.settings.base_url
+        )
+        conv = FloorHost(
+            conv_id,
+            user=user,
+            resolve=self.services.directory.resolve,
+            on_user=lambda e: None,
+            recorder=self.services.voice_records if self.services.recorder is not None else None,
+            limits=limits(self.services.settings.max_agent_exchanges),
+            inbound=self.services.inbound,
+        )
+        conv.history_keeps_audio = self.services.settings.keep_audio  # the voice in history too
+        room = Room(conv, secrets.token_urlsafe(18))
+        self._rooms[conv_id] = room
+        self.services.metrics.conversations.set(len(self._rooms))
+        if self.services.recorder is not None:
+            try:
+                self.services.recorder.conversation_started(
+                    conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+                )
+            except RecordsError:  # records must never take the conversation down (nor stop it)
+                log.exception("conversation %s: could not record its start", conv_id)
+        self.hold(conv_id, room.token)  # so any node can take it up
+        for url in self.services.settings.agents:
+            with contextlib.suppress(AgentError):  # the invite reports what is wrong with it
+                conv.know(self.services.directory.resolve(url).manifest.identification)
+        return conv_id, room
+
+    def find(self, conv_id: Any, token: Any) -> Room | None:
+        """This node's room for a rejoin, if the id and token match."""
+        room = self._rooms.get(conv_id) if isinstance(conv_id, str) else None
+        if room is None or not isinstance(token, str) or not access.same_secret(token, room.token):
+            return None
+        return room
+
+    async def drop(self, room_id: str) -> None:
+        """Let a conversation go without ending it (another node holds or will hold it)."""
+        room = self._rooms.pop(room_id, None)
+        if room is None:
+            return
+        if room.connection is not None:
+            await room.connection.detach()
+        await room.conversation.close()
+        self.services.metrics.conversations.set(len(self._rooms))
+
+    async def end(self, room_id: str, status: str) -> None:
+        """End a conversation: its agents get a bye, its record its end (``status``)."""
+        if self.held_elsewhere(room_id):
+            # Another node took it up: the conversation goes on there, so no bye and no end.
+            await self.drop(room_id)
+            return
+        room = self._rooms.pop(room_id, None)
+        if room is None:
+            return
         try:
-            gateway.recorder.conversation_started(
-                conv_id, at=datetime.now(UTC), title="", user_speaker_uri=user.speaker_uri
+            await room.conversation.end()  # the agents are told: a bye from the person
+        except Exception:  # one room's bug must not keep the others (or the server) from ending
+            log.exception("conversation %s: could not say bye", room_id)
+        await room.conversation.close()
+        self.services.metrics.conversations.set(len(self._rooms))
+        if self.services.recorder is not None:
+            try:
+                self.services.recorder.conversation_ended(
+                    room_id, at=datetime.now(UTC), status=status
+                )
+            except RecordsError:
+                log.exception("conversation %s: could not record its end", room_id)
+
+    # ------------------------------------------------------------------ across nodes
+    def hold(self, conversation_id: str, token: str | None = None) -> None:
+        """Record that this node holds the conversation (with its token's digest when new)."""
+        if self.services.recorder is None:
+            return
+        try:
+            self.services.recorder.hold(
+                conversation_id,
+                node=self.services.node,
+                token_digest=token_digest(token) if token is not None else None,
             )
-        except RecordsError:  # records must never take the conversation down (nor stop it)
-            log.exception("conversation %s: could not record its start", conv_id)
-    hold(gateway, conv_id, room.token)  # so any node can take it up
-    for url in gateway.settings.agents:
-        with contextlib.suppress(AgentError):  # the invite reports what is wrong with it
-            conv.know(gateway.directory.resolve(url).manifest.identification)
-    return conv_id, room
+        except RecordsError:  # the conversation goes on; only taking it up elsewhere would fail
+            log.exception("conversation %s: could not record its holder", conversation_id)
 
+    def held_elsewhere(self, conversation_id: str) -> bool:
+        """Whether the records say another node has taken this conversation up."""
+        holder = self._holder(conversation_id)
+        return holder is not None and bool(holder.node) and holder.node != self.services.node
 
-def find_room(gateway: Gateway, conv_id: Any, token: Any) -> Room | None:
-    """This node's room for a rejoin, if the id and token match."""
-    room = gateway.rooms.get(conv_id) if isinstance(conv_id, str) else None
-    if room is None or not isinstance(token, str) or not access.same_secret(token, room.token):
-        return None
-    return room
-
-
-async def drop_room(gateway: Gateway, room_id: str) -> None:
-    """Let a conversation go without ending it (another node holds or will hold it)."""
-    room = gateway.rooms.pop(room_id, None)
-    if room is None:
-        return
-    if room.connection is not None:
-        await room.connection.detach()
-    await room.conversation.close()
-    gateway.metrics.conversations.set(len(gateway.rooms))
-
-
-async def end_room(gateway: Gateway, room_id: str, status: str) -> None:
-    """End a conversation: its agents get a bye, its record its end (``status``)."""
-    if held_elsewhere(gateway, room_id):
-        # Another node took it up: the conversation goes on there, so no bye and no end.
-        await drop_room(gateway, room_id)
-        return
-    room = gateway.rooms.pop(room_id, None)
-    if room is None:
-        return
-    try:
-        await room.conversation.end()  # the agents are told: a bye from the person
-    except Exception:  # one room's bug must not keep the others (or the server) from ending
-        log.exception("conversation %s: could not say bye", room_id)
-    await room.conversation.close()
-    gateway.metrics.conversations.set(len(gateway.rooms))
-    if gateway.recorder is not None:
+    def _holder(self, conversation_id: str) -> Holder | None:
+        """Who the records say holds a conversation (None: nobody, no records, or unreadable)."""
+        if self.services.recorder is None:
+            return None
         try:
-            gateway.recorder.conversation_ended(room_id, at=datetime.now(UTC), status=status)
+            return self.services.recorder.holder(conversation_id)
         except RecordsError:
-            log.exception("conversation %s: could not record its end", room_id)
+            log.exception("conversation %s: could not read its holder", conversation_id)
+            return None
+
+    def token_ok(self, conversation_id: str, token: Any) -> bool:
+        """Whether ``token`` opens the conversation: held here, or by its stored digest."""
+        if not isinstance(token, str) or not token:
+            return False
+        room = self._rooms.get(conversation_id)
+        if room is not None:
+            return access.same_secret(
+                token, room.token
+            )  # any text: non-ASCII is refused, not a 500
+        holder = self._holder(conversation_id)
+        return (
+            holder is not None
+            and bool(holder.token_digest)
+            and secrets.compare_digest(holder.token_digest, token_digest(token))
+        )
+
+    async def find_or_resume(self, conversation_id: Any, token: Any) -> Room | None:
+        """The room a rejoining page asks for: this node's, else taken up from the records."""
+        if not isinstance(conversation_id, str) or not isinstance(token, str):
+            return None
+        room = self.find(conversation_id, token)
+        if room is not None and not self.held_elsewhere(conversation_id):
+            return room
+        if room is not None:
+            # Another node took it up while this one still had it (the page was sent elsewhere and
+            # back): that copy is stale. Let it go without ending the conversation.
+            await self.drop(conversation_id)
+        return await self.resume(conversation_id, token)
+
+    async def resume(self, conversation_id: str, token: str) -> Room | None:
+        """Rebuild a conversation from the records, if the token opens it and it may go on."""
+        recorder = self.services.recorder
+        if recorder is None:
+            return None
+        if conversation_id in self._rooms:  # taken up meanwhile (two rejoins racing)
+            return self.find(conversation_id, token)
+        try:
+            holder = recorder.holder(conversation_id)
+            if holder is None or not holder.token_digest or holder.ended_at is not None:
+                return None
+            if not secrets.compare_digest(holder.token_digest, token_digest(token)):
+                return None
+            # As a held room is ended rejoin_s after its page went, one nobody touched for that
+            # long is over.
+            if datetime.now(UTC) - holder.updated_at > timedelta(
+                seconds=self.services.settings.rejoin_s
+            ):
+                return None
+            stored = recorder.get_conversation(conversation_id)
+        except RecordsError:
+            log.exception("conversation %s: could not read it back", conversation_id)
+            return None
+        state = floor_state(stored)
+        user = next(
+            (i for i in state.conversants if i.speaker_uri == stored.info.user_speaker_uri), None
+        )
+        if user is None:
+            log.warning("conversation %s: the person is not on its recorded floor", conversation_id)
+            return None
+        conversation = FloorHost(
+            conversation_id,
+            user=user,
+            resolve=self.services.directory.resolve,
+            on_user=lambda e: None,
+            # Through the same wrapper as a new room: the person's voice is kept only if told.
+            recorder=self.services.voice_records,
+            limits=limits(self.services.settings.max_agent_exchanges),
+            restore=state,
+            inbound=self.services.inbound,
+        )
+        conversation.history_keeps_audio = self.services.settings.keep_audio
+        recall_builtins(self.services, stored, state)
+        room = Room(conversation, token)
+        room.history.extend(page_history(stored))
+        self._rooms[conversation_id] = room
+        self.services.metrics.conversations.set(len(self._rooms))
+        self.hold(conversation_id)
+        log.info(
+            "conversation %s taken up from the records (%d records, %d conversants)",
+            conversation_id,
+            len(stored.records),
+            len(state.conversants),
+        )
+        return room
 
 
-# ---------------------------------------------------------------------------- across nodes
 #: Envelopes replayed to a built-in agent on taking a conversation up: enough to refill its
 #: memory (the last 8 utterances) with room for the floor events between them.
 RECALL_ENVELOPES = 64
 
 
-def hold(gateway: Gateway, conversation_id: str, token: str | None = None) -> None:
-    """Record that this node holds the conversation (with its token's digest when new)."""
-    if gateway.recorder is None:
-        return
-    try:
-        gateway.recorder.hold(
-            conversation_id,
-            node=gateway.node,
-            token_digest=token_digest(token) if token is not None else None,
-        )
-    except RecordsError:  # the conversation goes on; only taking it up elsewhere would fail
-        log.exception("conversation %s: could not record its holder", conversation_id)
-
-
-def held_elsewhere(gateway: Gateway, conversation_id: str) -> bool:
-    """Whether the records say another node has taken this conversation up."""
-    holder = _holder(gateway, conversation_id)
-    return holder is not None and bool(holder.node) and holder.node != gateway.node
-
-
-def _holder(gateway: Gateway, conversation_id: str) -> Holder | None:
-    """Who the records say holds a conversation (None: nobody, no records, or unreadable)."""
-    if gateway.recorder is None:
-        return None
-    try:
-        return gateway.recorder.holder(conversation_id)
-    except RecordsError:
-        log.exception("conversation %s: could not read its holder", conversation_id)
-        return None
-
-
-def token_ok(gateway: Gateway, conversation_id: str, token: Any) -> bool:
-    """Whether ``token`` opens the conversation: held here, or by its stored digest."""
-    if not isinstance(token, str) or not token:
-        return False
-    room = gateway.rooms.get(conversation_id)
-    if room is not None:
-        return access.same_secret(token, room.token)  # any text: non-ASCII is refused, not a 500
-    holder = _holder(gateway, conversation_id)
-    return (
-        holder is not None
-        and bool(holder.token_digest)
-        and secrets.compare_digest(holder.token_digest, token_digest(token))
-    )
-
-
-async def find_or_resume(gateway: Gateway, conversation_id: Any, token: Any) -> Room | None:
-    """The room a rejoining page asks for: this node's, else taken up from the records."""
-    if not isinstance(conversation_id, str) or not isinstance(token, str):
-        return None
-    room = find_room(gateway, conversation_id, token)
-    if room is not None and not held_elsewhere(gateway, conversation_id):
-        return room
-    if room is not None:
-        # Another node took it up while this one still had it (the page was sent elsewhere and
-        # back): that copy is stale. Let it go without ending the conversation.
-        await drop_room(gateway, conversation_id)
-    return await resume(gateway, conversation_id, token)
-
-
-async def resume(gateway: Gateway, conversation_id: str, token: str) -> Room | None:
-    """Rebuild a conversation from the records, if the token opens it and it may go on."""
-    recorder = gateway.recorder
-    if recorder is None:
-        return None
-    if conversation_id in gateway.rooms:  # taken up meanwhile (two rejoins racing)
-        return find_room(gateway, conversation_id, token)
-    try:
-        holder = recorder.holder(conversation_id)
-        if holder is None or not holder.token_digest or holder.ended_at is not None:
-            return None
-        if not secrets.compare_digest(holder.token_digest, token_digest(token)):
-            return None
-        # As a held room is ended rejoin_s after its page went, one nobody touched for that
-        # long is over.
-        if datetime.now(UTC) - holder.updated_at > timedelta(seconds=gateway.settings.rejoin_s):
-            return None
-        stored = recorder.get_conversation(conversation_id)
-    except RecordsError:
-        log.exception("conversation %s: could not read it back", conversation_id)
-        return None
-    state = floor_state(stored)
-    user = next(
-        (i for i in state.conversants if i.speaker_uri == stored.info.user_speaker_uri), None
-    )
-    if user is None:
-        log.warning("conversation %s: the person is not on its recorded floor", conversation_id)
-        return None
-    conversation = FloorHost(
-        conversation_id,
-        user=user,
-        resolve=gateway.directory.resolve,
-        on_user=lambda e: None,
-        # Through the same wrapper as a new room: the person's voice is kept only if told.
-        recorder=gateway.voice_records,
-        limits=limits(gateway.settings.max_agent_exchanges),
-        restore=state,
-        inbound=gateway.inbound,
-    )
-    conversation.history_keeps_audio = gateway.settings.keep_audio
-    recall_builtins(gateway, stored, state)
-    room = Room(conversation, token)
-    room.history.extend(page_history(stored))
-    gateway.rooms[conversation_id] = room
-    gateway.metrics.conversations.set(len(gateway.rooms))
-    hold(gateway, conversation_id)
-    log.info(
-        "conversation %s taken up from the records (%d records, %d conversants)",
-        conversation_id,
-        len(stored.records),
-        len(state.conversants),
-    )
-    return room
-
-
-def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorState) -> int:
+def recall_builtins(services: RoomServices, stored: StoredConversation, state: FloorState) -> int:
     """Replay to each built-in conversant the last :data:`RECALL_ENVELOPES` envelopes delivered to
     it, discarding its answers, so its memory of the conversation is as on the node that died.
     Returns how many envelopes were replayed."""
@@ -322,7 +377,7 @@ def recall_builtins(gateway: Gateway, stored: StoredConversation, state: FloorSt
         if not ident.service_url.startswith(BUILTIN_SCHEME):
             continue
         try:
-            agent = gateway.directory.resolve(ident.service_url)
+            agent = services.directory.resolve(ident.service_url)
         except UnknownAgent:  # a built-in this node does not serve
             continue
         respond = getattr(agent, "respond", None)

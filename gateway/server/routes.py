@@ -22,12 +22,12 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gateway.resources import web_root
-from gateway.server import access, rooms
+from gateway.server import access
 from gateway.server.guard import clip_text
 from gateway.server.readiness import readiness, speech_services
 
 if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+    from gateway.server.node import Node
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ WEB_ROOT = web_root()
 class HttpRoutes:
     """The gateway's HTTP answers (websockets' ``process_request`` hook)."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Node) -> None:
         self.gateway = gateway
 
     def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -155,7 +155,7 @@ class HttpRoutes:
             return _text(HTTPStatus.NOT_FOUND, "not found\n")
         conv_id, event_id = unquote(parts[2]), unquote(parts[3][: -len(".wav")])
         query = _query(split.query)
-        allowed = rooms.token_ok(self.gateway, conv_id, query.get("token")) or (
+        allowed = self.gateway.rooms.token_ok(conv_id, query.get("token")) or (
             self.gateway.settings.audio_feature == "url"
             and self.gateway.signer.valid(conv_id, event_id, query.get("exp", ""), query.get("sig", ""))
         )
@@ -173,7 +173,7 @@ class HttpRoutes:
         split = urlsplit(raw_path)
         conv_id = unquote(split.path[len("/export/") :])
         query = _query(split.query)
-        token_ok = rooms.token_ok(self.gateway, conv_id, query.get("token"))
+        token_ok = self.gateway.rooms.token_ok(conv_id, query.get("token"))
         if not token_ok or self.gateway.recorder is None:
             return _response(
                 HTTPStatus.FORBIDDEN,

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import defaults_shown, from_options
+from gateway.options import defaults_shown, from_options
 from gateway.speech.link import BadServiceAddress, parse_address
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli import add_conversation_options, defaults_shown, from_options
+from gateway.options import add_conversation_options, defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def _waking(s: TalkSettings) -> bool:
 def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.cli import agent_http_settings
+    from gateway.options import agent_http_settings
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
     http = agent_http_settings(s.agent_timeout_s)

@@ -21,8 +21,8 @@ import numpy as np
 
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
-from gateway.cli import given
 from gateway.errors import ConfigError
+from gateway.options import given
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings

@@ -37,7 +37,8 @@ class EndpointSettings:
         end_silence_ms: silence that ends an utterance. This is the main latency lever: every
             reply waits this long after the last word. People pause 200–500 ms inside sentences
             (breaths, commas, thinking); 550 ms rarely cuts a sentence in two while keeping the
-            wait barely noticeable. Raise it for hesitant speakers or dictation.
+            wait barely noticeable. Raise it for hesitant speakers or dictation. In a voice
+            session the turn rule sets it (``TurnRule.end_silence_ms``, ``max_wait_ms``).
         pause_ms: silence after which a turn may end early, before ``end_silence_ms``, when
             what was said reads as finished (the session decides that; see
             :attr:`Endpointer.silence_ms`). Also the silence that drops a candidate with too

@@ -18,7 +18,7 @@ import pytest
 
 from gateway.cluster.local import LocalCluster, Node
 from gateway.records.postgres import PostgresRecorder
-from tests.support.cluster import Page, rejoin
+from gateway.testing.cluster import Page, rejoin
 
 pytestmark = pytest.mark.slow
 
@@ -196,7 +196,7 @@ def test_the_page_in_chromium_fails_over_by_itself(cluster: LocalCluster, tmp_pa
 
     from playwright.sync_api import sync_playwright
 
-    from tests.support.browser import CHROMIUM, launch
+    from gateway.testing.browser import CHROMIUM, launch
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"NO CHROMIUM at {CHROMIUM}: the page's failover not tried")

@@ -8,8 +8,8 @@ import aiohttp
 import pytest
 
 from gateway.cluster.local import LocalCluster
-from tests.support.cluster import Page
-from tests.support.timer_agent import TimerAgent, envelope, say
+from gateway.testing.cluster import Page
+from gateway.testing.timer_agent import TimerAgent, envelope, say
 
 pytestmark = pytest.mark.slow
 

@@ -35,7 +35,7 @@ def gateway(*, ready: bool = True, draining: bool = False, refusal: str | None =
         clients=[],
         rooms={},
         settings=SimpleNamespace(max_sessions=12),
-        _refusal=lambda: refusal,
+        refusal=lambda: refusal,
     )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cluster import Page, rejoin
-from tests.support.processes import start_gateway, stop_gateway
+from gateway.testing.cluster import Page, rejoin
+from gateway.testing.processes import start_gateway, stop_gateway
 
 pytestmark = pytest.mark.slow
 

@@ -18,12 +18,12 @@ from gateway.agents.server import AGENTS_KEY, serve_agents
 from gateway.agents.urls import normalize_service_url
 from gateway.floor.host import Limits
 from gateway.talk.text import TalkResult, talk_text
+from gateway.testing.wire_agents import Respond, WireAgent, openfloor_bot, ovon09_only
 from tests.ofp_schemas import (
     assert_valid_envelope,
     assert_valid_manifest,
     assert_valid_ovon_envelope,
 )
-from tests.support.wire_agents import Respond, WireAgent, openfloor_bot, ovon09_only
 
 SPEAKER = "tag:echo.example,2025:echo"
 

@@ -15,10 +15,10 @@ import pytest
 from aiohttp import web
 
 from gateway.server.messages import Invite, SayText, Uninvite
+from gateway.testing.page import Page
+from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
+from gateway.testing.timer_agent import TIMER, TimerAgent, envelope, say
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.page import Page
-from tests.support.processes import PARROT_ON_LOOPBACK, Served
-from tests.support.timer_agent import TIMER, TimerAgent, envelope, say
 
 pytestmark = pytest.mark.slow
 

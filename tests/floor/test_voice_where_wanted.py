@@ -6,8 +6,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from gateway.ofp import Event, EventType, Feature, Token, text_event
+from gateway.testing.loopback import audio_manifest
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.loopback import audio_manifest
 
 
 def _agent(name: str, *, hears: bool):

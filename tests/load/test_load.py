@@ -1,11 +1,18 @@
-"""``scripts/load.py`` at one person over WebRTC, briefly: every turn is answered, and each is
-split into where its time went (the figures themselves are the script's, on an idle machine)."""
+"""``scripts/load.py``'s run (:func:`gateway.testing.load.run_load`) at one person over WebRTC,
+briefly: every turn is answered, and each is split into where its time went (the figures
+themselves are the script's, on an idle machine)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from tests.support.processes import run_script
+from gateway.testing.figures import piper_rtf
+from gateway.testing.load import run_load
+from gateway.testing.load_client import load_clips
+from gateway.testing.load_metrics import ServedGateway
+from gateway.testing.processes import untraced
 
 #: What a WebRTC turn splits into (``Turn.breakdown``).
 STAGES = {"in", "endpoint", "stt", "floor", "tts", "out", "network", "decode", "total"}
@@ -15,9 +22,20 @@ pytestmark = pytest.mark.slow  # a real serve process, talked to in real time
 
 @pytest.fixture(scope="module")
 def one_person() -> dict:
-    return run_script(
-        "load.py", "--sessions", "1", "--webrtc-every", "1", "--seconds", "20", timeout=300
-    )
+    """As ``scripts/load.py --sessions 1 --webrtc-every 1 --seconds 20`` runs it."""
+
+    async def run() -> dict:
+        clips = load_clips()
+        speed = piper_rtf()  # before the gateway starts: the machine's own speed
+        gateway = ServedGateway.start("--max-sessions", "16")
+        try:
+            row = await run_load(gateway, clips, 1, 20, ramp_s=0.5, webrtc_every=1)
+        finally:
+            gateway.stop()
+        return {**row, "piperRtf": speed}
+
+    with untraced():
+        return asyncio.run(asyncio.wait_for(run(), 300))
 
 
 def test_one_person_over_webrtc_is_answered(one_person: dict) -> None:

@@ -20,8 +20,8 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
-from tests.support.processes import free_port
-from tests.support.speech import piper_16k
+from gateway.testing.processes import free_port
+from gateway.testing.speech import piper_16k
 
 
 @pytest.mark.slow

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
+from gateway.testing.speech import SENTENCES, piper_16k
 from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
-from tests.support.speech import SENTENCES, piper_16k
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.talk.voice import talk_wav
+from gateway.testing.loopback import audio_manifest
+from gateway.testing.speech import piper_16k, silence, word_error_rate
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.loopback import audio_manifest
-from tests.support.speech import piper_16k, silence, word_error_rate
 
 
 def _decode_wav(b64: str) -> np.ndarray:

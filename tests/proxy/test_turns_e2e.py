@@ -17,7 +17,7 @@ from gateway.proxy import VoiceSession
 from gateway.proxy.session import SessionSettings
 from gateway.server.messages import FinalTranscript
 from gateway.talk.voice import talk_wav
-from tests.support.speech import espeak_wav, piper_variant, silence, trim
+from gateway.testing.speech import espeak_wav, piper_variant, silence, trim
 
 pytestmark = pytest.mark.slow
 

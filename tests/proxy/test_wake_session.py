@@ -13,8 +13,8 @@ from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import SessionSettings
 from gateway.records.store import SQLiteRecorder as Recorder
 from gateway.talk.voice import talk_wav
-from tests.support.loopback import capture_agent, utterances_received
-from tests.support.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
+from gateway.testing.loopback import capture_agent, utterances_received
+from gateway.testing.speech import espeak_wav, piper_16k, piper_variant, silence, trim, with_noise
 
 
 def alexa(*after: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The records fixtures: a store of each kind (every test taking ``store`` or ``recorder`` runs
 against SQLite and PostgreSQL), the recorded conversation, and validators for the official
-export schemas. The conversation and the helpers are in ``tests/support/records.py``."""
+export schemas. The conversation and the helpers are in ``gateway/testing/records.py``."""
 
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from gateway.records import Recorder, SQLiteRecorder
-from tests.support.records import (
-    AGENT_FRAMEWORK_SCHEMAS,
-    MPLP_COMMON,
-    MPLP_DIR,
+from gateway.testing.records import (
     STORE_KINDS,
-    TRACE_BASE_ID,
     Script,
     Store,
     load_json,
     record_conversation,
+)
+from tests.records.helpers import (
+    AGENT_FRAMEWORK_SCHEMAS,
+    MPLP_COMMON,
+    MPLP_DIR,
+    TRACE_BASE_ID,
 )
 
 

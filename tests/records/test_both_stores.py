@@ -25,7 +25,7 @@ from gateway.records import (
 from gateway.records.base import token_digest
 from gateway.records.postgres import SCHEMA_VERSION, PostgresRecorder, redact
 from gateway.records.store import DB_NAME
-from tests.support.records import ALICE, BOB, USER, Store, record_conversation, run
+from gateway.testing.records import ALICE, BOB, USER, Store, record_conversation, run
 
 
 class Tee:

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.records import DATABASE_ENV, to_mplp_dialog
 from gateway.records.paths import DATA_ENV
-from tests.support.records import ALICE, USER, Store, record_conversation, run, schema_errors
+from gateway.testing.records import ALICE, USER, Store, record_conversation, run, schema_errors
 
 
 @pytest.fixture

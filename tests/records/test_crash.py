@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from gateway.records.store import DB_NAME
-from tests.support.records import Store
+from gateway.testing.records import Store
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 #: How many envelopes the writer must report before it is killed.

@@ -15,8 +15,7 @@ from gateway.records import (
     to_durable_agent_state,
     to_mplp_dialog,
 )
-from tests.support.records import (
-    AGENT_FRAMEWORK_SCHEMAS,
+from gateway.testing.records import (
     ALICE,
     BOB,
     START,
@@ -24,6 +23,9 @@ from tests.support.records import (
     Script,
     record_conversation,
     schema_errors,
+)
+from tests.records.helpers import (
+    AGENT_FRAMEWORK_SCHEMAS,
 )
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

@@ -14,7 +14,7 @@ from gateway.ofp import Conversation, Envelope, Sender, text_event
 from gateway.records import RecordsError, SQLiteRecorder, resolve_data_dir
 from gateway.records.paths import DATA_ENV, safe_name
 from gateway.records.store import DB_NAME
-from tests.support.records import (
+from gateway.testing.records import (
     ALICE,
     BOB,
     START,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.support.processes import Served
+from gateway.testing.processes import Served
 
 
 @pytest.fixture(scope="module")

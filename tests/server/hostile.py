@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.loopback import audio_manifest
+from gateway.testing.loopback import audio_manifest
 
 
 def raw_http(url: str, request: bytes, timeout: float = 10) -> tuple[int, bytes]:

@@ -13,8 +13,8 @@ import pytest
 
 from gateway.records import SQLiteRecorder
 from gateway.records.cli import add_commands
-from tests.support.page import PARROT, Page
-from tests.support.processes import Served, start_gateway, stop_gateway
+from gateway.testing.page import PARROT, Page
+from gateway.testing.processes import Served, start_gateway, stop_gateway
 
 
 def export_cli(data: Path, *argv: str) -> int:

@@ -19,10 +19,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from gateway.testing.page import Page
+from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
+from gateway.testing.speech import piper_16k, silence
 from tests.server.hostile import LoopbackAgent, get, quiet, raw_http, records, ws_handshake
-from tests.support.page import Page
-from tests.support.processes import PARROT_ON_LOOPBACK, Served
-from tests.support.speech import piper_16k, silence
 
 TTL_S = 4
 

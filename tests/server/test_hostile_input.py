@@ -12,6 +12,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from gateway.testing.page import PARROT, Page
+from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
 from tests.server.hostile import (
     LoopbackAgent,
     assert_nothing_lost,
@@ -23,8 +25,6 @@ from tests.server.hostile import (
     utterance,
     ws_handshake,
 )
-from tests.support.page import PARROT, Page
-from tests.support.processes import PARROT_ON_LOOPBACK, Served
 
 BAD_TEXT = "bad \ud800 reply"
 

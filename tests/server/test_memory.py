@@ -21,7 +21,7 @@ from gateway.server.memory import (
     trim_available,
     trim_now,
 )
-from tests.support.processes import free_port, start_gateway, stop_gateway
+from gateway.testing.processes import free_port, start_gateway, stop_gateway
 
 # The test process itself runs on glibc (pytest is not restarted under jemalloc).
 needs_trim = pytest.mark.skipif(not trim_available(), reason="needs glibc's malloc_trim")

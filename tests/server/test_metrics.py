@@ -16,7 +16,7 @@ from gateway.proxy.session import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import ALLOCATOR
 from gateway.server.metrics import Metrics
-from tests.support.processes import free_port, metric_samples
+from gateway.testing.processes import free_port, metric_samples
 
 
 def test_stage_timings_go_in_under_their_prometheus_names_in_seconds() -> None:

@@ -21,9 +21,9 @@ from gateway.server.messages import (
     SessionState,
     StateUpdate,
 )
-from tests.support.loopback import audio_manifest
-from tests.support.page import PARROT, Page
-from tests.support.speech import piper_16k, silence
+from gateway.testing.loopback import audio_manifest
+from gateway.testing.page import PARROT, Page
+from gateway.testing.speech import piper_16k, silence
 
 
 async def test_text_conversation_floor_and_rejoin(gateway) -> None:

@@ -135,16 +135,16 @@ def gateway(tmp_path: Path) -> Iterator[tuple[Gateway, Clock, SQLiteRecorder]]:
 
 async def test_rooms_are_opened_found_and_ended_on_the_gateways_clock(gateway) -> None:
     gw, clock, recorder = gateway
-    first_id, first = await rooms.open_room(gw)
-    second_id, second = await rooms.open_room(gw)
+    first_id, first = await gw.rooms.open()
+    second_id, second = await gw.rooms.open()
     try:
         assert gw.rooms == {first_id: first, second_id: second}
         holder = recorder.holder(first_id)
         assert holder is not None and holder.node == "n1" and holder.ended_at is None
-        assert rooms.find_room(gw, first_id, first.token) is first
-        assert rooms.find_room(gw, first_id, second.token) is None
-        assert rooms.find_room(gw, first_id, None) is None
-        assert rooms.token_ok(gw, first_id, first.token)
+        assert gw.rooms.find(first_id, first.token) is first
+        assert gw.rooms.find(first_id, second.token) is None
+        assert gw.rooms.find(first_id, None) is None
+        assert gw.rooms.token_ok(first_id, first.token)
 
         first.attach(PAGE)  # type: ignore[arg-type]
         first.detach(PAGE, clock())  # type: ignore[arg-type]
@@ -152,7 +152,7 @@ async def test_rooms_are_opened_found_and_ended_on_the_gateways_clock(gateway) -
         second.attach(PAGE)  # type: ignore[arg-type]
         second.detach(PAGE, clock())  # type: ignore[arg-type]
         clock.now += REJOIN_S - 5  # the first page went REJOIN_S + 5 s ago, the second not yet
-        assert rooms.expired(gw.rooms, clock(), REJOIN_S) == [first_id]
+        assert gw.rooms.expired(clock(), REJOIN_S) == [first_id]
 
         # Two detached, max_detached=1: the gateway ends the one detached longest.
         await gw._trim_detached()
@@ -161,7 +161,7 @@ async def test_rooms_are_opened_found_and_ended_on_the_gateways_clock(gateway) -
         assert ended is not None and ended.ended_at is not None
         assert recorder.get_conversation(first_id).info.status == "completed"
         # Ended is ended: the token no longer opens it from the records either.
-        assert await rooms.resume(gw, first_id, first.token) is None
+        assert await gw.rooms.resume(first_id, first.token) is None
     finally:
         await gw.close()
     # Closing ends the rest.

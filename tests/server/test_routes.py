@@ -17,7 +17,6 @@ from gateway.agents.policy import AddressPolicy
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.utterance import UtteranceParts
 from gateway.records import SQLiteRecorder
-from gateway.server import rooms
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.routes import WEB_ROOT, HttpRoutes
 
@@ -87,7 +86,7 @@ def test_the_websocket_path_checks_the_origin(gateway: Gateway) -> None:
 
 
 async def test_exports_and_clips_need_the_conversations_token(gateway: Gateway) -> None:
-    conv_id, room = await rooms.open_room(gateway)
+    conv_id, room = await gateway.rooms.open()
     try:
         assert status(get(gateway, f"/export/{conv_id}?token=wrong")) == 403
         export = get(gateway, f"/export/{conv_id}?format=mplp-dialog&token={room.token}")

@@ -13,9 +13,9 @@ import pytest
 from websockets.asyncio.client import connect
 
 from gateway.floor.host import Limits
+from gateway.testing.processes import start_gateway, stop_gateway
+from gateway.testing.wire_agents import WireAgent, openfloor_bot
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.processes import start_gateway, stop_gateway
-from tests.support.wire_agents import WireAgent, openfloor_bot
 
 pytestmark = pytest.mark.slow  # a real serve process
 

@@ -1,4 +1,5 @@
-"""``serve --end-silence-ms`` and ``--early-end-ms``: from the command line to when a turn ends.
+"""``serve --unfinished-wait-ms`` and ``--finished-wait-ms``: from the command line to when a
+turn ends.
 
 The command line is parsed as ``serve`` parses it, and the session settings it builds drive a
 real :class:`TurnTaker` on synthetic VAD output (no model runs): what is asserted is the silence
@@ -55,20 +56,20 @@ def silence_at_end(turns: TurnTaker, text: str, prosody: float) -> tuple[int, En
     raise AssertionError("the turn never ended")
 
 
-def test_end_silence_is_how_long_unfinished_words_are_waited_out() -> None:
+def test_the_unfinished_wait_is_how_long_unfinished_words_are_waited_out() -> None:
     default_ms, default = silence_at_end(turn_taker(), "I would like to go to the", 0.2)
     longer_ms, longer = silence_at_end(
-        turn_taker("--end-silence-ms", "1500"), "I would like to go to the", 0.2
+        turn_taker("--unfinished-wait-ms", "1500"), "I would like to go to the", 0.2
     )
     assert default.reason == longer.reason == "unfinished"
     assert (default.wait_ms, longer.wait_ms) == (900, 1500)
     assert default_ms < 1000 < 1500 <= longer_ms < 1500 + CHUNK_MS
 
 
-def test_end_silence_beyond_the_rules_bound_raises_the_bound() -> None:
-    """A patience of 2 s bounds every turn; an end silence longer than that moves the bound, so
-    the option is not silently capped."""
-    ms, end = silence_at_end(turn_taker("--end-silence-ms", "3000"), "And then we", 0.2)
+def test_an_unfinished_wait_beyond_the_rules_bound_raises_the_bound() -> None:
+    """A patience of 2 s bounds every turn; an unfinished wait longer than that moves the bound,
+    so the option is not silently capped."""
+    ms, end = silence_at_end(turn_taker("--unfinished-wait-ms", "3000"), "And then we", 0.2)
     assert end.reason == "unfinished" and end.wait_ms == 3000
     assert 3000 <= ms < 3000 + CHUNK_MS
 
@@ -76,13 +77,13 @@ def test_end_silence_beyond_the_rules_bound_raises_the_bound() -> None:
 def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
     default_ms, default = silence_at_end(turn_taker(), "Turn on the lights.", 0.9)
     later_ms, later = silence_at_end(
-        turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.9
+        turn_taker("--finished-wait-ms", "400"), "Turn on the lights.", 0.9
     )
     assert default.reason == later.reason == "finished"
     assert (default.wait_ms, later.wait_ms) == (200, 400)
     assert default_ms < 400 <= later_ms < 400 + 2 * CHUNK_MS
-    # A doubtful voice still waits longer than the early end.
-    _, doubtful = silence_at_end(turn_taker("--early-end-ms", "400"), "Turn on the lights.", 0.2)
+    # A doubtful voice still waits longer than the finished wait.
+    _, doubtful = silence_at_end(turn_taker("--finished-wait-ms", "400"), "Turn on the lights.", 0.2)
     assert doubtful.reason == "doubt" and doubtful.wait_ms == 1500
 
 
@@ -100,10 +101,10 @@ def run_serve(*options: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("options", "said"),
     [
-        (["--early-end-ms", "1000", "--end-silence-ms", "800"], "the early end (1000 ms"),
-        (["--end-silence-ms", "100"], "the early end (200 ms, --early-end-ms) is longer"),
-        (["--early-end-ms", "0"], "--early-end-ms 0 is not a silence"),
-        (["--end-silence-ms", "60000"], "--end-silence-ms 60000 is not shorter"),
+        (["--finished-wait-ms", "1000", "--unfinished-wait-ms", "800"], "the finished wait (1000 ms"),
+        (["--unfinished-wait-ms", "100"], "the finished wait (200 ms, --finished-wait-ms) is longer"),
+        (["--finished-wait-ms", "0"], "--finished-wait-ms 0 is not a silence"),
+        (["--unfinished-wait-ms", "60000"], "--unfinished-wait-ms 60000 is not shorter"),
     ],
 )
 def test_values_that_cannot_work_are_refused_in_one_line(

@@ -26,8 +26,8 @@ from gateway.server.webrtc import (
     PromptJitterBuffer,
     WebRTCLink,
 )
-from tests.support.load_client import Client, Tally, load_clips
-from tests.support.processes import free_port
+from gateway.testing.load_client import Client, Tally, load_clips
+from gateway.testing.processes import free_port
 
 FRAME = WEBRTC_RATE // 50  # 20 ms
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import ROOT, free_port
+from gateway.testing.processes import ROOT, describes, free_port
 
 #: Loading Whisper and Piper takes seconds idle, far longer on a shared machine.
 READY_TIMEOUT_S = 180.0
@@ -72,15 +71,6 @@ class WyomingServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-
-
-def describes(port: int) -> bool:
-    """Whether a Wyoming server on ``port`` answers ``describe`` with ``info``."""
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1) as s:
-        s.settimeout(5)
-        s.sendall(b'{"type": "describe"}\n')
-        return b'"info"' in s.recv(4096)
-    return False
 
 
 def own_server(tmp: Path, *extra: str, port: int | None = None) -> WyomingServer:

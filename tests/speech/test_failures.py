@@ -24,9 +24,9 @@ from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink, SpeechServiceDown
 from gateway.speech.services import SpeechServices
 from gateway.talk.text import Talk
+from gateway.testing.processes import metric_samples, serving
+from gateway.testing.speech import espeak_16k, silence
 from tests.speech.conftest import WyomingServer, own_server
-from tests.support.processes import metric_samples, serving
-from tests.support.speech import espeak_16k, silence
 
 pytestmark = pytest.mark.slow
 

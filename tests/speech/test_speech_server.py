@@ -19,8 +19,8 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from gateway.audio import SAMPLE_RATE
+from gateway.testing.speech import espeak_16k, normalise, silence
 from tests.speech.conftest import WyomingServer, own_server, running
-from tests.support.speech import espeak_16k, normalise, silence
 
 pytestmark = pytest.mark.slow
 

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, read_wav, write_wav
+from gateway.testing.loopback import Site, capture_agent, utterances_received
+from gateway.testing.speech import espeak_wav, silence, word_error_rate
 from tests.ofp_schemas import assert_valid_envelope
 from tests.speech.conftest import WyomingServer
-from tests.support.loopback import Site, capture_agent, utterances_received
-from tests.support.speech import espeak_wav, silence, word_error_rate
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +123,7 @@ async def test_wake_word_on_the_speech_server(
 
 
 async def test_talk_says_which_service_it_cannot_reach(tmp_path: Path) -> None:
-    from tests.support.processes import free_port
+    from gateway.testing.processes import free_port
 
     wav = clip(tmp_path, espeak_wav("Hello."))
     port = free_port()

@@ -1,15 +1,26 @@
-"""What tests and benchmark scripts share, so each thing exists once.
+"""Moved: what tests and scripts share is :mod:`gateway.testing`. New code imports it from there.
 
-- ``processes``: ``serve`` and ``agents serve`` on a free port, waited for until they answer
-  (``start_gateway``, ``serving``, ``start_agents``, ``free_port``, ``/metrics`` samples);
-- ``speech``: synthesised speech (espeak-ng, piper; cached), noise, word error rate, the wake
-  phrases, the benchmarks' request clips;
-- ``page``: the page's protocol client; ``cluster``: the same through HAProxy, with rejoin;
-- ``loopback`` and ``wire_agents``: agents on 127.0.0.1 written inside a test;
-- ``records``: a realistic recorded conversation and the stores it goes in;
-- ``browser``: Debian's Chromium; ``figures``: median and p95 for the benchmarks.
-
-Scripts import from here and never from a test module or another script; tests import from
-here or their own package's ``helpers.py``, never from a ``conftest.py``. Fixtures stay in
-``conftest.py`` files (the shared ones in ``tests/conftest.py``).
+This shim only keeps ``tests.support.<module>`` imports working while branches written before
+the move are merged (they add modules here and import the moved ones by their old names):
+each moved module is the same module object under both names. Remove it once none is left.
 """
+
+import importlib
+import sys
+
+MOVED = (
+    "browser",
+    "cluster",
+    "figures",
+    "load_client",
+    "load_metrics",
+    "loopback",
+    "page",
+    "processes",
+    "records",
+    "speech",
+    "wire_agents",
+)
+
+for _name in MOVED:
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(f"gateway.testing.{_name}")

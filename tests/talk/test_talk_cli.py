@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.testing.processes import start_agents
 from tests.ofp_schemas import assert_valid_envelope
-from tests.support.processes import start_agents
 
 PY = sys.executable
 

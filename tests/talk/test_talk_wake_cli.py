@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, write_wav
-from tests.support.loopback import Site, capture_agent, utterances_received
-from tests.support.speech import espeak_wav, silence
+from gateway.testing.loopback import Site, capture_agent, utterances_received
+from gateway.testing.speech import espeak_wav, silence
 
 pytestmark = pytest.mark.slow
 

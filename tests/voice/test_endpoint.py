@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from gateway.testing.speech import espeak_wav, silence
 from gateway.voice.endpoint import (
     Endpointer,
     EndpointSettings,
@@ -16,7 +17,6 @@ from gateway.voice.endpoint import (
     Utterance,
 )
 from gateway.voice.vad import CHUNK_SAMPLES
-from tests.support.speech import espeak_wav, silence
 
 MS = 16  # samples per millisecond
 

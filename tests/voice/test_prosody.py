@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
+from gateway.testing.speech import espeak_wav, silence
 from gateway.voice.prosody import ProsodySignal, features, pitch_track
-from tests.support.speech import espeak_wav, silence
 
 
 def _voice(f0_start: float, f0_end: float, seconds: float, *, fade: bool = False) -> np.ndarray:

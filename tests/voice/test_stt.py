@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import pcm16_to_float
+from gateway.testing.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 from gateway.voice.endpoint import Endpointer, Utterance
 from gateway.voice.stt import (
     SttSettings,
@@ -23,7 +24,6 @@ from gateway.voice.stt import (
     repeats_itself,
     restart_at,
 )
-from tests.support.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 
 SAMPLE = SENTENCES[1:12:2]  # six sentences, 1.5–4 s
 

@@ -7,8 +7,8 @@ import pytest
 from faster_whisper.vad import get_vad_model
 
 from gateway.audio import pcm16_to_float
+from gateway.testing.speech import espeak_wav, noise, piper_16k, silence
 from gateway.voice.vad import CHUNK_SAMPLES, VadStream
-from tests.support.speech import espeak_wav, noise, piper_16k, silence
 
 
 def _probs(vad, audio: np.ndarray) -> np.ndarray:

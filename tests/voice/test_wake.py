@@ -1,7 +1,7 @@
 """Wake-word detection on real microWakeWord models and real Whisper, with generated speech.
 
 The clip helpers (``piper_variant``, ``trim``, ``with_noise``…) and the models' phrases live in
-``tests/support/speech.py`` (``scripts/bench_wake.py`` uses them too).
+``gateway/testing/speech.py`` (``scripts/bench_wake.py`` uses them too).
 """
 
 from __future__ import annotations
@@ -11,18 +11,7 @@ import pytest
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import ModelNotAvailable
-from gateway.voice.stt import TranscriberBusy
-from gateway.voice.wake import (
-    PhraseSettings,
-    PhraseSpotter,
-    WakeSettings,
-    WakeWordDetector,
-    edit_distance,
-    find_phrase,
-    make_detector,
-    phrase_words,
-)
-from tests.support.speech import (
+from gateway.testing.speech import (
     SENTENCES,
     WAKE_PHRASES,
     coloured_noise,
@@ -33,6 +22,17 @@ from tests.support.speech import (
     silence,
     trim,
     with_noise,
+)
+from gateway.voice.stt import TranscriberBusy
+from gateway.voice.wake import (
+    PhraseSettings,
+    PhraseSpotter,
+    WakeSettings,
+    WakeWordDetector,
+    edit_distance,
+    find_phrase,
+    make_detector,
+    phrase_words,
 )
 
 # --- microWakeWord models -------------------------------------------------------------------------

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from gateway.audio import resample, write_wav
-from tests.support.browser import CHROMIUM, launch
-from tests.support.loopback import threaded_http
-from tests.support.processes import PARROT_ON_LOOPBACK, Served, start_agents
-from tests.support.speech import piper_wav
+from gateway.testing.browser import CHROMIUM, launch
+from gateway.testing.loopback import threaded_http
+from gateway.testing.processes import PARROT_ON_LOOPBACK, Served, start_agents
+from gateway.testing.speech import piper_wav
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"

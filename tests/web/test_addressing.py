@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.support.loopback import threaded_http
+from gateway.testing.loopback import threaded_http
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.loopback import threaded_http
+from gateway.testing.loopback import threaded_http
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import launch
+from gateway.testing.browser import launch
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.speech import normalise
+from gateway.testing.speech import normalise
 
 pytestmark = pytest.mark.slow
 

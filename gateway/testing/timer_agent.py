@@ -9,6 +9,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from gateway.testing.loopback import Site
+
 TIMER = "tag:timer.example,2025:1"
 
 
@@ -42,7 +44,7 @@ def say(text: str, to: str | None = None) -> dict[str, Any]:
 class TimerAgent:
     """Answers at once, then rings later by POSTing to the person's serviceUrl."""
 
-    def __init__(self, site, delay: float = 5.0) -> None:
+    def __init__(self, site: Site, delay: float = 5.0) -> None:
         self.delay = delay
         self.url = site.route("timer", self.handle)
         self.inbound: str | None = None

@@ -237,7 +237,9 @@ def coloured_noise(samples: int, colour: str, seed: int = 0) -> np.ndarray:
     return pink / np.sqrt(np.mean(pink**2))
 
 
-def with_noise(clip: np.ndarray, speech: np.ndarray, colour: str, snr_db: float, seed: int = 0):
+def with_noise(
+    clip: np.ndarray, speech: np.ndarray, colour: str, snr_db: float, seed: int = 0
+) -> np.ndarray:
     """``clip`` with noise added ``snr_db`` below the RMS of ``speech`` (its voiced part)."""
     level = np.sqrt(np.mean(trim(speech).astype(np.float64) ** 2)) / 10 ** (snr_db / 20)
     noisy = clip + level * coloured_noise(len(clip), colour, seed)

@@ -8,8 +8,8 @@ starts (an option, the readiness path, the log) is made once.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,14 +33,15 @@ __all__ = [
     "PARROT_ON_LOOPBACK",
     "ROOT",
     "Served",
+    "describes",
     "free_port",
     "metric_samples",
-    "run_script",
     "serving",
     "spawn",
     "start_agents",
     "start_gateway",
     "stop_gateway",
+    "untraced",
     "wait_http",
 ]
 
@@ -191,19 +192,23 @@ def start_agents(log: Path, *extra: str, timeout: float = 30) -> Served:
     return spawn(args, log, port, ready="/", timeout=timeout)
 
 
-def run_script(name: str, *args: str, timeout: float) -> dict[str, Any]:
-    """Run ``scripts/NAME --json ARGS…`` to its end and return the JSON it printed.
+def describes(port: int) -> bool:
+    """Whether a Wyoming server on ``port`` answers ``describe`` with ``info``."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1) as s:
+        s.settimeout(5)
+        s.sendall(b'{"type": "describe"}\n')
+        return b'"info"' in s.recv(4096)
+    return False
 
-    Not under coverage's tracer (a ``--cov`` run measures subprocesses): it slows the gateway the
-    script starts several times over, and a benchmark of a gateway that cannot keep up in real
-    time says nothing.
-    """
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / name), "--json", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=True,
-        env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
-    )
-    return json.loads(done.stdout)
+
+@contextlib.contextmanager
+def untraced() -> Iterator[None]:
+    """Processes started inside run outside coverage's tracer (a ``--cov`` run measures the
+    subprocesses): it slows a gateway several times over, and a load run on a gateway that
+    cannot keep up in real time says nothing."""
+    config = os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
+    try:
+        yield
+    finally:
+        if config is not None:
+            os.environ["COVERAGE_PROCESS_CONFIG"] = config

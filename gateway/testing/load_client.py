@@ -37,7 +37,7 @@ from websockets.exceptions import ConnectionClosed
 from gateway.audio import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, resample
 from gateway.server import messages as m
 from gateway.server.webrtc import JITTER_ATTR, WEBRTC_RATE, PromptJitterBuffer
-from tests.support.speech import piper_16k
+from gateway.testing.speech import piper_16k
 
 #: What the clients say (short requests, 1.5–3 s each, as people talk to an assistant).
 SENTENCES = (
@@ -79,7 +79,7 @@ def _frames(pcm: np.ndarray, size: int) -> list[np.ndarray]:
 
 
 def load_clips() -> list[Clip]:
-    """Piper speech of :data:`SENTENCES` (cached WAVs via ``tests.support.speech``), framed."""
+    """Piper speech of :data:`SENTENCES` (cached WAVs via ``gateway.testing.speech``), framed."""
     clips = []
     for text in SENTENCES:
         pcm = piper_16k(text)

@@ -1,0 +1,108 @@
+"""The import graph: no circle among the gateway's modules, the package never imports its test
+harness, and the scripts depend on the package only (never on the test suite)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "gateway"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module name an import in ``path`` names (TYPE_CHECKING ones too)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges = set()
+        for target in _imported(path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            # A package's own __init__ imported from inside it is not an edge (as in Python).
+            if target and target != name and not name.startswith(target + "."):
+                edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_of_the_gateway_imports_itself_round_a_circle() -> None:
+    graph = _graph()
+    assert len(graph) > 90  # the walk reached the subpackages
+    assert _circles(graph) == []
+
+
+def test_only_the_test_harness_imports_the_test_harness() -> None:
+    graph = _graph()
+    users = sorted(
+        name
+        for name, edges in graph.items()
+        if not name.startswith("gateway.testing")
+        and any(e.startswith("gateway.testing") for e in edges)
+    )
+    assert users == []
+
+
+def test_scripts_import_the_package_never_the_tests() -> None:
+    scripts = sorted((ROOT / "scripts").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        tests = sorted(n for n in _imported(script) if n == "tests" or n.startswith("tests."))
+        assert tests == [], f"{script.name} imports {tests}: use gateway.testing"
