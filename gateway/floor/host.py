@@ -46,6 +46,7 @@ from gateway.ofp import (
     EventType,
     Identification,
     Manifest,
+    Parameters,
     Sender,
     To,
     to_ovon,
@@ -393,15 +394,15 @@ class FloorHost:
         may not reach, :class:`TimeoutError` after :attr:`Limits.manifest_timeout_s`."""
         agent = self._resolve(url)
         ask = Envelope(
-            conversation={"id": self.id},
+            conversation=Conversation(id=self.id),
             sender=Sender(
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             ),
             events=[
                 Event(
                     event_type=EventType.GET_MANIFESTS,
-                    to={"serviceUrl": agent.manifest.identification.service_url or url},
-                    parameters={"recommend_scope": "all"},
+                    to=To(service_url=agent.manifest.identification.service_url or url),
+                    parameters=Parameters(recommend_scope="all"),
                 )
             ],
         )
@@ -664,7 +665,7 @@ class FloorHost:
         join; the floor stays the minimal convener."""
         known = await self.learn_manifest(url)
         to = known.service_url if known is not None else url
-        await self.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
+        await self.say([Event(event_type=EventType.INVITE, to=To(service_url=to))])
         await self.wait_idle(timeout)
         ident = self.floor.find(service_url=to)
         if ident is None:
