@@ -111,6 +111,7 @@ class Limits:
     #: The person's invites carry the last utterances as ``dialogHistory`` (§1.12), at most
     #: this many and this many bytes of JSON (the newest kept), so a newcomer has context.
     history_events: int = 10
+    #: Bytes of JSON that ``dialogHistory`` may take (the newest utterances kept).
     history_bytes: int = 32_000
     #: Agent envelopes accepted in one person turn, in all (a hard bound on any fan-out).
     max_agent_envelopes: int = 64

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from aiohttp import web
 
 from gateway.agents.http import HttpSettings
 from gateway.errors import ConfigError
+from gateway.floor.inbound import InboundDesk
 from gateway.ofp import VERSION, EnvelopeError, parse_envelope
-
-if TYPE_CHECKING:
-    from gateway.server.app import Gateway
+from gateway.server.rooms import Room
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,17 @@ log = logging.getLogger(__name__)
 MAX_POST_BYTES = HttpSettings().max_reply_bytes
 #: The path under which inbound URLs live.
 PREFIX = "/ofp/in"
+
+
+class InboundServices(Protocol):
+    """What the endpoint needs of the node it runs on (the Gateway): its inbound URLs and its
+    rooms — a handle, so this module does not import the server above it."""
+
+    @property
+    def inbound(self) -> InboundDesk: ...
+
+    @property
+    def rooms(self) -> Mapping[str, Room]: ...
 
 
 class InboundUnavailable(ConfigError):
@@ -51,7 +62,7 @@ def _text(status: int, text: str, **headers: str) -> web.Response:
 class InboundEndpoint:
     """The aiohttp application answering agents' posts for one gateway node."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: InboundServices) -> None:
         self.gateway = gateway
         self._runner: web.AppRunner | None = None
         #: The port it listens on, once started.
