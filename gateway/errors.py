@@ -37,8 +37,13 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   ├── AgentTimeout, AgentUnreachable, AddressRefused, AgentHTTPError,
     │   │   AgentBadReply, ReplyTooLarge, RequestTooLarge
     │   ├── UnknownAgent               + ValueError: no agent at that address  [agents.errors]
+    │   ├── UrlTooLong                 AddressRefused + ValueError: a URL over 2048
+    │   │                              characters, refused unparsed  [agents.policy]
     │   └── RefusedHost                + OSError (what aiohttp's resolver must raise): every
     │                                  address of a host name is refused  [agents.policy]
+    ├── LlmError                       a language model gave no usable answer  [llm.errors]
+    │   ├── LlmUnreachable, LlmHTTPError, LlmTimeout, LlmBadStream
+    │   └── Capped                     the answer was cut at a bound  [llm.client]
     ├── OFPError                       the Open Floor data model  [ofp.errors]
     │   └── EnvelopeError              + ValueError: not an envelope this gateway reads
     ├── ProtocolError                  + ValueError: a page's message does not fit its

@@ -20,14 +20,33 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gateway.errors import Busy, Closed
+
+#: The environment variable that sets how many threads each model inference runs on.
+THREADS_ENV = "OFP_GATEWAY_THREADS"
+
+
+def model_threads(environ: Mapping[str, str] | None = None) -> int:
+    """Threads each model inference (Whisper, Piper, the VAD, the turn model) runs on:
+    ``$OFP_GATEWAY_THREADS``, else 1. One is what this machine's measurements chose (two
+    workers of one thread each beat one of two: see :mod:`gateway.render.tts`); other counts
+    change the models' arithmetic order, which is how the tests are shaken for numerics they
+    must not depend on (docs/development.md). A value that is not a positive whole number is
+    refused with ValueError."""
+    text = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
+    if not text:
+        return 1
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{THREADS_ENV}={text!r}: give a whole number of threads, 1 or more")
+    return int(text)
 
 R = TypeVar("R")
 

@@ -173,7 +173,7 @@ async def _one_failover(cluster: LocalCluster) -> tuple[float, float]:
 
     url = cluster.url.replace("http://", "ws://") + "/ws"
     page = await Page.open(url)
-    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 5)
     await page.say("hello before the failure")
     node = next(n for n in cluster.nodes if n.name == page.node)
     killed_at = time.monotonic()

@@ -132,7 +132,8 @@ def test_an_unknown_agent_exits_with_one_line(tmp_path: Path) -> None:
     done = run_cli("agents", "serve", "--port", "0", "--name", "weather", cwd=tmp_path)
     assert done.returncode == EXIT_GATEWAY_ERROR, done.stderr
     assert done.stderr == (
-        "ofp-gateway: no built-in agent called weather; choose from parrot, clock, concierge, convener\n"
+        "ofp-gateway: no built-in agent called weather; choose from parrot, clock, concierge, "
+        "assistant, convener\n"
     )
 
 

@@ -45,6 +45,7 @@ from gateway.audio import SAMPLE_RATE, read_wav, write_wav
 from gateway.cli import build_parser, main
 from gateway.options import given
 from gateway.records import SQLiteRecorder
+from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 from gateway.testing.processes import free_port
 from gateway.testing.records import ALICE, BOB, record_conversation
 from gateway.testing.speech import espeak_wav, silence
@@ -442,12 +443,13 @@ def check_speech_max_connections(t: Ctx) -> None:
 
 # --------------------------------------------------------------------------------- agents serve
 @contextlib.contextmanager
-def agents_server(*args: str) -> Iterator[int]:
+def agents_server(*args: str, env: dict[str, str] | None = None) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway", "agents", "serve", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     try:
         yield port
@@ -486,6 +488,237 @@ def check_agents_name(t: Ctx) -> None:
     with agents_server("--name", "clock") as port:
         only = json.dumps(_listing("127.0.0.1", port))
     assert "parrot" in every and "clock" in only and "parrot" not in only
+
+
+# ------------------------------------------------------------------- the assistant's language model
+# The model's requests are seen at an OpenAI-compatible stub (gateway/testing/openai_stub.py): a
+# real server does not say what it was sent. --llm-url is also shown against a real server (the
+# embedded llama.cpp, reached over HTTP as any remote one would be).
+KEY = "sekrit-test-key-4242"
+
+
+def _persona(t: Ctx) -> str:
+    path = t.tmp / "persona.json"
+    path.write_text(json.dumps({"name": "Ada", "greeting": "Hello, Ada here."}))
+    return str(path)
+
+
+@contextlib.contextmanager
+def _model_log() -> Iterator[list[str]]:
+    """The assistant's model's log lines (its warnings say why an answer failed)."""
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Keep(logging.WARNING)
+    logger = logging.getLogger("gateway.llm.model")
+    logger.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+
+
+def _ask(t: Ctx, *args: str) -> tuple[int, str, str]:
+    return t.run("talk", "--no-record", "--text", "hi", "--agent", "builtin:assistant", *args)
+
+
+def check_talk_llm_url(t: Ctx) -> None:
+    from gateway.agents.builtin.assistant import APOLOGY
+    from gateway.llm.embedded import EmbeddedLlama
+
+    with EmbeddedLlama() as llama:  # a real OpenAI-compatible server, on loopback
+        code, out, _ = _ask(t, "--llm-url", llama.base_url)
+    assert code == 0 and "Assistant: " in out.split("Hi, I'm Assistant", 1)[1]
+    assert APOLOGY not in out
+    with _model_log() as log:
+        code, out, err = _ask(t, "--llm-url", f"http://127.0.0.1:{free_port()}/v1")
+    assert code == 0 and APOLOGY in out and "cannot reach the model" in " ".join(log)
+    code, _, err = _ask(t, "--llm-url", "ftp://x")
+    assert code == 2 and "http:// or https://" in err
+
+
+def check_talk_llm_model(t: Ctx) -> None:
+    with openai_stub() as stub:
+        assert _ask(t, "--llm-url", stub.url, "--llm-model", "tiny-test")[0] == 0
+        assert _ask(t, "--llm-url", stub.url)[0] == 0
+    assert stub.requests[0]["body"]["model"] == "tiny-test"
+    assert "model" not in stub.requests[1]["body"]
+    code, _, err = _ask(t, "--llm-model", "tiny-test")
+    assert code == 3 and "only work with --llm-url" in err
+
+
+def check_talk_llm_key_env(t: Ctx) -> None:
+    t.monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    data = t.tmp / "records"
+    with openai_stub() as stub:
+        code, out, err = t.run(
+            "talk", "--data", str(data), "--text", "hi", "--agent", "builtin:assistant",
+            "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY", "--json",
+        )  # fmt: skip
+        assert code == 0
+        conversation = json.loads(out)["conversationId"]
+        stub.mode = "401"
+        with _model_log() as log:
+            code2, out2, err2 = t.run(
+                "-v", "talk", "--data", str(data), "--text", "hi", "--agent", "builtin:assistant",
+                "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY",
+            )  # fmt: skip
+    assert stub.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert code2 == 0 and "Sorry" in out2 and "refused the API key" in " ".join(log)
+    # The key is in no output, no log line, no record.
+    assert KEY not in out + err + out2 + err2 + " ".join(log)
+    assert all(KEY.encode() not in f.read_bytes() for f in data.rglob("*") if f.is_file())
+    for fmt in ("mplp-dialog", "durable-agent-state"):
+        code, exported, _ = t.run("export", conversation, "--format", fmt, "--data", str(data))
+        assert code == 0 and "Assistant" in exported and KEY not in exported
+    t.monkeypatch.delenv("TEST_LLM_KEY")
+    code, _, err = _ask(t, "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY")
+    assert code == 3 and "TEST_LLM_KEY" in err and "not set" in err
+
+
+def check_talk_llm_model_file(t: Ctx) -> None:
+    from gateway.agents.builtin.assistant import APOLOGY
+    from gateway.llm.embedded import default_model_path
+
+    with _model_log() as log:
+        code, out, _ = _ask(t, "--llm-model-file", "nope.gguf")
+    assert code == 0 and APOLOGY in out and "no language model file 'nope.gguf'" in " ".join(log)
+    models = t.tmp / "models"
+    (models / "llm").mkdir(parents=True)
+    (models / "llm" / "mine.gguf").symlink_to(default_model_path())
+    t.monkeypatch.setenv("OFP_GATEWAY_MODELS", str(models))
+    code, out, _ = _ask(t, "--llm-model-file", "mine.gguf")
+    assert code == 0 and APOLOGY not in out
+    code, _, err = _ask(t, "--llm-model-file", "mine.gguf", "--llm-url", "http://h/v1")
+    assert code == 3 and "--llm-model-file" in err
+
+
+def check_talk_llm_threads(t: Ctx) -> None:
+    started: list[Any] = []
+
+    def acquire(settings: Any) -> Any:
+        started.append(settings)
+        raise OSError("not loaded in this check")
+
+    t.monkeypatch.setattr("gateway.llm.model.acquire_embedded", acquire)
+    _ask(t)
+    _ask(t, "--llm-threads", "2")
+    assert [s.threads for s in started] == [1, 2]  # reaches the embedded server's settings
+    assert _ask(t, "--llm-threads", "0")[0] == 2
+
+
+def check_talk_llm_persona(t: Ctx) -> None:
+    with openai_stub() as stub:
+        code, out, _ = _ask(t, "--llm-url", stub.url, "--llm-persona", _persona(t))
+    assert code == 0 and "Ada: Hello, Ada here." in out
+    assert "You are Ada" in stub.requests[0]["body"]["messages"][0]["content"]
+    bad = t.tmp / "bad.json"
+    bad.write_text("{")
+    code, _, err = _ask(t, "--llm-persona", str(bad))
+    assert code == 3 and "not JSON" in err
+
+
+def _post(port: int, name: str, text: str) -> list[str]:
+    from gateway.ofp import Envelope, Event, EventType, Parameters, text_event
+
+    env = Envelope(
+        conversation={"id": "conv-opt"},
+        sender={"speakerUri": "tag:test,2025:person"},
+        events=[
+            Event(
+                event_type=EventType.UTTERANCE,
+                parameters=Parameters(dialog_event=text_event("tag:test,2025:person", text)),
+            )
+        ],
+    )
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/{name}",
+        data=env.to_json().encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as r:
+        reply = json.loads(r.read())
+    return [
+        tok["value"]
+        for e in reply["openFloor"]["events"]
+        if e["eventType"] == "utterance"
+        for tok in e["parameters"]["dialogEvent"]["features"]["text"]["tokens"]
+    ]
+
+
+def check_agents_llm_url(t: Ctx) -> None:
+    with openai_stub() as stub, agents_server("--name", "assistant", "--llm-url", stub.url) as port:
+        _listing("127.0.0.1", port)
+        said = _post(port, "assistant", "Hello?")
+    assert said == [OK_ANSWER]  # over HTTP: the whole answer in one envelope
+    assert stub.requests
+
+
+def check_agents_llm_model(t: Ctx) -> None:
+    with openai_stub() as stub:
+        args = ("--name", "assistant", "--llm-url", stub.url, "--llm-model", "tiny-test")
+        with agents_server(*args) as port:
+            _listing("127.0.0.1", port)
+            _post(port, "assistant", "Hello?")
+    assert stub.requests[0]["body"]["model"] == "tiny-test"
+
+
+def check_agents_llm_key_env(t: Ctx) -> None:
+    with openai_stub() as stub:
+        args = ("--name", "assistant", "--llm-url", stub.url, "--llm-key-env", "TEST_LLM_KEY")
+        with agents_server(*args, env={"TEST_LLM_KEY": KEY}) as port:
+            _listing("127.0.0.1", port)
+            said = _post(port, "assistant", "Hello?")
+    assert stub.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert KEY not in json.dumps(said)
+
+
+def check_agents_llm_model_file(t: Ctx) -> None:
+    from gateway.agents.builtin.assistant import APOLOGY
+
+    with agents_server("--name", "assistant", "--llm-model-file", "nope.gguf") as port:
+        _listing("127.0.0.1", port)
+        assert _post(port, "assistant", "Hello?") == [APOLOGY]
+
+
+def check_agents_llm_threads(t: Ctx) -> None:
+    calls: list[dict[str, Any]] = []
+    t.monkeypatch.setattr("gateway.agents.server.run_agents_server", lambda **kw: calls.append(kw))
+    t.run("agents", "serve", "--llm-threads", "2")
+    assert calls[0]["llm"].threads == 2  # reaches the assistant's model settings
+
+
+def check_agents_llm_persona(t: Ctx) -> None:
+    with agents_server("--name", "assistant", "--llm-persona", _persona(t)) as port:
+        listing = json.dumps(_listing("127.0.0.1", port))
+    assert "Ada" in listing
+
+
+def serve_llm_check(option: str, value: str, *base: str) -> Callable[[Ctx], None]:
+    """``serve`` hands the ``--llm-*`` options to the agent directory that builds the assistant
+    (what the assistant then does with them: the talk and agents serve checks above)."""
+
+    def check(t: Ctx) -> None:
+        t.monkeypatch.setenv("TEST_LLM_KEY", KEY)
+        v = value.replace("<tmp>", str(t.tmp))
+        baseline = serve_world(t, *base)["directory"]
+        changed = serve_world(t, *base, option, v)["directory"]
+        assert baseline != changed and v in changed, (baseline, changed)
+
+    return check
+
+
+SERVE_LLM = {
+    "--llm-url": ("http://127.0.0.1:9/v1",),
+    "--llm-model": ("tiny-test", "--llm-url", "http://127.0.0.1:9/v1"),
+    "--llm-key-env": ("TEST_LLM_KEY", "--llm-url", "http://127.0.0.1:9/v1"),
+    "--llm-model-file": ("mine.gguf",),
+    "--llm-threads": ("2",),
+    "--llm-persona": ("<tmp>/persona.json",),
+}
 
 
 # ------------------------------------------------------------------------------ history, export
@@ -614,8 +847,8 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
         world["gateway"] = repr(sorted((k, type(v).__name__) for k, v in kwargs.items()))
         return _Fake("gateway")
 
-    def directory(policy: Any, settings: Any = None) -> _Fake:
-        world["directory"] = repr((policy.allow, settings))
+    def directory(policy: Any, settings: Any = None, llm: Any = None) -> _Fake:
+        world["directory"] = repr((policy.allow, settings, llm))
         return _Fake("directory")
 
     class Book:
@@ -729,6 +962,22 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "export --output": (check_export_output, []),
     "export --data": (check_export_data, []),
     **{f"serve {option}": (serve_check(option), []) for option in SERVE_VALUES},
+    "talk --llm-url": (check_talk_llm_url, SLOW),
+    "talk --llm-model": (check_talk_llm_model, []),
+    "talk --llm-key-env": (check_talk_llm_key_env, []),
+    "talk --llm-model-file": (check_talk_llm_model_file, SLOW),
+    "talk --llm-threads": (check_talk_llm_threads, []),
+    "talk --llm-persona": (check_talk_llm_persona, []),
+    "agents serve --llm-url": (check_agents_llm_url, []),
+    "agents serve --llm-model": (check_agents_llm_model, []),
+    "agents serve --llm-key-env": (check_agents_llm_key_env, []),
+    "agents serve --llm-model-file": (check_agents_llm_model_file, []),
+    "agents serve --llm-threads": (check_agents_llm_threads, []),
+    "agents serve --llm-persona": (check_agents_llm_persona, []),
+    **{
+        f"serve {option}": (serve_llm_check(option, value, *base), [])
+        for option, (value, *base) in SERVE_LLM.items()
+    },
 }
 
 
@@ -824,6 +1073,12 @@ def test_given_options_reach_the_settings() -> None:
         "--agent-timeout": ["4"],
         "--convener": ["builtin:convener"],
         "--max-agent-exchanges": ["5"],
+        "--llm-url": ["http://h/v1"],
+        "--llm-model": ["m", "--llm-url", "http://h/v1"],
+        "--llm-key-env": ["HOME", "--llm-url", "http://h/v1"],
+        "--llm-model-file": ["x.gguf"],
+        "--llm-threads": ["2"],
+        "--llm-persona": ["p.json"],
         "--stt": ["wyoming://127.0.0.1:10300"],
         "--tts": ["wyoming://127.0.0.1:10300"],
         "--wake-service": ["wyoming://127.0.0.1:10300"],

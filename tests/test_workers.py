@@ -159,3 +159,32 @@ async def test_cancelling_the_awaiting_task_takes_the_job_out_of_the_queue(gate)
     finally:
         pool.close()
     assert ran == []
+
+
+def test_model_threads_come_from_the_environment(monkeypatch) -> None:
+    from gateway.render.tts import Synthesizer
+    from gateway.voice.stt import SttSettings
+    from gateway.workers import THREADS_ENV, model_threads
+
+    assert model_threads({}) == 1
+    assert model_threads({THREADS_ENV: " 4 "}) == 4
+    for bad in ("0", "-1", "two", "1.5"):
+        with pytest.raises(ValueError, match=THREADS_ENV):
+            model_threads({THREADS_ENV: bad})
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert SttSettings().cpu_threads == 3
+    synth = Synthesizer()
+    try:
+        assert synth._threads == 3
+    finally:
+        synth.close()
+
+
+@pytest.mark.slow
+def test_the_vad_session_runs_on_the_threads_asked_for(monkeypatch) -> None:
+    from gateway.voice.vad import SileroVad
+    from gateway.workers import THREADS_ENV
+
+    monkeypatch.setenv(THREADS_ENV, "4")
+    options = SileroVad()._session.get_session_options()
+    assert options.intra_op_num_threads == 4

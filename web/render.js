@@ -171,9 +171,17 @@ function turnElement(doc, turn) {
   return li;
 }
 
-/** Append the turns added since `before`; redraw all when the list was replaced (a welcome). */
+/** Append the turns added since `before`; redraw a turn that grew (a streaming reply) in
+ * place; redraw all when the list was replaced (a welcome). */
 function renderTurns(list, turns, before) {
   const n = before.length;
+  if (n === turns.length && list.children.length === n) {
+    const grown = turns.map((t, i) => (t === before[i] ? -1 : i)).filter((i) => i >= 0);
+    if (grown.length && grown.every((i) => turns[i].id && turns[i].id === before[i].id)) {
+      for (const i of grown) list.children[i].replaceWith(turnElement(list.ownerDocument, turns[i]));
+      return;
+    }
+  }
   const appended = n <= turns.length && (n === 0 || turns[n - 1] === before[n - 1]);
   if (!appended) list.replaceChildren();
   let last = null;

@@ -84,6 +84,17 @@ function addTurn(state, turn, changes = {}) {
   return set(state, { ...changes, turns: [...state.turns, Object.freeze(turn)] });
 }
 
+/** An agent's reply that streams arrives again under its id with more text (the gateway speaks
+ * it sentence by sentence): the turn shown grows in place. The same text again changes nothing. */
+function growTurn(state, turn) {
+  const at = state.turns.findIndex((t) => t.id === turn.id && t.kind === "agent");
+  if (at < 0) return addTurn(state, turn);
+  if (state.turns[at].text === turn.text) return state;
+  const turns = state.turns.slice();
+  turns[at] = Object.freeze(turn);
+  return set(state, { turns });
+}
+
 const notice = (text) => ({ kind: "notice", text });
 
 function welcome(state, w) {
@@ -129,7 +140,7 @@ const fromGateway = {
       { partial: "" },
     ),
   [FROM_GATEWAY.utterance]: (s, m) =>
-    addTurn(s, {
+    growTurn(s, {
       kind: "agent",
       id: m.id,
       who: m.speaker || m.speakerUri,

@@ -3,7 +3,7 @@
 * :mod:`~gateway.agents.base` — the :class:`Agent` protocol the floor delivers envelopes to.
 * :mod:`~gateway.agents.policy` — which addresses may be contacted (SSRF guard).
 * :mod:`~gateway.agents.http` — :class:`HttpClient` (limits, policy) and :class:`HttpAgent`.
-* :mod:`~gateway.agents.builtin` — parrot, clock and concierge.
+* :mod:`~gateway.agents.builtin` — parrot, clock, concierge and assistant.
 * :mod:`~gateway.agents.server` — the built-in agents served over HTTP.
 * :mod:`~gateway.agents.errors` — every failure, as an :class:`AgentError`.
 """

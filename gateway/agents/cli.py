@@ -1,4 +1,4 @@
-"""The ``agents serve`` command and its three options."""
+"""The ``agents serve`` command: where it listens, which agents, and the assistant's model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import inspect
 from typing import Any
 
-from gateway.options import defaults_shown, given
+from gateway.options import add_llm_options, defaults_shown, given, llm_from_args
 
 
 def _agents_server_defaults() -> dict[str, Any]:
@@ -27,6 +27,7 @@ def add_agents_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     ps.add_argument("--host", help="address to listen on ({host})")
     ps.add_argument("--port", type=int, help="port ({port})")
     ps.add_argument("--name", action="append", help="serve only this agent (repeatable)")
+    add_llm_options(ps)
     ps.set_defaults(func=cmd_agents_serve)
 
 
@@ -34,5 +35,10 @@ def cmd_agents_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; an option not given leaves the server's default."""
     from gateway.agents.server import run_agents_server
 
-    run_agents_server(**given(host=args.host, port=args.port, names=args.name))
+    llm = llm_from_args(args)
+    # Only what was given: the server's own defaults apply to the rest (the model's too).
+    options: dict[str, Any] = given(host=args.host, port=args.port, names=args.name)
+    if llm != type(llm)():
+        options["llm"] = llm
+    run_agents_server(**options)
     return 0

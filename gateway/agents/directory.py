@@ -12,14 +12,16 @@ from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
-from gateway.agents.policy import AddressPolicy
+from gateway.agents.policy import AddressPolicy, check_url_length
 from gateway.agents.urls import BUILTIN_SCHEME, normalize_service_url, split_dialect
+from gateway.llm.settings import LlmSettings
 
 __all__ = ["AgentDirectory", "UnknownAgent"]
 
 
 class AgentDirectory:
-    """Resolves service URLs to agents. Remote agents are cached (bounded, least recently used)."""
+    """Resolves service URLs to agents. Remote agents are cached (bounded, least recently used).
+    ``llm`` is the built-in assistant's language model (None: the embedded default)."""
 
     def __init__(
         self,
@@ -27,10 +29,11 @@ class AgentDirectory:
         *,
         settings: HttpSettings | None = None,
         max_remote: int = 256,
+        llm: LlmSettings | None = None,
     ) -> None:
         self.policy = policy or AddressPolicy.from_env_and_args([])
         self.settings = settings
-        self.builtins: dict[str, Agent] = builtin_agents()
+        self.builtins: dict[str, Agent] = builtin_agents(llm=llm)
         self._client: HttpClient | None = None
         self._remote: OrderedDict[str, HttpAgent] = OrderedDict()
         self._max_remote = max_remote
@@ -55,6 +58,7 @@ class AgentDirectory:
         contacted at the URL it was first resolved by (a trailing slash an agent's routes insist
         on is kept)."""
         url = url.strip()
+        check_url_length(url)  # before anything parses it or keeps it as a key
         if url.startswith(BUILTIN_SCHEME):
             name = url[len(BUILTIN_SCHEME) :]
             agent = self.builtins.get(name)

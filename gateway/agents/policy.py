@@ -47,6 +47,14 @@ METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
     )
 )
 
+#: The longest agent URL the gateway takes, in characters: what browsers and servers commonly
+#: accept as a URL, and far beyond any real agent's. A longer one is refused before it is parsed,
+#: and quoted only in part (:func:`clip_url`), so a hostile URL of megabytes costs no parsing and
+#: is never echoed back whole (to the page, the floor, the other agents or the log).
+MAX_URL_CHARS = 2048
+#: Characters of a refused URL quoted in a message.
+QUOTED_URL_CHARS = 120
+
 _CGNAT = IPv4Network("100.64.0.0/10")
 _NAT64 = IPv6Network("64:ff9b::/96")
 _IPV4_COMPATIBLE = IPv6Network("::/96")
@@ -85,6 +93,33 @@ def refusal_reason(ip: IPAddress) -> str | None:
         (not ip.is_global, "not a public internet address"),
     )
     return next((f"{ip} is {label}" for hit, label in checks if hit), None)
+
+
+def clip_url(url: str, limit: int = QUOTED_URL_CHARS) -> str:
+    """``url`` cut to ``limit`` characters for quoting, with its length said when cut."""
+    if len(url) <= limit:
+        return url
+    return f"{url[:limit]}… ({len(url)} characters)"
+
+
+def check_url_length(url: str) -> None:
+    """Refuse (with :class:`UrlTooLong`) a URL longer than :data:`MAX_URL_CHARS`."""
+    if len(url) > MAX_URL_CHARS:
+        raise UrlTooLong(url)
+
+
+class UrlTooLong(AddressRefused, ValueError):
+    """The agent URL is longer than :data:`MAX_URL_CHARS`: refused unparsed, quoted short.
+
+    Also a ``ValueError``: the server refuses such an invite from the page as a bad request."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            clip_url(url),
+            f"the URL is {len(url)} characters long, and at most {MAX_URL_CHARS} are allowed",
+            "check the URL",
+        )
+        self.length = len(url)
 
 
 class AddressPolicy:
@@ -132,6 +167,7 @@ class AddressPolicy:
         names are checked when they resolve, by :class:`PolicyResolver`.
         """
         text = str(url)
+        check_url_length(text)
         try:
             parsed = URL(url) if isinstance(url, str) else url
         except ValueError as exc:

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
+from gateway.llm.settings import LlmSettings
 from gateway.ofp import (
     Conversation,
     Envelope,
@@ -58,17 +59,21 @@ def agents_app(
 
 
 async def serve_agents(
-    host: str = "127.0.0.1", port: int = 0, names: Iterable[str] | None = None
+    host: str = "127.0.0.1",
+    port: int = 0,
+    names: Iterable[str] | None = None,
+    llm: LlmSettings | None = None,
 ) -> web.AppRunner:
     """Start serving the built-in agents (all, or ``names``) on ``host:port`` and return the
     running runner; ``runner.app[AGENTS_KEY]`` holds the agents, with their real service URLs.
-    Port 0 picks a free port. Stop with ``await runner.cleanup()``."""
+    Port 0 picks a free port; ``llm`` is the assistant's model. Stop with
+    ``await runner.cleanup()``."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # Bind first: the agents' service URLs must carry the real port, known only once bound.
     sock = socket.create_server((host, port), family=family)
     bound_port = sock.getsockname()[1]
     try:
-        agents = builtin_agents(f"http://{_url_host(host)}:{bound_port}/", names)
+        agents = builtin_agents(f"http://{_url_host(host)}:{bound_port}/", names, llm=llm)
         runner = web.AppRunner(agents_app(agents))
         await runner.setup()
         await web.SockSite(runner, sock).start()
@@ -79,12 +84,15 @@ async def serve_agents(
 
 
 def run_agents_server(
-    host: str = "127.0.0.1", port: int = 8081, names: Iterable[str] | None = None
+    host: str = "127.0.0.1",
+    port: int = 8081,
+    names: Iterable[str] | None = None,
+    llm: LlmSettings | None = None,
 ) -> None:
     """Serve the built-in agents until interrupted (Ctrl-C), printing each one's URL."""
 
     async def main() -> None:
-        runner = await serve_agents(host, port, names)
+        runner = await serve_agents(host, port, names, llm)
         try:
             for name, agent in runner.app[AGENTS_KEY].items():
                 print(f"{name:<10} {agent.manifest.identification.service_url}", flush=True)

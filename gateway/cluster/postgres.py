@@ -82,6 +82,7 @@ class TempPostgres:
         self.user = "gateway"
         self.root: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
+        self._argv: list[str] = []
 
     @property
     def url(self) -> str:
@@ -125,48 +126,30 @@ class TempPostgres:
         if init.returncode != 0:
             self.stop()
             raise PostgresUnavailable(f"initdb failed: {init.stderr.strip() or init.stdout}")
-        log = open(self.root / "server.log", "wb")  # noqa: SIM115 (lives with the server)
         if account:
+            (self.root / "server.log").touch()
             os.chown(self.root / "server.log", pwd.getpwnam(account).pw_uid, -1)
-        self.proc = subprocess.Popen(
-            self._as_owner(
-                [
-                    str(bindir / "postgres"),
-                    "-D",
-                    str(data),
-                    "-p",
-                    str(self.port),
-                    "-h",
-                    "127.0.0.1",
-                    "-k",
-                    str(sockets),
-                    "-c",
-                    f"fsync={'on' if self.fsync else 'off'}",
-                    "-c",
-                    "max_connections=100",
-                    "-c",
-                    "shared_buffers=64MB",
-                ],
-                account,
-            ),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # a Ctrl-C to the tests reaches us, and we stop it cleanly
+        self._argv = self._as_owner(
+            [
+                str(bindir / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(self.port),
+                "-h",
+                "127.0.0.1",
+                "-k",
+                str(sockets),
+                "-c",
+                f"fsync={'on' if self.fsync else 'off'}",
+                "-c",
+                "max_connections=100",
+                "-c",
+                "shared_buffers=64MB",
+            ],
+            account,
         )
-        deadline = time.monotonic() + timeout
-        while True:
-            ready = subprocess.run(
-                [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                capture_output=True,
-                check=False,
-            )
-            if ready.returncode == 0:
-                break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                text = (self.root / "server.log").read_text(errors="replace")
-                self.stop()
-                raise PostgresUnavailable(f"postgres did not start:\n{text}")
-            time.sleep(0.1)
+        self._launch(timeout)
         created = subprocess.run(
             [
                 str(bindir / "createdb"),
@@ -186,6 +169,44 @@ class TempPostgres:
             self.stop()
             raise PostgresUnavailable(f"createdb failed: {created.stderr.strip()}")
         return self
+
+    def _launch(self, timeout: float) -> None:
+        """Start the server process on the existing folder and wait until it answers."""
+        assert self.root is not None
+        bindir = server_bin()
+        log = open(self.root / "server.log", "ab")  # noqa: SIM115 (lives with the server)
+        self.proc = subprocess.Popen(
+            self._argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a Ctrl-C to the tests reaches us, and we stop it cleanly
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            ready = subprocess.run(
+                [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
+                capture_output=True,
+                check=False,
+            )
+            if ready.returncode == 0:
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                text = (self.root / "server.log").read_text(errors="replace")
+                self.stop()
+                raise PostgresUnavailable(f"postgres did not start:\n{text}")
+            time.sleep(0.1)
+
+    def halt(self) -> None:
+        """Stop the server (fast shutdown), keeping its folder: :meth:`resume` starts it again,
+        with its data (a database outage, for the fault tests)."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGINT)
+            self.proc.wait(20)
+
+    def resume(self, timeout: float = 60.0) -> None:
+        """Start the server :meth:`halt` stopped, on the same port and data."""
+        self._launch(timeout)
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its folder."""

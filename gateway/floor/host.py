@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
+from gateway.agents.policy import MAX_URL_CHARS, clip_url
+from gateway.agents.streaming import StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
@@ -124,6 +126,10 @@ class Limits:
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
     #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
     bye_timeout_s: float = 2.0
+    #: Seconds an agent may take over what the person said before the person is told it is
+    #: slow (it is still waited for, up to its timeout): a hung agent otherwise leaves the
+    #: person in silence for the whole timeout (10 s). 0: never told.
+    slow_notice_s: float = 4.0
     #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
     manifest_timeout_s: float = 3.0
 
@@ -133,6 +139,12 @@ def limits(max_agent_exchanges: int | None = None) -> Limits:
     if max_agent_exchanges is None:
         return Limits()
     return Limits(max_agent_exchanges=max_agent_exchanges)
+
+
+#: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
+#: it, agents are invited by URL alone. Invites are refused past Limits.max_agents at once, so
+#: this is reached only by many agents invited and gone in one conversation.
+MAX_NAMED = 256
 
 
 @dataclass(frozen=True)
@@ -236,6 +248,9 @@ class FloorHost:
         self.on_notice = on_notice
         self.on_floor: Callable[[Floor], None] | None = None
         self.on_said: Callable[[Envelope], None] | None = None
+        #: Opens a stream for an in-process agent's reply (gateway.agents.streaming): the
+        #: person's proxy speaks its sentences before the reply envelope is complete.
+        self.on_stream: StreamOpener | None = None
         self._recorder = recorder
         #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
         self.inbound = inbound
@@ -281,6 +296,9 @@ class FloorHost:
         env = env.model_copy(update={"events": events})
         self._remember(events)
         self._record("in", self.user.speaker_uri, env.to_wire())
+        env = await self._refuse_invites(env, self.user)
+        if not env.events:
+            return env
         if self.on_said is not None:
             self.on_said(env)
         self._dispatch(self.floor.receive(env))
@@ -369,6 +387,8 @@ class FloorHost:
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
         agents compare ``to.serviceUrl`` with their own as plain strings."""
+        if len(self._named) >= MAX_NAMED:
+            return None  # invited by URL alone: what the floor remembers stays bounded
         self._named.add(normalize_service_url(url))
         try:
             agent = self._resolve(url)
@@ -542,7 +562,11 @@ class FloorHost:
             in_process = not getattr(agent, "taps_wire", False)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
-            reply = await agent.handle(d.envelope)
+            streams = reply_streams.set(self.on_stream if in_process else None)
+            try:
+                reply = await self._handle_telling_slowness(agent, d, in_process)
+            finally:
+                reply_streams.reset(streams)
             if in_process and reply is not None and listening():
                 tap("received", recipient.service_url or key, reply.to_json())
             self._record("out", recipient.speaker_uri, self._as_sent(agent, d.envelope))
@@ -628,6 +652,9 @@ class FloorHost:
         if answering is not None:
             envelope = self._answer_speaker(envelope, answering)
         self._record("in", envelope.sender.speaker_uri, envelope.to_wire())
+        who = self.floor.find(speaker_uri=envelope.sender.speaker_uri, service_url=origin)
+        if who is not None:
+            envelope = await self._refuse_invites(envelope, who)
         try:
             self._dispatch(self.floor.receive(envelope, origin=origin), depth)
         except FloorBusy as err:
@@ -771,12 +798,73 @@ class FloorHost:
                 return ident
         return None
 
+    async def _refuse_invites(self, envelope: Envelope, sender: Identification) -> Envelope:
+        """``envelope`` without the invites the floor cannot take, each told to the person once,
+        quoting the address short; the rest of it goes on. Refused: an address longer than any
+        real one (:data:`~gateway.agents.policy.MAX_URL_CHARS`: such an agent could never be
+        reached, and passing the invite on would echo the whole address to the page and every
+        agent), and any invite while :attr:`Limits.max_agents` agents are here already (the
+        conversants, their mailboxes and the floor sent to everyone stay bounded)."""
+        kept: list[Event] = []
+        agents = len(self.floor.conversants) - 1  # the person is a conversant too
+        for event in envelope.events:
+            to = event.to
+            address = (to.service_url or to.speaker_uri or "") if to is not None else ""
+            if event.event_type is not EventType.INVITE or to is None:
+                kept.append(event)
+                continue
+            new = self.floor.conversant(to.speaker_uri or "") is None
+            if len(address) > MAX_URL_CHARS:
+                why = (
+                    f"{sender.display_name} invited an agent at an address of {len(address)} "
+                    f"characters ({clip_url(address)}); addresses are at most {MAX_URL_CHARS} "
+                    "characters, so it was not invited."
+                )
+            elif new and agents >= self.limits.max_agents:
+                why = (
+                    f"The conversation already has {agents} agents, the most it takes, so "
+                    f"{clip_url(address)} was not invited."
+                )
+            else:
+                agents += new
+                kept.append(event)
+                continue
+            await self._notify(Notice(why, "@error", sender.speaker_uri))
+        if len(kept) == len(envelope.events):
+            return envelope
+        return envelope.model_copy(update={"events": kept})
+
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
         """The envelope as it went on the wire (OVON 0.9 for agents that speak it)."""
         if getattr(agent, "dialect", "openFloor") == "ovon":
             return to_ovon(envelope)
         return envelope.to_wire()
+
+    async def _handle_telling_slowness(
+        self, agent: Agent, d: Delivery, in_process: bool
+    ) -> Envelope | None:
+        """``agent.handle(d.envelope)``; if a remote agent takes longer than
+        :attr:`Limits.slow_notice_s` over what the person said, the person is told, once."""
+        wait_s = self.limits.slow_notice_s
+        if in_process or wait_s <= 0 or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+            return await agent.handle(d.envelope)
+        task = asyncio.ensure_future(agent.handle(d.envelope))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=wait_s)
+            if not done:
+                await self._notify(
+                    Notice(
+                        f"{d.recipient.display_name} is taking longer than usual to answer; "
+                        "still waiting.",
+                        "@slow",
+                        d.recipient.speaker_uri,
+                    )
+                )
+            return await task
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = self._key(recipient)
@@ -848,7 +936,11 @@ class FloorHost:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
         dialect is known and the invite went first), ask it for its manifest in the background,
         so the floor — and the person — learn its name."""
-        if not url.startswith(("http://", "https://")) or normalize_service_url(url) in self._named:
+        if (
+            not url.startswith(("http://", "https://"))
+            or normalize_service_url(url) in self._named
+            or len(self._named) >= MAX_NAMED
+        ):
             return
         self._named.add(normalize_service_url(url))
         if len(self._naming) >= self.limits.max_agents:

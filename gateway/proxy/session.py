@@ -22,6 +22,11 @@ enough to act on hides its time (~170 ms) behind the pause.
 
 Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
 (queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
+
+Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
+each sentence is synthesized as soon as the agent completes it and the page is shown the text
+so far; a barge-in cancels the generation too. The reply's envelope, which follows with the
+whole utterance under the same id, is shown but not spoken again.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from gateway.agents.errors import AgentError
+from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
 from gateway.errors import SpeechError
@@ -68,7 +74,7 @@ from gateway.proxy.turns import (
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
-from gateway.render.reply import render_dialog_event
+from gateway.render.reply import render_dialog_event, render_sentence
 from gateway.render.tts import Synthesizer, TextToSpeech
 from gateway.render.voices import VoiceBook
 from gateway.server.messages import (
@@ -373,7 +379,10 @@ class VoiceSession:
         self._utterances: asyncio.Queue[
             tuple[Utterance, asyncio.Task[Transcript] | None, Timing]
         ] = asyncio.Queue(4)
-        self._replies: asyncio.Queue[DialogEvent] = asyncio.Queue(s.max_replies)
+        self._replies: asyncio.Queue[DialogEvent | ReplyStream] = asyncio.Queue(s.max_replies)
+        #: The ids of replies spoken as they streamed (their envelope is not spoken again).
+        self._streamed: deque[str] = deque(maxlen=64)
+        self._stream: ReplyStream | None = None
         self._speaking: asyncio.Task[None] | None = None
         self._awaiting: Timing | None = None
         self._previous_id: str | None = None
@@ -396,6 +405,7 @@ class VoiceSession:
             )
         conversation.on_user = self._heard
         conversation.on_notice = self._noticed
+        conversation.on_stream = self._open_stream
         conversation.on_floor = lambda floor: self._emit_soon(_floor_view(floor))
         loop = asyncio.get_running_loop()
         self._tasks = [
@@ -518,7 +528,11 @@ class VoiceSession:
         transport (which gets a ``flush`` event)."""
         had = self.playout.speaking or self._speaking is not None or not self._replies.empty()
         while not self._replies.empty():
-            self._replies.get_nowait()
+            dropped = self._replies.get_nowait()
+            if isinstance(dropped, ReplyStream):
+                dropped.cancel()  # its generation stops too
+        if self._stream is not None:
+            self._stream.cancel()
         if self._speaking is not None:
             self._speaking.cancel()
         self.playout.flush()
@@ -875,6 +889,8 @@ class VoiceSession:
                 self._awaiting.reply = time.monotonic()
             speaker = names.get(de.speaker_uri, de.speaker_uri)
             await self._emit(AgentUtterance.of(de, speaker=speaker, private=ev.is_private))
+            if de.id in self._streamed:
+                continue  # spoken as it streamed
             if self.speak_replies:
                 try:
                     self._replies.put_nowait(de)
@@ -902,6 +918,20 @@ class VoiceSession:
             with contextlib.suppress(asyncio.QueueFull):
                 self._replies.put_nowait(spoken)
 
+    def _open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+        """An in-process agent starts a reply that streams: it is spoken in its turn among
+        the replies, each sentence as it comes (None: not speaking, or too many replies)."""
+        if not self.speak_replies:
+            return None
+        stream = ReplyStream(event_id, speaker_uri, speaker)
+        try:
+            self._replies.put_nowait(stream)
+        except asyncio.QueueFull:
+            log.warning("reply queue full; not streaming %s", event_id)
+            return None
+        self._streamed.append(event_id)
+        return stream
+
     async def _noticed(self, notice: Notice) -> None:
         await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))
         if notice.reason == "@wait" and self.speak_replies:  # "One moment…": heard too
@@ -912,7 +942,12 @@ class VoiceSession:
     async def _render(self) -> None:
         while True:
             de = await self._replies.get()
-            self._speaking = asyncio.get_running_loop().create_task(self._speak(de))
+            if isinstance(de, ReplyStream):
+                self._stream = de
+                speech = self._speak_stream(de)
+            else:
+                speech = self._speak(de)
+            self._speaking = asyncio.get_running_loop().create_task(speech)
             try:
                 await self._speaking
             except asyncio.CancelledError:
@@ -930,6 +965,9 @@ class VoiceSession:
                 log.exception("could not speak %s", de.id)
             finally:
                 self._speaking = None
+                if isinstance(de, ReplyStream):
+                    de.cancel()  # spoken, failed or cut off: nothing more is listened to
+                    self._stream = None
 
     async def _speak(self, de: DialogEvent) -> None:
         voice = self.models.voices.settings_for(de.speaker_uri)
@@ -948,6 +986,30 @@ class VoiceSession:
                     self.on_timing(timing)
             await self.playout.put(chunk)
             await self._until_needed()
+        await self.playout.finish()
+
+    async def _speak_stream(self, stream: ReplyStream) -> None:
+        """Speak a streamed reply sentence by sentence, showing the page the text so far."""
+        voice = self.models.voices.settings_for(stream.speaker_uri)
+        synth = self.models.synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
+        first = True
+        async for sentence in stream.sentences():
+            timing = self._awaiting
+            if timing is not None and timing.reply is None:
+                timing.reply = time.monotonic()  # the agent's first sentence is complete
+            await self._emit(
+                AgentUtterance(stream.event_id, stream.speaker_uri, stream.speaker, stream.text)
+            )
+            rate = self.settings.out_rate
+            async for chunk in render_sentence(sentence, synth, voice, rate=rate, first=first):
+                if timing is not None and timing.first_audio is None:
+                    timing.first_audio = time.monotonic()
+                    self._awaiting = None
+                    if self.on_timing is not None:
+                        self.on_timing(timing)
+                await self.playout.put(chunk)
+                await self._until_needed()
+            first = False
         await self.playout.finish()
 
     async def _until_needed(self) -> None:

@@ -41,7 +41,8 @@ class UtteranceParts:
     audio: AudioMode = "inline"
     words: bool = True
     alternates: bool = True
-    lang: str | None = "en"
+    #: The ``lang`` of the text features; None: the language the transcriber decoded.
+    lang: str | None = None
 
 
 def duration(seconds: float) -> str:
@@ -81,6 +82,9 @@ def speech_dialog_event(
     its first sample; ``audio_url`` where the gateway serves the clip (needed for ``"url"``).
     """
     parts = parts or UtteranceParts()
+    # What Whisper decoded (detected, or the one it was told), not a constant: a person speaking
+    # French to a multilingual model is recorded and exported as French.
+    lang = parts.lang or transcript.language or None
     clip_s = len(clip) / SAMPLE_RATE
     speech_end = max((w.end for w in transcript.words), default=clip_s)
     text_token = Token(
@@ -93,7 +97,7 @@ def speech_dialog_event(
     if parts.alternates and transcript.alternates:
         alternates = [[Token(value=a)] for a in transcript.alternates]
     features["text"] = Feature(
-        mime_type="text/plain", lang=parts.lang, tokens=[text_token], alternates=alternates
+        mime_type="text/plain", lang=lang, tokens=[text_token], alternates=alternates
     )
 
     audio_path = None
@@ -125,7 +129,7 @@ def speech_dialog_event(
                 )
             )
         features["words"] = Feature(
-            mime_type="text/plain", lang=parts.lang, token_schema=WORDS_SCHEMA, tokens=tokens
+            mime_type="text/plain", lang=lang, token_schema=WORDS_SCHEMA, tokens=tokens
         )
 
     return DialogEvent(

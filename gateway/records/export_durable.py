@@ -30,6 +30,11 @@ def dialog_contents(event: DialogEvent, clip: bytes | None = None) -> list[dict[
     """The typed contents of an utterance: the plain text as ``text``, other inline features as
     ``data`` (a data: URI), features given by ``valueUrl`` as ``uri`` with their media type.
 
+    A ``text/plain`` feature with a ``tokenSchema`` (the gateway's ``words``: one token per word)
+    annotates the text rather than saying something more, so it is not a second ``text``
+    content: a reader would see every sentence twice. Durable agent state has no place for its
+    per-word confidence and timing (``MAPPINGS.md`` lists it as lost).
+
     ``clip`` (the recorded audio of the utterance) is added as ``data`` unless the event itself
     carries its audio inline.
     """
@@ -37,7 +42,8 @@ def dialog_contents(event: DialogEvent, clip: bytes | None = None) -> list[dict[
     for feature in event.features.values():
         mime = feature.mime_type
         if mime == "text/plain":
-            contents.append({"$type": "text", "text": feature.text()})
+            if feature.token_schema is None:
+                contents.append({"$type": "text", "text": feature.text()})
             continue
         for token in feature.tokens:
             if token.value_url is not None:

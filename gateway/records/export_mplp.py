@@ -142,9 +142,13 @@ class _Builder:
             data["conversationalName"] = name
         if event.to is not None:
             data["to"] = event.to.to_wire()
-        features = {k: f.wire() for k, f in de.features.items() if f.mime_type != "text/plain"}
-        if features:
-            data["features"] = features
+        if de.previous_id is not None:
+            data["previousId"] = de.previous_id
+        # Every feature in its wire form, text included: MPLP's ``content`` is plain text only,
+        # and the text feature's confidence, span, alternates and lang, the words annotation
+        # and the other features have nowhere else to go.
+        if de.features:
+            data["features"] = {k: f.wire() for k, f in de.features.items()}
         clip = self.clips.get(de.id)
         if clip is not None and not carries_inline_audio(de):
             data["recordedAudio"] = {"mediaType": "audio/wav", "uri": data_uri("audio/wav", clip)}

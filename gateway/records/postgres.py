@@ -20,6 +20,7 @@ hundred milliseconds — the same trade SQLite's ``synchronous=NORMAL`` makes, f
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,6 +130,19 @@ INSERT INTO conversants (conversation_id, speaker_uri)
 SELECT id, %(peer)s FROM c
 ON CONFLICT (conversation_id, speaker_uri) DO NOTHING
 """
+
+
+class _OutageNoise(logging.Filter):
+    """Drops the pool's warning at each failed reconnection (one every 1, 2, 4… s of an outage)
+    and at each broken connection discarded: the outage is reported once, when it begins and
+    when it ends, by :mod:`gateway.records.kept`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        return not message.startswith(("error connecting in", "discarding closed connection"))
+
+
+logging.getLogger("psycopg.pool").addFilter(_OutageNoise())
 
 
 def _utc(at: datetime) -> datetime:

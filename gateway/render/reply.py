@@ -27,7 +27,7 @@ import numpy as np
 from gateway.errors import GatewayError
 from gateway.ofp import DialogEvent, Feature
 from gateway.render.decode import Fetch, decode_feature
-from gateway.render.ssml import SSMLError, parse_ssml, render_segments, trim_silence
+from gateway.render.ssml import SSMLError, parse_ssml_tokens, render_segments, trim_silence
 from gateway.render.tts import TextToSpeech, VoiceSettings
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ async def render_dialog_event(
     ssml = _feature(event, "ssml", "application/ssml+xml")
     if ssml is not None:
         try:
-            segments = parse_ssml("".join(str(t.value) for t in ssml.tokens if t.value))
+            segments = parse_ssml_tokens([str(t.value) for t in ssml.tokens if t.value])
         except SSMLError as exc:
             log.warning("%s: %s; speaking the text feature instead", event.id, exc)
         else:
@@ -91,6 +91,16 @@ async def render_dialog_event(
     if text.strip():
         async for chunk in _prompt(synth.stream(text, settings, rate=rate), rate):
             yield chunk
+
+
+async def render_sentence(
+    text: str, synth: TextToSpeech, settings: VoiceSettings, *, rate: int, first: bool
+) -> AsyncIterator[np.ndarray]:
+    """The sound of one sentence of a reply that streams (gateway.agents.streaming); the
+    first sentence's lead-in silence is trimmed as a whole reply's is."""
+    chunks = synth.stream(text, settings, rate=rate)
+    async for chunk in _prompt(chunks, rate) if first else chunks:
+        yield chunk
 
 
 async def _prompt(chunks: AsyncIterator[np.ndarray], rate: int) -> AsyncIterator[np.ndarray]:

@@ -188,6 +188,29 @@ def parse_ssml(document: str, *, max_chars: int = MAX_SSML_CHARS) -> list[Segmen
     return builder.finish()
 
 
+def parse_ssml_tokens(values: list[str], *, max_chars: int = MAX_SSML_CHARS) -> list[Segment]:
+    """Parse the tokens of an SSML feature: §1.10.1 joins a feature's tokens, but an agent may
+    send each sentence as a ``<speak>`` document of its own, and two documents joined are not
+    XML. So a token that is a whole document (``<speak>`` or ``<?xml``) is parsed alone, runs of
+    fragment tokens are joined, and the segments follow one another in token order."""
+    total = sum(len(v) for v in values)
+    if total > max_chars:
+        raise SSMLError(f"SSML of {total} characters is over the {max_chars} limit")
+    documents: list[str] = []
+    fragment: list[str] = []
+    for value in values:
+        if re.match(r"\s*<(\?xml|(\w+:)?speak[\s>/])", value):
+            if fragment:
+                documents.append("".join(fragment))
+                fragment = []
+            documents.append(value)
+        else:
+            fragment.append(value)
+    if fragment:
+        documents.append("".join(fragment))
+    return [segment for d in documents for segment in parse_ssml(d, max_chars=max_chars)]
+
+
 class _Builder:
     """Walks the element tree, merging adjacent text of equal prosody into one segment so that
     the synthesizer sees whole sentences."""

@@ -33,7 +33,7 @@ from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
 from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.errors import Busy, SpeechError
-from gateway.workers import PoolClosed, PoolFull, PriorityPool
+from gateway.workers import PoolClosed, PoolFull, PriorityPool, model_threads
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +224,11 @@ class TextToSpeech(Protocol):
         """Sentences that came after their listener ran out of audio."""
         ...
 
+    @property
+    def sentences(self) -> int:
+        """Sentences (over Wyoming: replies) synthesized since start."""
+        ...
+
     def paced_by(self, queued_s: Callable[[], float]) -> TextToSpeech:
         """A view for one listener with ``queued_s()`` seconds of audio still to hear."""
         ...
@@ -266,7 +271,7 @@ class Synthesizer:
         self,
         *,
         workers: int = 2,
-        threads: int = 1,
+        threads: int | None = None,
         max_pending: int = 32,
         max_chars: int = 5000,
     ) -> None:
@@ -277,10 +282,12 @@ class Synthesizer:
         # Sentences finished after their listener ran out of audio; a list so that the views
         # made by paced_by (shallow copies) count into the same figure.
         self._late = [0]
-        self._threads = threads
+        # Sentences synthesized (same sharing): what a page that plays no audio must not cost.
+        self._spoken = [0]
+        self._threads = model_threads() if threads is None else threads
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
-        self._loaded: dict[VoiceSettings, PiperVoice] = {}
+        self._loaded: dict[tuple[Path | None, Path | None], PiperVoice] = {}
 
     def paced_by(self, queued_s: Callable[[], float]) -> Synthesizer:
         """This synthesizer (same workers, queue and voices) for one listener:
@@ -301,14 +308,22 @@ class Synthesizer:
         played (a pause in the middle of a reply), since the synthesizer was made."""
         return self._late[0]
 
+    @property
+    def sentences(self) -> int:
+        """Sentences synthesized since the synthesizer was made, across every listener."""
+        return self._spoken[0]
+
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""
-        voice = self._loaded.get(settings)
+        # Keyed by the voice's files, not the whole settings: every SSML prosody value (rate,
+        # pitch, volume) makes new settings, and an agent choosing them must not grow this.
+        key = (settings.model, settings.config)
+        voice = self._loaded.get(key)
         if voice is None:  # the first time only: loading (and even finding) a voice blocks
             voice = await self._run(
                 time.monotonic(), functools.partial(load_voice, threads=self._threads), settings
             )
-            self._loaded[settings] = voice
+            self._loaded[key] = voice
         return voice
 
     async def warm_up(self, settings: VoiceSettings | None = None) -> None:
@@ -354,6 +369,7 @@ class Synthesizer:
         ahead = self._queued_s() if self._queued_s is not None else 0.0
         due = time.monotonic() + ahead
         result = await self._run(due, fn, *args)
+        self._spoken[0] += 1
         late = time.monotonic() - due
         if ahead > 0 and late > 0:
             self._late[0] += 1  # the listener heard silence inside a reply

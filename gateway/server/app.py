@@ -29,7 +29,8 @@ from gateway.agents.directory import AgentDirectory
 from gateway.floor.inbound import InboundDesk
 from gateway.proxy.session import VoiceModels
 from gateway.records.base import Recorder
-from gateway.server import access
+from gateway.records.kept import KeptRecords
+from gateway.server import access, records_watch
 from gateway.server.clips import ClipShelf, VoiceRecords
 from gateway.server.connection import PageConnection
 from gateway.server.inbound import PREFIX as INBOUND_PREFIX
@@ -62,7 +63,13 @@ class Gateway:
         self.settings = settings
         self.models = models
         self.directory = directory
-        self.recorder = recorder
+        #: The store, wrapped so that its failing costs no record (records/kept.py).
+        self.recorder: KeptRecords | None = (
+            KeptRecords(recorder, listener=lambda h: records_watch.tell_pages(self.clients, h))
+            if recorder is not None
+            else None
+        )
+        recorder = self.recorder
         self.hosts = access.HostPolicy.build(
             host=settings.host,
             public_url=settings.public_url,
@@ -95,6 +102,7 @@ class Gateway:
         self._lag_probe: asyncio.Task[None] | None = None
         self._trimmer: asyncio.Task[None] | None = None
         self._purger: asyncio.Task[None] | None = None
+        self._flusher: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Server:
@@ -129,6 +137,8 @@ class Gateway:
         if s.trim_memory_s > 0:
             trimmer = MemoryTrimmer(s.trim_memory_s, self._observe_trim)
             self._trimmer = loop.create_task(trimmer.run())
+        if self.recorder is not None:
+            self._flusher = loop.create_task(records_watch.keep_flushing(self.recorder))
         if getattr(self.recorder, "retention_days", None):
             self._purger = loop.create_task(self._purge_expired(self.recorder.retention_days))
         return self._server
@@ -136,7 +146,7 @@ class Gateway:
     async def close(self, *, handover: bool = False) -> None:
         """Close every client and conversation, then the server. With ``handover`` (after a
         drain) the conversations are left open in the records for another node to take up."""
-        for task in (self._reaper, self._lag_probe, self._trimmer, self._purger):
+        for task in (self._reaper, self._lag_probe, self._trimmer, self._purger, self._flusher):
             if task is not None:
                 task.cancel()
         for client in list(self.clients):

@@ -12,12 +12,15 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import ConfigError
+from gateway.llm.settings import LlmSettings
 from gateway.options import (
     add_conversation_options,
+    add_llm_options,
     agent_http_settings,
     defaults_shown,
     from_options,
     given,
+    llm_from_args,
 )
 from gateway.server.memory import restart_under_jemalloc
 
@@ -70,6 +73,8 @@ class ServeSettings:
     voices: str | None = None
     #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
     allocator: str = "jemalloc"
+    #: The built-in assistant's language model.
+    llm: LlmSettings = field(default_factory=LlmSettings)
 
 
 @cache
@@ -271,6 +276,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
+    add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
     add_speech_service_options(p)
@@ -293,6 +299,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
         speech=from_options(d.speech, args),
+        llm=llm_from_args(args),
     )
 
 
@@ -396,9 +403,14 @@ async def serve(s: ServeSettings) -> int:
     directory = AgentDirectory(
         AddressPolicy.from_env_and_args(s.allow_addresses),
         settings=agent_http_settings(s.agent_timeout_s),
+        llm=s.llm,
     )
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
+    assistant = directory.builtins.get("assistant")
+    if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
+        # Loaded now (0.4 s for the default model), not when the first person asks.
+        await assistant.model.warm_up()  # type: ignore[attr-defined]
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
     draining = False
@@ -430,6 +442,6 @@ async def serve(s: ServeSettings) -> int:
             print(f"{unfinished} turns still under way; handing over", file=sys.stderr)
     print("shutting down…", file=sys.stderr, flush=True)
     await gateway.close(handover=draining)
-    if recorder is not None:
-        recorder.close()
+    if gateway.recorder is not None:
+        gateway.recorder.close()  # the records still waiting for a failed store get a last try
     return 0

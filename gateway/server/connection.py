@@ -24,7 +24,7 @@ from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.proxy.session import Timing, VoiceSession
-from gateway.server import access
+from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
@@ -62,6 +62,12 @@ if TYPE_CHECKING:
     from gateway.server.node import Node
     from gateway.server.rooms import Room
 
+
+#: What a person is told when their conversation was taken up by another node.
+TAKEN_UP = (
+    "The server this conversation was on stopped, and another took it up from the records: "
+    "it goes on. If something you just said got no answer, please say it again."
+)
 log = logging.getLogger(__name__)
 
 WS_PCM_OUT_RATE = 24_000
@@ -162,6 +168,9 @@ class PageConnection:
             audio_url=lambda event_id: gw.signer.url(s.base_url, self.room_id, event_id),
         )
         self.session.on_timing = self._timing
+        # A page without audio gets the replies as text: synthesizing them would cost the shared
+        # synthesizer (and every other person's first audio) for sound nobody hears.
+        self.session.speak_replies = self.transport != "none"
         if hello.mode is not None:
             self.session.mode = hello.mode
         await self.send(
@@ -179,6 +188,10 @@ class PageConnection:
                 keep_audio=s.keep_audio and gw.recorder is not None,
             )
         )
+        await records_watch.tell_newcomer(gw, self)
+        if room.taken_up:  # the node this conversation was on stopped: say so, in words, once
+            room.taken_up = False
+            await self.send(PageNotice(TAKEN_UP, "@moved"))
         if room.floor is not None:
             await self.send(room.floor)
         elif rejoined and room.conversation.on_floor is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 
 #: Latency buckets (seconds): fine from a few milliseconds (the agent and speech-to-text
@@ -97,6 +99,29 @@ class Metrics:
             "Sentences queued or being synthesized by the shared speech synthesizer",
             registry=r,
         )
+        self.tts_sentences = Gauge(
+            "ofp_gateway_tts_sentences",
+            "Sentences synthesized since start (a page without audio costs none)",
+            registry=r,
+        )
+        self.records_failing = Gauge(
+            "ofp_gateway_records_failing",
+            "1 while the records store fails and writes wait in memory (records/kept.py)",
+            registry=r,
+        )
+        self.records_pending = Gauge(
+            "ofp_gateway_records_pending", "Record writes waiting for the store", registry=r
+        )
+        self.records_dropped = Gauge(
+            "ofp_gateway_records_dropped",
+            "Record writes lost since start because the waiting buffer was full",
+            registry=r,
+        )
+        self.records_episodes = Gauge(
+            "ofp_gateway_records_failure_episodes",
+            "Times since start the records store began failing",
+            registry=r,
+        )
         self.tts_late = Gauge(
             "ofp_gateway_tts_late_sentences",
             "Sentences since start that were not ready when the audio before them had played "
@@ -117,6 +142,21 @@ class Metrics:
         )
         self.memory = Info(
             "ofp_gateway_memory", "The memory allocator the process runs on", registry=r
+        )
+        self.llm_failures = Gauge(
+            "ofp_gateway_llm_failures",
+            "Assistant answers the language model failed since start (the person heard an "
+            "apology), by reason: unreachable, http (401, 500…), timeout (no first token, or a "
+            "stall mid-stream), bad_stream (garbage, empty, over-long lines)",
+            ["reason"],
+            registry=r,
+        )
+        for reason in ("unreachable", "http", "timeout", "bad_stream"):
+            self.llm_failures.labels(reason).set(0)
+        self.llm_capped = Gauge(
+            "ofp_gateway_llm_capped",
+            "Assistant answers cut since start at a bound (characters, sentences, max_tokens)",
+            registry=r,
         )
         self.speech_up = Gauge(
             "ofp_gateway_speech_service_up",
@@ -161,6 +201,15 @@ class Metrics:
             value = timings_ms.get(key)
             if isinstance(value, int | float) and not isinstance(value, bool):
                 self.stage.labels(stage).observe(value / 1000)
+
+    def observe_llm(self, assistant: Any) -> None:
+        """The built-in assistant's language-model counts (nothing when it is not built)."""
+        model = getattr(assistant, "model", None)
+        if model is None:
+            return
+        for reason, count in model.failures.items():
+            self.llm_failures.labels(reason).set(count)
+        self.llm_capped.set(model.capped)
 
     def render(self) -> bytes:
         """The exposition text."""

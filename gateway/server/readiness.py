@@ -21,6 +21,8 @@ import time
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
+from gateway.server import records_watch
+
 if TYPE_CHECKING:
     from gateway.server.node import Node
     from gateway.speech.link import ServiceLink
@@ -63,6 +65,9 @@ def readiness(gateway: Node) -> tuple[HTTPStatus, bytes]:
             }
             for link in links
         ]
+    if (records := records_watch.health(gateway)) is not None:
+        # Failing records do not make the node unready: see server/records_watch.py.
+        body["records"] = records.to_dict()
     status = HTTPStatus.OK if state == "ready" else HTTPStatus.SERVICE_UNAVAILABLE
     return status, (json.dumps(body, allow_nan=False) + "\n").encode()
 

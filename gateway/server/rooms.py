@@ -107,6 +107,9 @@ class Room:
     connection: Page | None = None
     #: When (the gateway's monotonic clock) its page went; None while one is attached.
     detached_at: float | None = None
+    #: Taken up from the records after the node that held it stopped: the page that rejoins
+    #: is told so, once (server/connection.py).
+    taken_up: bool = False
 
     def remember(self, message: FromGateway) -> None:
         """Keep what a rejoining page needs of a message sent to this room's page."""
@@ -349,7 +352,7 @@ class RoomRegistry(Mapping[str, Room]):
         )
         conversation.history_keeps_audio = self.services.settings.keep_audio
         recall_builtins(self.services, stored, state)
-        room = Room(conversation, token)
+        room = Room(conversation, token, taken_up=True)
         room.history.extend(page_history(stored))
         self._rooms[conversation_id] = room
         self.services.metrics.conversations.set(len(self._rooms))

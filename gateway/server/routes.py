@@ -22,7 +22,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gateway.resources import web_root
-from gateway.server import access
+from gateway.server import access, records_watch
 from gateway.server.guard import clip_text
 from gateway.server.readiness import readiness, speech_services
 
@@ -99,6 +99,10 @@ class HttpRoutes:
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
+            self.gateway.metrics.observe_llm(self.gateway.directory.builtins.get("assistant"))
+            self.gateway.metrics.tts_sentences.set(self.gateway.models.synthesizer.sentences)
+            if (health := records_watch.health(self.gateway)) is not None:
+                records_watch.observe(self.gateway.metrics, health)
             m = self.gateway.metrics
             for link in speech_services(self.gateway):
                 m.speech_up.labels(link.kind, link.address).set(0 if link.down else 1)

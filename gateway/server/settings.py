@@ -34,7 +34,12 @@ class GatewaySettings:
     #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
     max_agent_exchanges: int | None = None
     #: The agents each new conversation invites: URLs or ``builtin:NAME``.
-    agents: tuple[str, ...] = ("builtin:parrot", "builtin:clock", "builtin:concierge")
+    agents: tuple[str, ...] = (
+        "builtin:parrot",
+        "builtin:clock",
+        "builtin:concierge",
+        "builtin:assistant",
+    )
     #: Where people reach the gateway when that is not ``http://host:port`` (a proxy in front).
     public_url: str | None = None
     #: Other origins whose pages may open the WebSocket (``--allow-origin``).

@@ -72,6 +72,8 @@ class RemoteSynthesizer:
         self.link = link
         self._max_chars = max_chars
         self.late_sentences = 0  # not known here: the server paces itself
+        #: Replies asked of the server (a page without audio asks for none).
+        self.sentences = 0
 
     def paced_by(self, queued_s: Callable[[], float]) -> RemoteSynthesizer:
         """The same synthesizer: the server orders its own queue (the listener's queued audio
@@ -107,6 +109,7 @@ class RemoteSynthesizer:
             )
         if not text:
             return
+        self.sentences += 1
         link = self.link
         own = self.detailed
         gain = 1.0 if own else HEADROOM * settings.volume

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import add_conversation_options, defaults_shown, from_options
+from gateway.options import (
+    add_conversation_options,
+    add_llm_options,
+    defaults_shown,
+    from_options,
+    llm_from_args,
+)
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -78,6 +85,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
     add_conversation_options(p)
+    add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
     add_speech_service_options(p)
@@ -87,7 +95,7 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
 def from_args(args: argparse.Namespace) -> TalkSettings:
     """The settings the options ask for (each option's ``dest`` is the field it sets); an
     option not given keeps the dataclass default."""
-    return from_options(TalkSettings(), args)
+    return replace(from_options(TalkSettings(), args), llm=llm_from_args(args))
 
 
 def usage_error(s: TalkSettings) -> str | None:
@@ -133,7 +141,7 @@ def _directory_factory(s: TalkSettings) -> Any:
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
     http = agent_http_settings(s.agent_timeout_s)
-    return lambda: AgentDirectory(policy, settings=http)
+    return lambda: AgentDirectory(policy, settings=http, llm=s.llm)
 
 
 def _recorder(s: TalkSettings) -> Recorder | None:

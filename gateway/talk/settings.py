@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from gateway.llm.settings import LlmSettings
 
 
 @dataclass(frozen=True)
@@ -44,3 +46,5 @@ class TalkSettings:
     stt_service: str | None = None
     tts_service: str | None = None
     wake_service: str | None = None
+    #: The built-in assistant's language model.
+    llm: LlmSettings = field(default_factory=LlmSettings)

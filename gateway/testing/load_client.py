@@ -259,9 +259,28 @@ class Client:
     """One person: a WebSocket for events (and PCM audio), or WebRTC for the audio."""
 
     def __init__(
-        self, url: str, clips: list[Clip], tally: Tally, *, transport: str, seed: int
+        self,
+        url: str,
+        clips: list[Clip],
+        tally: Tally,
+        *,
+        transport: str,
+        seed: int,
+        hello: dict[str, Any] | None = None,
+        node: str = "",
     ) -> None:
         self.url = url
+        #: Extra hello fields (``conversation_id`` and ``token`` to rejoin a conversation).
+        self.hello = hello or {}
+        #: The node HAProxy chose (its sticky cookie), kept for a rejoin.
+        self.node = node
+        self.welcome: m.Welcome | None = None
+        #: ``(monotonic time, kind, text)`` of what the gateway said: ``notice``, ``reply``,
+        #: ``transcript`` (scripts/bench_faults.py reads who was told what, when).
+        self.said: list[tuple[float, str, str]] = []
+        #: True once the connection dropped (the gateway went away), and when.
+        self.dropped = False
+        self.dropped_at: float | None = None
         self.clips = clips
         self.tally = tally
         self.transport = transport  # "ws", "webrtc" or "none" (text only)
@@ -282,11 +301,18 @@ class Client:
 
     async def open(self) -> bool:
         """Connect and say hello; False if the gateway refused the session."""
-        self.ws = await connect(self.url, max_size=2**20, compression=None)
+        headers = {"Cookie": f"OFPNODE={self.node}"} if self.node else {}
+        self.ws = await connect(
+            self.url, max_size=2**20, compression=None, additional_headers=headers
+        )
+        cookie = self.ws.response.headers.get("Set-Cookie", "") if self.ws.response else ""
+        if "OFPNODE=" in cookie:
+            self.node = cookie.split(";")[0].partition("=")[2]
         try:
             # A full gateway closes at once, maybe before the hello is even sent.
-            await self.ws.send(m.Hello(transport=self.transport).to_json())  # type: ignore[arg-type]
-            m.Welcome.from_json(await self.ws.recv())
+            hello = m.Hello(transport=self.transport, **self.hello)  # type: ignore[arg-type]
+            await self.ws.send(hello.to_json())
+            self.welcome = m.Welcome.from_json(await self.ws.recv())
         except ConnectionClosed as exc:
             reason = exc.rcvd.reason if exc.rcvd else "closed"
             self.tally.refused.append(f"{exc.rcvd.code if exc.rcvd else '?'} {reason}")
@@ -373,6 +399,7 @@ class Client:
         turn = self._turn
         match message:
             case m.FinalTranscript(typed=None, command=None):
+                self.said.append((arrived, "transcript", message.text))
                 if turn is not None and turn.transcript is None:
                     turn.transcript = arrived
                     turn.text = message.text
@@ -387,10 +414,12 @@ class Client:
                     self._spoke = True
                 self._state = (message.state, arrived)
             case m.PageNotice():
+                self.said.append((arrived, "notice", message.text))
                 self.tally.notices.append(message.text)
                 if turn is not None and turn.transcript is None:
                     self._lost = True  # e.g. "please say that again": this turn is lost
             case m.AgentUtterance():
+                self.said.append((arrived, "reply", message.text))
                 self.replies += 1
             case m.SdpAnswer():
                 if self._answer is not None and not self._answer.done():
@@ -423,6 +452,7 @@ class Client:
                         self.tally.notices.append(f"unread message: {exc}")
                         continue
                     self._on_event(event, arrived)
+        self.dropped, self.dropped_at = True, time.monotonic()
 
     async def _speak_ws(self) -> None:
         assert self.ws is not None

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
+from gateway.workers import model_threads
 
 #: The model file inside the ``pipecat-ai`` distribution.
 MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
@@ -53,7 +54,7 @@ class SmartTurn:
                 raise FileNotFoundError("Smart Turn is not installed (the smart-turn extra)")
             opts = onnxruntime.SessionOptions()
             opts.inter_op_num_threads = 1
-            opts.intra_op_num_threads = 1
+            opts.intra_op_num_threads = model_threads()  # 1 unless a test shakes it
             opts.log_severity_level = 4
             self._session = onnxruntime.InferenceSession(
                 str(path), providers=["CPUExecutionProvider"], sess_options=opts

@@ -59,7 +59,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
@@ -74,7 +74,7 @@ from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
 from gateway.errors import Busy, SpeechError
 from gateway.voice.words import words
-from gateway.workers import PoolFull, PriorityPool, Started
+from gateway.workers import PoolFull, PriorityPool, Started, model_threads
 
 _HOP = 160  # samples per mel frame
 _FULL_FRAMES = 3000  # Whisper's 30 s window
@@ -134,7 +134,7 @@ class SttSettings:
 
     model: str = DEFAULT_STT_MODEL
     compute_type: str = "int8"
-    cpu_threads: int = 1
+    cpu_threads: int = field(default_factory=model_threads)
     workers: int = 1
     max_pending: int = 8
     beam_size: int = 3

@@ -19,6 +19,7 @@ import onnxruntime
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import silero_vad_path
+from gateway.workers import model_threads
 
 #: Samples the model scores at a time (32 ms at 16 kHz); the only size v6 accepts at this rate.
 CHUNK_SAMPLES = 512
@@ -36,7 +37,7 @@ class SileroVad:
         opts = onnxruntime.SessionOptions()
         # A 32 ms chunk costs well under a millisecond; more threads only add contention with STT.
         opts.inter_op_num_threads = 1
-        opts.intra_op_num_threads = 1
+        opts.intra_op_num_threads = model_threads()  # 1 unless a test shakes it
         opts.log_severity_level = 4
         self._session = onnxruntime.InferenceSession(
             str(path or silero_vad_path()), providers=["CPUExecutionProvider"], sess_options=opts

@@ -59,14 +59,18 @@ def _ssml(reply: Envelope) -> ET.Element:
 
 def test_registry_wires_the_concierge_to_the_others() -> None:
     agents = builtin_agents()
-    assert list(agents) == ["parrot", "clock", "concierge", "convener"]
+    assert list(agents) == ["parrot", "clock", "concierge", "assistant", "convener"]
     for name, agent in agents.items():
         assert agent.manifest.identification.service_url == f"builtin:{name}"
         assert_valid_manifest(agent.manifest.to_wire())
         cap = agent.manifest.capabilities[0]
         assert cap.keyphrases and cap.descriptions and cap.supported_layers is not None
     directory = agents["concierge"].directory
-    assert [m.identification.service_url for m in directory] == ["builtin:parrot", "builtin:clock"]
+    assert [m.identification.service_url for m in directory] == [
+        "builtin:parrot",
+        "builtin:clock",
+        "builtin:assistant",
+    ]
     served = builtin_agents("http://127.0.0.1:9/", ["clock", "concierge"])
     assert [m.identification.service_url for m in served["concierge"].directory] == [
         "http://127.0.0.1:9/clock"
@@ -272,12 +276,18 @@ async def test_concierge_recommends_by_scope_and_scores() -> None:
     reply = await ask(concierge, envelope)
     (event,) = reply.events  # the task utterance is context, not a question
     manifests = event.parameters.servicing_manifests
-    assert [m.identification.service_url for m in manifests] == ["builtin:clock", "builtin:parrot"]
-    assert manifests[0].score > manifests[1].score
+    # The clock first (asked for the time); the parrot and the assistant, which do not tell
+    # the time, after it.
+    assert manifests[0].identification.service_url == "builtin:clock"
+    assert {m.identification.service_url for m in manifests[1:]} == {
+        "builtin:parrot",
+        "builtin:assistant",
+    }
+    assert manifests[0].score > max(m.score for m in manifests[1:])
     internal = await ask(concierge, _event(EventType.GET_MANIFESTS, recommend_scope="internal"))
     assert internal.events[0].parameters.servicing_manifests == [concierge.manifest]
     everyone = await ask(concierge, _event(EventType.GET_MANIFESTS, recommend_scope="all"))
-    assert len(everyone.events[0].parameters.servicing_manifests) == 3
+    assert len(everyone.events[0].parameters.servicing_manifests) == 4
 
 
 @pytest.mark.parametrize(

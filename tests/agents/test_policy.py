@@ -11,7 +11,13 @@ from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from gateway.agents import AddressPolicy, AddressRefused, HttpClient
-from gateway.agents.policy import PolicyResolver, RefusedHost, refusal_reason
+from gateway.agents.policy import (
+    MAX_URL_CHARS,
+    PolicyResolver,
+    RefusedHost,
+    UrlTooLong,
+    refusal_reason,
+)
 from tests.agents.helpers import LOOPBACK, serving
 
 # (url, still refused once 127.0.0.0/8 is allow-listed)
@@ -178,3 +184,17 @@ async def test_names_resolving_to_loopback_are_refused_at_connect_time() -> None
             assert await client.post_json(f"http://localhost:{port}/d", "{}") == b"{}"
             assert await client.post_json(base + "/e", "{}") == b"{}"
         assert hits == ["/d", "/e"]
+
+
+def test_a_url_longer_than_any_agents_is_refused_unparsed_and_quoted_short() -> None:
+    from gateway.agents.directory import AgentDirectory
+
+    policy = AddressPolicy(["127.0.0.0/8"])
+    longest = "http://127.0.0.1/" + "a" * (MAX_URL_CHARS - len("http://127.0.0.1/"))
+    assert policy.check_url(longest).host == "127.0.0.1"
+    huge = longest + "a"
+    with pytest.raises(UrlTooLong) as refused:
+        policy.check_url(huge)
+    assert f"{len(huge)} characters" in str(refused.value) and len(str(refused.value)) < 400
+    with pytest.raises(UrlTooLong):  # the page's invite and --agent resolve through the directory
+        AgentDirectory(policy).resolve("builtin:" + "x" * 200_000)

@@ -22,7 +22,7 @@ from gateway.testing.cluster import Page, rejoin
 
 pytestmark = pytest.mark.slow
 
-AGENTS = {"Parrot", "Clock", "Concierge", "You"}
+AGENTS = {"Parrot", "Clock", "Concierge", "Assistant", "You"}
 
 
 def ws_url(cluster: LocalCluster) -> str:
@@ -81,7 +81,7 @@ async def test_a_killed_node_s_person_rejoins_on_the_other_and_goes_on(cluster: 
     page = await Page.open(ws_url(cluster))
     conv = page.welcome["conversationId"]
     assert page.node in {"node1", "node2"}, "HAProxy set no sticky cookie"
-    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == len(AGENTS))
     assert floor_names(floor) == AGENTS
     await page.say("hello cluster")
     await page.say("second message")
@@ -141,7 +141,7 @@ async def test_a_drained_node_hands_its_people_over(cluster: LocalCluster):
         cluster.wait_ready(node, 180)
     page = await Page.open(ws_url(cluster))
     conv = page.welcome["conversationId"]
-    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == len(AGENTS))
     await page.say("before the drain")
     leaving = node_named(cluster, page.node)
     assert cluster.drain(leaving) == 0  # SIGTERM: finishes its turns, hands over, exits cleanly

@@ -34,6 +34,7 @@ def gateway(*, ready: bool = True, draining: bool = False, refusal: str | None =
         node="n1",
         clients=[],
         rooms={},
+        recorder=None,
         settings=SimpleNamespace(max_sessions=12),
         refusal=lambda: refusal,
     )

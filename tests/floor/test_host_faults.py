@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 from aiohttp import web
@@ -243,3 +244,60 @@ async def test_a_slow_answer_brings_one_moment_from_the_floor(site, harness) -> 
     assert [n.reason for n in h.notices] == ["@wait"]
     assert h.notices[0].text.startswith("One moment")
     assert h.texts()[-1] == "42."
+
+
+async def test_invites_past_the_most_agents_are_refused_in_words(site, harness) -> None:
+    """The floor stays bounded (docs/bounds.md): with Limits.max_agents agents here, another
+    invite (from the person or from an agent) is refused with a notice, and talk goes on."""
+    h = harness()
+    h.conv.limits = dataclasses.replace(h.conv.limits, max_agents=2)
+    urls = [site.route(f"quiet{n}", quiet_agent) for n in range(3)]
+    await h.conv.say([invite("builtin:parrot"), invite(urls[0])])
+    assert await h.conv.wait_idle(10)
+    await h.conv.say([invite(urls[1]), invite(urls[2])])
+    assert await h.conv.wait_idle(10)
+    assert urls[1] not in conversants(h) and urls[2] not in conversants(h)
+    refused = [n.text for n in h.notices if "the most it takes" in n.text]
+    assert len(refused) == 2 and "already has 2 agents" in refused[0]
+    await h.conv.say(say(h, "still there?"))
+    assert await h.conv.wait_idle(10)
+    assert h.texts()[-1] == "You said: still there?"
+
+
+async def quiet_agent(request: web.Request) -> web.Response:
+    body = await request.json()
+    conv = body["openFloor"]["conversation"]
+    return web.json_response(
+        {
+            "openFloor": {
+                "schema": {"version": "1.1.0"},
+                "conversation": {"id": conv["id"]},
+                "sender": {"speakerUri": f"tag:{request.path.strip('/')}"},
+                "events": [],
+            }
+        }
+    )
+
+
+async def test_a_slow_agent_is_said_to_be_slow_and_still_waited_for(site, harness) -> None:
+    """A hung agent no longer leaves the person in silence for its whole timeout."""
+
+    async def slow(request: web.Request) -> web.Response:
+        body = await request.json()
+        events = body["openFloor"]["events"]
+        if any(e["eventType"] == "utterance" for e in events):
+            await asyncio.sleep(1.0)
+        return await quiet_agent(request)
+
+    h = harness()
+    h.conv.limits = dataclasses.replace(h.conv.limits, slow_notice_s=0.2)
+    url = site.route("slowpoke", slow)
+    await h.conv.say([invite(url), invite("builtin:parrot")])
+    assert await h.conv.wait_idle(10)
+    assert not [n for n in h.notices if n.reason == "@slow"]  # an invite is not a question
+    await h.conv.say(say(h, "anyone there?"))
+    assert await h.conv.wait_idle(10)
+    slow_notices = [n for n in h.notices if n.reason == "@slow"]
+    assert len(slow_notices) == 1 and "taking longer than usual" in slow_notices[0].text
+    assert url in conversants(h)  # waited for, not given up on
+    assert h.texts()[-1] == "You said: anyone there?"

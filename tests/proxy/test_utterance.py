@@ -142,3 +142,20 @@ def test_loop_start_finds_where_whisper_starts_again() -> None:
     assert loop_start(words) == 5
     assert loop_start(["Set", "a", "timer", "for", "ten", "minutes."]) is None
     assert loop_start(["no,", "no,", "no,", "no."]) == 1  # a real repetition is found too
+
+
+@pytest.mark.parametrize("language", ["fr", "de", "en"])
+def test_the_text_lang_is_the_language_the_transcriber_decoded(language: str) -> None:
+    de = speech_dialog_event(
+        transcript(language=language), CLIP, speaker_uri="tag:me", started_at=AT
+    ).to_wire()
+    assert de["features"]["text"]["lang"] == language
+    assert de["features"]["words"]["lang"] == language
+    told = speech_dialog_event(
+        transcript(language=language),
+        CLIP,
+        speaker_uri="tag:me",
+        started_at=AT,
+        parts=UtteranceParts(lang="en-GB"),
+    ).to_wire()
+    assert told["features"]["text"]["lang"] == "en-GB"

@@ -194,7 +194,7 @@ def test_mplp_dialog_keeps_privacy_and_features_in_event_data(stored, script):
     assert by_id[hello.id]["private"] is False
     inline = by_id[hello.id]["features"]["audio"]["tokens"][0]["value"]
     assert base64.b64decode(inline) == script.user_wav
-    assert "text" not in by_id[hello.id]["features"]
+    assert by_id[hello.id]["features"]["text"] == hello.features["text"].wire()
     assert "recordedAudio" not in by_id[hello.id]  # its clip is the inline audio already
     assert by_id[three_days.id]["features"]["audio"]["tokens"][0]["valueUrl"] == (
         "https://alice.test/clips/1.wav"

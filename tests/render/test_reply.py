@@ -154,3 +154,18 @@ async def test_an_agents_own_recording_is_played_as_recorded(synth):
     recorded = np.concatenate([np.zeros(RATE // 5, dtype=np.int16), TONE])  # 200 ms, then sound
     ev = event(audio=audio_feature(base64.b64encode(wav_bytes(recorded, RATE)).decode()))
     assert np.array_equal(await play(synth, ev), recorded)
+
+
+async def test_every_speak_document_of_an_ssml_reply_is_spoken(synth):
+    """Issue 30: an agent sending one ``<speak>`` document per sentence is heard whole (the
+    tokens joined are two XML roots, which fell back to the text feature's first sentence)."""
+    first, second = "<speak>Take the second left.</speak>", "<speak>Then it is on your right.</speak>"
+    ev = event(
+        ssml={"tokens": [{"value": first}, {"value": second}]},
+        text={"tokens": [{"value": TEXT}]},
+    )
+    pcm = await play(synth, ev)
+    segments = parse_ssml(first) + parse_ssml(second)
+    both = prompt([c async for c in render_segments(segments, synth, STEADY, no_fetch, rate=RATE)])
+    assert np.array_equal(pcm, both)
+    assert len(pcm) > 1.6 * len(await say_ssml(synth, first))  # the second sentence is heard

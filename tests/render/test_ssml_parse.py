@@ -212,3 +212,19 @@ def test_trim_silence_keeps_a_margin_and_leaves_silence_alone():
     assert len(trim_silence(pcm, 16_000, start=False, end=True, keep_ms=0)) == 1600 + 800
     silent = np.zeros(1000, dtype=np.int16)
     assert len(trim_silence(silent, 16_000, start=True, end=True)) == 1000
+
+
+def test_ssml_tokens_that_are_whole_documents_are_parsed_one_by_one() -> None:
+    from gateway.render.ssml import Speech, parse_ssml_tokens
+
+    values = [
+        "<speak>One.</speak>",
+        "<?xml version='1.0'?><speak>Two.</speak>",
+        "Three, ",
+        "<emphasis>four</emphasis>",
+        "<speak>Five.</speak>",
+    ]
+    said = " ".join(s.text.strip() for s in parse_ssml_tokens(values) if isinstance(s, Speech))
+    assert said.split() == ["One.", "Two.", "Three,", "four", "Five."]
+    with pytest.raises(SSMLError):
+        parse_ssml_tokens(["<speak>x</speak>"] * 3, max_chars=20)

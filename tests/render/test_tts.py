@@ -147,3 +147,13 @@ async def test_a_cached_voice_is_not_looked_up_again(synth, monkeypatch):
     monkeypatch.setattr("gateway.render.tts.load_voice", no_lookups)
     assert await synth.load(VoiceSettings()) is voice  # no thread hop, no file system calls
     assert await synth.paced_by(lambda: 1.0).load(VoiceSettings()) is voice
+
+
+async def test_prosody_settings_share_one_loaded_voice(synth) -> None:
+    """docs/bounds.md: an agent's SSML prosody values (any rate, pitch, volume) must not each
+    make a cache entry of the synthesizer."""
+    before = len(synth._loaded)
+    for n in range(5):
+        settings = STEADY.adjusted(rate=1 + n / 100, pitch_semitones=n / 3, volume_db=-n)
+        assert len(await speak(synth, "Hi.", settings)) > 0
+    assert len(synth._loaded) == max(before, 1)

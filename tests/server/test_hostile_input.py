@@ -236,3 +236,44 @@ async def test_a_refused_invite_does_not_echo_a_huge_url(gateway) -> None:
     finally:
         await page.close()
     no_traceback(gateway)
+
+
+HUGE_AGENT_URL = "https://agents.example/" + "c" * 200_000
+
+
+def huge_invite_reply(body: dict) -> str:
+    """An agent that answers every utterance by inviting an agent at a 200 000-character URL."""
+    conv = body["openFloor"]["conversation"]
+    events = body["openFloor"]["events"]
+    if not any(e["eventType"] == "utterance" for e in events):
+        return quiet(body)
+    invite_event = {"eventType": "invite", "to": {"serviceUrl": HUGE_AGENT_URL}}
+    return json.dumps(
+        envelope(conv, "tag:inviter", [invite_event, utterance("tag:inviter", "I asked a friend")])
+    )
+
+
+async def test_an_agent_inviting_a_huge_url_is_refused_in_words(gateway) -> None:
+    """Issue 30 item 4: the invite of a 200 000-character URL (here from an agent, the path the
+    page cannot bound) is refused: the person is told in one short notice, nothing the page or the
+    other agents get echoes the URL, the rest of the reply is delivered and talk goes on."""
+    inviter = await LoopbackAgent(huge_invite_reply).start()
+    page = await Page.open(gateway.ws, transport="none")
+    try:
+        await invite(page, inviter)
+        since = len(page.events)
+        await page.send(type="text", text="please bring a friend")
+        notice = await page.wait_for(
+            lambda e: e["type"] == "notice" and "not invited" in e["text"], since=since
+        )
+        assert "200023 characters" in notice["text"] and len(notice["text"]) < 1000
+        await page.wait_for(
+            lambda e: e["type"] == "utterance" and e["text"] == "I asked a friend", since=since
+        )
+        await still_served(page, "after the huge agent invite")
+        assert all(len(json.dumps(e)) < 20_000 for e in page.events), "the URL was echoed"
+    finally:
+        await page.close()
+        await inviter.stop()
+    no_traceback(gateway)
+    assert "c" * 5000 not in (gateway.data / "serve.log").read_text()

@@ -30,9 +30,9 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     page = await Page.open(gateway.ws, transport="none")
     w = page.welcome
     assert w["type"] == "welcome" and w["conversationId"].startswith("conv:") and not w["rejoined"]
-    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+    floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 5)
     names = {c["name"] for c in floor["conversants"]}
-    assert {"Parrot", "Clock", "Concierge", "You"} <= names
+    assert {"Parrot", "Clock", "Concierge", "Assistant", "You"} <= names
     # One answer per utterance: the question goes to the agent best placed to answer it...
     await page.send(SayText("What time is it?"))
     asked = await page.wait_for(lambda e: e["type"] == "transcript" and e.get("typed"))
@@ -61,7 +61,7 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     by = {n: [m.text for m in answers if m.speaker == n] for n in ("Parrot", "Clock", "Concierge")}
     assert len(by["Parrot"]) == 2 and len(by["Clock"]) == 2  # a greeting and one answer each
     assert len(by["Concierge"]) == 1  # its greeting alone
-    assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 4
+    assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 5
     await page.close()
     # A reload: same id + token → the same conversation, with its history.
     again = await Page.open(
@@ -262,3 +262,43 @@ def test_serve_restarts_itself_under_jemalloc(gateway) -> None:
     assert "libjemalloc" in maps
     body = gateway.get("/metrics")[1].decode()
     assert 'ofp_gateway_memory_info{allocator="jemalloc"} 1.0' in body
+
+
+async def test_a_page_without_audio_costs_no_speech_synthesis(gateway) -> None:
+    """Issue 30 item 6: replies to a ``transport: "none"`` page are sent as text only; the
+    shared synthesizer's sentence count (``/metrics``) does not move for them. A WebSocket-audio
+    page saying the same thing before and after measures what one spoken reply costs: the count
+    between its two turns is one reply's, not four replies'."""
+    said = "Count the sentences. There are two."
+
+    async def spoken_turn() -> float:
+        before = gateway.metrics()["ofp_gateway_tts_sentences"]
+        page = await Page.open(gateway.ws, transport="ws")
+        try:
+            reply = await page.say(said)
+            since = page.events.index(reply)
+            speaking = await page.wait_for(
+                lambda e: e["type"] == "state" and e["state"] == "speaking", since=since
+            )
+            await page.wait_for(
+                lambda e: e["type"] == "state" and e["state"] != "speaking",
+                since=page.events.index(speaking),
+            )
+        finally:
+            await page.close()
+        return gateway.metrics()["ofp_gateway_tts_sentences"] - before
+
+    one_reply = await spoken_turn()
+    assert one_reply >= 2  # the counter counts: two sentences spoken
+    before = gateway.metrics()["ofp_gateway_tts_sentences"]
+    quiet = await Page.open(gateway.ws, transport="none")
+    try:
+        for _ in range(3):
+            await quiet.say(said)
+        # Open while a synthesis of its replies, if one had started, would finish (a second
+        # sentence takes about 0.1-0.3 s here); the silent page's session must still be alive.
+        await asyncio.sleep(2.0)
+        assert await spoken_turn() == one_reply
+    finally:
+        await quiet.close()
+    assert gateway.metrics()["ofp_gateway_tts_sentences"] - before == one_reply

@@ -1,4 +1,5 @@
-"""Agents that run inside the gateway (no network): parrot, clock, concierge and the convener.
+"""Agents that run inside the gateway: parrot, clock, concierge, assistant (a language model)
+and the convener.
 
 In process their service URLs are ``builtin:parrot`` and so on; served over HTTP by
 :mod:`gateway.agents.server` they are the real ``http://host:port/parrot`` URLs.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from gateway.agents.builtin.assistant import Assistant
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
@@ -16,9 +18,10 @@ from gateway.agents.builtin.convener import Convener
 from gateway.agents.builtin.parrot import Parrot
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
+from gateway.llm.settings import LlmSettings
 
 #: The built-in agents, by the name they are served under.
-BUILTIN_NAMES = ("parrot", "clock", "concierge", "convener")
+BUILTIN_NAMES = ("parrot", "clock", "concierge", "assistant", "convener")
 
 
 def builtin_agents(
@@ -26,8 +29,10 @@ def builtin_agents(
     names: Iterable[str] | None = None,
     *,
     now: Callable[[], datetime] = local_now,
+    llm: LlmSettings | None = None,
 ) -> dict[str, BuiltinAgent]:
-    """The built-in agents (all, or those ``names``), each at ``service_base + name``.
+    """The built-in agents (all, or those ``names``), each at ``service_base + name``; the
+    assistant's language model is ``llm`` (None: the embedded default).
 
     The concierge's directory holds the manifests of the other agents chosen here. Raises
     :class:`~gateway.agents.errors.UnknownAgent` (a ``ValueError``) on an unknown name.
@@ -44,17 +49,20 @@ def builtin_agents(
         agents["parrot"] = Parrot(f"{service_base}parrot", now=now)
     if "clock" in chosen:
         agents["clock"] = Clock(f"{service_base}clock", now=now)
+    if "assistant" in chosen:
+        agents["assistant"] = Assistant(f"{service_base}assistant", settings=llm, now=now)
     if "concierge" in chosen:
         directory = [a.manifest for a in agents.values()]
         agents["concierge"] = Concierge(directory, f"{service_base}concierge", now=now)
     if "convener" in chosen:  # a chair, not an agent to recommend: not in the directory
         agents["convener"] = Convener(f"{service_base}convener", now=now)
-    return agents
+    return {name: agents[name] for name in BUILTIN_NAMES if name in agents}
 
 
 __all__ = [
     "BUILTIN_NAMES",
     "Answer",
+    "Assistant",
     "BuiltinAgent",
     "Clock",
     "Concierge",

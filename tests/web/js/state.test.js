@@ -153,6 +153,20 @@ test("an utterance keeps its html, privacy and the reason html was left out", ()
   assert.equal(reduce(s, { type: "notice", text: "Clock timed out" }).turns.length, 4);
 });
 
+test("a streaming reply grows in place under its id; the same text again changes nothing", () => {
+  const part = { type: "utterance", id: "r", speaker: "Assistant", speakerUri: "tag:a", text: "One." };
+  const s = run(initialState(), { type: FROM_GATEWAY.notice, text: "n" }, part);
+  const grown = reduce(s, { ...part, text: "One. Two." });
+  assert.equal(grown.turns.length, 2);
+  assert.equal(grown.turns[1].text, "One. Two.");
+  assert.equal(grown.turns[0], s.turns[0]);
+  assert.equal(reduce(grown, { ...part, text: "One. Two." }), grown);
+  // A user's transcript under a repeated id still changes nothing.
+  const t = { type: FROM_GATEWAY.transcript, id: "u", text: "hi" };
+  const withT = reduce(grown, t);
+  assert.equal(reduce(withT, { ...t, text: "other" }), withT);
+});
+
 test("the floor message replaces the floor; missing lists are empty", () => {
   const s = reduce(initialState(), { type: FROM_GATEWAY.floor, conversants: [{ speakerUri: "a" }] });
   assert.deepEqual(s.floor, { conversants: [{ speakerUri: "a" }], floorGranted: [], convener: null });

@@ -1,0 +1,83 @@
+"""What the assistant remembers of a conversation, as chat messages within a token budget.
+
+The conversation is a list of public utterances, labelled by who said them: the person's and
+other agents' become ``user`` messages ("Clock: It is ten past five."), the assistant's own
+``assistant`` messages. :func:`chat_messages` keeps the newest that fit ``budget`` tokens after
+the system prompt; older ones are left out whole (a message cut in half misleads a model more
+than a missing one).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gateway.llm.client import ChatMessage
+
+#: Utterances kept per conversation before the oldest is forgotten (the budget trims further).
+MAX_REMEMBERED = 64
+#: Longest utterance kept, in characters (a pasted essay must not fill the budget alone).
+MAX_UTTERANCE_CHARS = 2000
+#: Characters per token in English for the budget: a conservative estimate (SmolLM2's and
+#: GPT's tokenizers average about four), since servers' tokenizers differ and none is asked.
+CHARS_PER_TOKEN = 3.5
+#: Tokens each message costs beyond its text (role markers of the chat template).
+MESSAGE_OVERHEAD = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap upper-leaning estimate of ``text``'s length in tokens."""
+    return int(len(text) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
+
+
+@dataclass(frozen=True)
+class Said:
+    """One utterance heard on the floor."""
+
+    speaker: str
+    text: str
+    mine: bool
+
+
+class Transcript:
+    """A conversation's utterances, newest last (bounded by :data:`MAX_REMEMBERED`)."""
+
+    def __init__(self) -> None:
+        self.said: deque[Said] = deque(maxlen=MAX_REMEMBERED)
+        self.seen: deque[str] = deque(maxlen=MAX_REMEMBERED)
+
+    def add(self, speaker: str, text: str, *, mine: bool, event_id: str | None = None) -> None:
+        """Remember an utterance; one already remembered by ``event_id`` is not added again
+        (an invite's dialogHistory repeats what was heard)."""
+        text = " ".join(text.split())[:MAX_UTTERANCE_CHARS]
+        if not text or (event_id is not None and event_id in self.seen):
+            return
+        if event_id is not None:
+            self.seen.append(event_id)
+        self.said.append(Said(speaker, text, mine))
+
+
+def chat_messages(system: str, said: Iterable[Said], budget: int) -> list[ChatMessage]:
+    """The system prompt, then the newest utterances that fit ``budget`` tokens, oldest first.
+    The newest utterance (the question) is always kept."""
+    kept: list[ChatMessage] = []
+    used = estimate_tokens(system)
+    for s in reversed(list(said)):
+        content = s.text if s.mine else f"{s.speaker}: {s.text}"
+        cost = estimate_tokens(content)
+        if kept and used + cost > budget:
+            break
+        used += cost
+        kept.append(ChatMessage("assistant" if s.mine else "user", content))
+    kept.reverse()
+    # Chat templates want turns to alternate and to start with the user: merge neighbours.
+    merged: list[ChatMessage] = []
+    for m in kept:
+        if merged and merged[-1].role == m.role:
+            merged[-1] = ChatMessage(m.role, f"{merged[-1].content}\n{m.content}")
+        else:
+            merged.append(m)
+    while merged and merged[0].role == "assistant":
+        merged.pop(0)
+    return [ChatMessage("system", system), *merged]
