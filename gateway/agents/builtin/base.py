@@ -199,7 +199,7 @@ class BuiltinAgent:
         if (
             history
             and history[-1].speaker_uri != self.speaker_uri
-            and _spoken_by_person(envelope, history[-1].speaker_uri)
+            and not _spoken_by_agent(envelope, history[-1].speaker_uri)
         ):
             heard = Heard(history[-1].text(), history[-1], envelope, True, memory)
             out += self._say(self.answer(heard), to=None)
@@ -283,6 +283,15 @@ class BuiltinAgent:
 
 def _reply_to(envelope: Envelope) -> To:
     return To(speaker_uri=envelope.sender.speaker_uri, service_url=envelope.sender.service_url)
+
+
+def _spoken_by_agent(envelope: Envelope, speaker_uri: str) -> bool:
+    """Whether ``speaker_uri`` is listed among the conversants as something other than a user."""
+    return any(
+        c.identification.speaker_uri == speaker_uri
+        and (c.identification.role or "").lower() != "user"
+        for c in envelope.conversation.conversants or ()
+    )
 
 
 def _spoken_by_person(envelope: Envelope, speaker_uri: str) -> bool:
