@@ -264,11 +264,13 @@ def test_serve_restarts_itself_under_jemalloc(gateway) -> None:
     assert 'ofp_gateway_memory_info{allocator="jemalloc"} 1.0' in body
 
 
-async def test_a_page_without_audio_costs_no_speech_synthesis(gateway) -> None:
+async def test_a_page_without_audio_costs_no_speech_synthesis(served_gateway) -> None:
     """Issue 30 item 6: replies to a ``transport: "none"`` page are sent as text only; the
     shared synthesizer's sentence count (``/metrics``) does not move for them. A WebSocket-audio
     page saying the same thing before and after measures what one spoken reply costs: the count
-    between its two turns is one reply's, not four replies'."""
+    between its two turns is one reply's, not four replies'. The parrot alone answers: its reply
+    is the same every time (the assistant's length is the model's to choose)."""
+    gateway = served_gateway("silent", "--agent", "builtin:parrot")
     said = "Count the sentences. There are two."
 
     async def spoken_turn() -> float:
