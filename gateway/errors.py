@@ -14,6 +14,9 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     │   │                              installation  [resources]
     │   ├── VoiceConfigError           + ValueError: the voice map is wrong  [render.voices]
     │   ├── TalkInputError             talk --wav/--out cannot be used  [talk.voice]
+    │   ├── NothingSaid                talk got no --text, no --wav and no line  [talk.text]
+    │   ├── InboundUnavailable         serve's --inbound-port cannot be listened on
+    │   │                              [server.inbound]
     │   ├── BadServiceAddress          --stt/--tts/--wake-service is not wyoming://HOST:PORT
     │   │                              [speech.link]
     │   └── ClusterUnavailable         a server of the local cluster (a gateway node too)

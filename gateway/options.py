@@ -60,9 +60,15 @@ def defaults_shown(read: Callable[[], dict[str, Any]]) -> type[argparse.HelpForm
 
 def _shared() -> dict[str, Any]:
     """What the shared options' help texts name."""
+    from gateway.agents.http import HttpSettings
     from gateway.agents.policy import ENV_VAR
+    from gateway.floor.host import Limits
 
-    return {"allow_env": ENV_VAR}
+    return {
+        "allow_env": ENV_VAR,
+        "agent_timeout": HttpSettings().timeout,
+        "max_exchanges": Limits().max_agent_exchanges,
+    }
 
 
 def add_data_option(p: argparse.ArgumentParser) -> None:
@@ -98,6 +104,47 @@ def add_conversation_options(p: argparse.ArgumentParser) -> None:
         help="let agents be reached at these addresses although they are loopback/private "
         "(repeatable; also {allow_env}=cidr,cidr). Example: 127.0.0.0/8",
     )
+    p.add_argument(
+        "--max-agent-exchanges",
+        type=_count,
+        metavar="N",
+        help="agents answering agents allowed in one turn of the person ({max_exchanges}); "
+        "beyond it their replies are dropped and the person told (docs/floor.md)",
+    )
+    p.add_argument(
+        "--agent-timeout",
+        dest="agent_timeout_s",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds an agent has to answer each envelope ({agent_timeout:g}); a slow agent "
+        "is told about, and removed after two slow turns in a row (docs/floor.md)",
+    )
+
+
+def agent_http_settings(timeout_s: float | None) -> Any:
+    """The HTTP limits for agents with ``--agent-timeout`` applied (None: the defaults)."""
+    from gateway.agents.http import HttpSettings
+
+    if timeout_s is None:
+        return None
+    # Connecting is quick or the agent is down: never longer than the whole answer may take.
+    return HttpSettings(
+        timeout=timeout_s, connect_timeout=min(HttpSettings().connect_timeout, timeout_s)
+    )
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a positive number of seconds")
+    return value
 
 
 def add_llm_options(p: argparse.ArgumentParser) -> None:

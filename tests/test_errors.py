@@ -133,7 +133,7 @@ def test_an_unknown_agent_exits_with_one_line(tmp_path: Path) -> None:
     assert done.returncode == EXIT_GATEWAY_ERROR, done.stderr
     assert done.stderr == (
         "ofp-gateway: no built-in agent called weather; choose from parrot, clock, concierge, "
-        "assistant\n"
+        "assistant, convener\n"
     )
 
 

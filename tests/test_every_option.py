@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
@@ -153,6 +154,14 @@ def check_validate_lenient(t: Ctx) -> None:
 def check_talk_text(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--text", "paint the fence")
     assert code == 0 and "You said: paint the fence" in out
+    # Repeated: one utterance each, in order.
+    code, out, _ = t.run("talk", "--no-record", "--text", "one", "--text", "two")
+    assert code == 0 and 0 < out.index("You said: one") < out.index("You said: two")
+    # Neither --text nor --wav: one utterance per line typed (here piped) at the terminal.
+    t.monkeypatch.setattr("sys.stdin", io.StringIO("first line\n\nsecond line\n"))
+    code, out, _ = t.run("talk", "--no-record")
+    assert code == 0 and out.index("You said: first line") < out.index("You said: second line")
+    t.monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, _, err = t.run("talk", "--no-record")
     assert code == 2 and "--text" in err
 
@@ -207,6 +216,83 @@ def check_talk_timeout(t: Ctx) -> None:
         assert code == 1 and "after 5 s" in err
     # 4.5 s apart in theory; the rest of the run (start-up, the bounded bye) is the same in both.
     assert longer - short > 3.5, (short, longer)
+
+
+def check_talk_agent_timeout(t: Ctx) -> None:
+    with silent_agent() as url:
+        args = ("talk", "--no-record", "--text", "hi", "--agent", url)
+        args += ("--allow-address", "127.0.0.0/8", "--timeout", "2")
+        code, out, _ = t.run(*args, "--agent-timeout", "0.5")
+        assert code == 0 and "slow to answer" in out  # it missed a turn: the person is told
+        code, out, _ = t.run(*args)  # 10 s to answer: still waited for after 2 s
+        assert code == 1 and "slow to answer" not in out
+
+
+@contextlib.contextmanager
+def chatty_agents() -> Iterator[list[str]]:
+    """Two HTTP agents on loopback that answer every utterance, whoever it is for."""
+    import http.server
+
+    class Chatty(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            of = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["openFloor"]
+            me = f"tag:chatty{self.server.server_address[1]}"
+            said = {"mimeType": "text/plain", "tokens": [{"value": "and another thing"}]}
+            de = {"speakerUri": me, "span": {"startOffset": "PT0S"}, "features": {"text": said}}
+            events = [
+                {"eventType": "utterance", "parameters": {"dialogEvent": de}}
+                for e in of["events"]
+                if e["eventType"] in ("utterance", "invite")
+            ]
+            body = {
+                "schema": {"version": "1.1.0"},
+                "conversation": {"id": of["conversation"]["id"]},
+                "sender": {"speakerUri": me},
+            }
+            data = json.dumps({"openFloor": {**body, "events": events}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Chatty) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield [f"http://127.0.0.1:{s.server_address[1]}/" for s in servers]
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def check_talk_max_agent_exchanges(t: Ctx) -> None:
+    with chatty_agents() as (a, b):
+        args = ("talk", "--no-record", "--json", "--text", "Everyone, hi", "--agent", a)
+        args += ("--agent", b, "--allow-address", "127.0.0.0/8")
+
+        def chatter(*extra: str) -> int:
+            doc = json.loads(t.run(*args, *extra)[1])
+            return sum(1 for line in doc["lines"] if line["text"] == "and another thing")
+
+        assert chatter("--max-agent-exchanges", "0") < chatter() < chatter(
+            "--max-agent-exchanges", "4"
+        )
+
+
+def check_talk_convener(t: Ctx) -> None:
+    args = ("talk", "--no-record", "--json", "--text", "hi")
+    chaired = json.loads(t.run(*args, "--convener", "builtin:convener")[1])
+    plain = json.loads(t.run(*args)[1])
+
+    def roles(doc: dict) -> list[str]:
+        return doc["heard"][-1]["openFloor"]["conversation"]["assignedFloorRoles"]["convener"]
+
+    assert roles(chaired) == ["tag:ofp-gateway,2025:builtin:convener"] and roles(plain) == []
 
 
 def check_talk_allow_address(t: Ctx) -> None:
@@ -761,8 +847,8 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
         world["gateway"] = repr(sorted((k, type(v).__name__) for k, v in kwargs.items()))
         return _Fake("gateway")
 
-    def directory(policy: Any, llm: Any = None) -> _Fake:
-        world["directory"] = repr((policy.allow, llm))
+    def directory(policy: Any, settings: Any = None, llm: Any = None) -> _Fake:
+        world["directory"] = repr((policy.allow, settings, llm))
         return _Fake("directory")
 
     class Book:
@@ -810,6 +896,11 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--ice-server": ["stun:stun.test:3478"],
     "--keep-audio": [],
     "--max-sessions-per-address": ["2"],
+    "--inbound-port": ["9998"],
+    "--inbound-url": ["https://inbound.test"],
+    "--agent-timeout": ["4"],
+    "--convener": ["builtin:convener"],
+    "--max-agent-exchanges": ["5"],
     "--stt": ["wyoming://127.0.0.1:10300"],
     "--tts": ["wyoming://127.0.0.1:10300"],
     "--wake-service": ["wyoming://127.0.0.1:10300"],
@@ -845,6 +936,9 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --wake": (check_talk_wake, SLOW),
     "talk --no-record": (check_talk_no_record, []),
     "talk --allow-address": (check_talk_allow_address, []),
+    "talk --agent-timeout": (check_talk_agent_timeout, []),
+    "talk --convener": (check_talk_convener, []),
+    "talk --max-agent-exchanges": (check_talk_max_agent_exchanges, []),
     "talk --data": (check_talk_data, []),
     "talk --stt": (_talk_service_check("--stt", "stt"), SLOW),
     "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
@@ -976,6 +1070,9 @@ def test_given_options_reach_the_settings() -> None:
         "--no-record": [],
         "--data": ["elsewhere"],
         "--allow-address": ["10.0.0.0/8"],
+        "--agent-timeout": ["4"],
+        "--convener": ["builtin:convener"],
+        "--max-agent-exchanges": ["5"],
         "--llm-url": ["http://h/v1"],
         "--llm-model": ["m", "--llm-url", "http://h/v1"],
         "--llm-key-env": ["HOME", "--llm-url", "http://h/v1"],

@@ -6,7 +6,7 @@
 import { Connection } from "./connection.js";
 import { FROM_GATEWAY, TO_GATEWAY } from "./protocol.js";
 import { elements, render, showError } from "./render.js";
-import { createStore, hello, initialState, LOCAL } from "./state.js";
+import { addressFields, createStore, hello, initialState, LOCAL } from "./state.js";
 import { Voice } from "./voice.js";
 
 const SESSION_KEY = "ofp.session"; // {conversationId, token}: sessionStorage, so a reload rejoins
@@ -90,7 +90,8 @@ els.hush.addEventListener("click", () => send({ type: TO_GATEWAY.stop }));
 els.textForm.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = els.textInput.value.trim();
-  if (text && conn.send({ type: TO_GATEWAY.text, text })) els.textInput.value = "";
+  const message = { type: TO_GATEWAY.text, text, ...addressFields(store.state.address) };
+  if (text && conn.send(message)) els.textInput.value = "";
   else if (text) complain("Not connected to the gateway yet; your text is kept, send it again.");
 });
 
@@ -100,10 +101,36 @@ els.inviteForm.addEventListener("submit", (e) => {
   if (url && conn.send({ type: TO_GATEWAY.invite, url })) els.inviteUrl.value = "";
 });
 
+els.discover.addEventListener("click", () => {
+  const url = els.inviteUrl.value.trim();
+  if (url) send({ type: TO_GATEWAY.discover, url });
+});
+
+els.discovered.addEventListener("click", (e) => {
+  const button = e.target.closest("button.invite-found");
+  if (button) send({ type: TO_GATEWAY.invite, url: button.closest("li").dataset.serviceUrl });
+});
+
 els.conversants.addEventListener("click", (e) => {
   const button = e.target.closest("button.uninvite");
   if (button) send({ type: TO_GATEWAY.uninvite, speakerUri: button.closest("li").dataset.speakerUri });
+  const talk = e.target.closest("button.address");
+  if (talk) {
+    const uri = talk.closest("li").dataset.speakerUri;
+    const { address } = store.state;
+    chooseAddress(address.to === uri ? null : uri, address.private);
+  }
 });
+
+/** Address an agent (null: let the gateway choose); spoken turns follow it (`address`). */
+function chooseAddress(to, isPrivate) {
+  store.dispatch({ type: LOCAL.address, to, private: isPrivate });
+  send({ type: TO_GATEWAY.address, to, private: Boolean(to && isPrivate) });
+}
+els.addressPrivate.addEventListener("change", (e) =>
+  chooseAddress(store.state.address.to, e.target.checked),
+);
+els.addressClear.addEventListener("click", () => chooseAddress(null, false));
 
 for (const radio of els.modes) {
   radio.addEventListener("change", () => {

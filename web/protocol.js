@@ -6,7 +6,9 @@
 export const TO_GATEWAY = Object.freeze({
   hello: "hello",
   text: "text",
+  address: "address",
   invite: "invite",
+  discover: "discover",
   uninvite: "uninvite",
   mode: "mode",
   ptt: "ptt",
@@ -25,6 +27,7 @@ export const FROM_GATEWAY = Object.freeze({
   utterance: "utterance",
   floor: "floor",
   notice: "notice",
+  manifests: "manifests",
   wake: "wake",
   flush: "flush",
   answer: "answer",

@@ -41,9 +41,15 @@ export function elements(doc) {
     remoteAudio: $("remote-audio"),
     textForm: $("text-form"),
     textInput: $("text-input"),
+    addressee: $("addressee"),
+    addresseeName: $("addressee-name"),
+    addressPrivate: $("address-private"),
+    addressClear: $("address-clear"),
     inviteForm: $("invite-form"),
     inviteUrl: $("invite-url"),
     builtins: $("builtins"),
+    discover: $("discover"),
+    discovered: $("discovered"),
     download: $("download"),
     newConversation: $("new-conversation"),
     voiceKept: $("voice-kept"),
@@ -91,8 +97,16 @@ export function downloadHref({ conversationId, token }) {
 
 const uriOf = (x) => (typeof x === "string" ? x : x && x.speakerUri);
 
-/** The floor as listed: each conversant's name, badges, and whether it can be uninvited. */
-export function floorView(floor, user) {
+/** The composer's line saying whom the next utterance is for ("" when the gateway chooses). */
+export function addresseeText(address, floor) {
+  if (!address || !address.to) return "";
+  const c = floor.conversants.find((x) => x.speakerUri === address.to);
+  return `to ${c ? c.name || c.speakerUri : address.to}`;
+}
+
+/** The floor as listed: each conversant's name, badges, and whether it can be uninvited or
+ * addressed (`addressed`: the person's utterances go to it). */
+export function floorView(floor, user, address = null) {
   const granted = new Set(floor.floorGranted.map(uriOf));
   const convener = uriOf(floor.convener);
   return floor.conversants.map((c) => {
@@ -107,6 +121,8 @@ export function floorView(floor, user) {
       name: c.name || c.speakerUri,
       badges,
       uninvite: !isUser && Boolean(c.serviceUrl),
+      addressable: !isUser && Boolean(c.serviceUrl),
+      addressed: Boolean(address && address.to === c.speakerUri),
     };
   });
 }
@@ -157,6 +173,7 @@ function turnElement(doc, turn) {
     body.textContent = turn.text;
   }
   li.appendChild(body);
+  if (turn.why) li.appendChild(element(doc, "p", "hint why", turn.why));
   if (turn.htmlOmitted) {
     // The gateway left the html out (too large or too deep to show safely): say so.
     const note = `Formatting not shown: ${turn.htmlOmitted}.`;
@@ -195,6 +212,15 @@ function conversantElement(doc, c) {
     li.appendChild(element(doc, "span", text === HAS_FLOOR ? "badge floor-holder" : "badge", text));
   }
   if (c.serviceUrl) li.appendChild(element(doc, "span", "url", c.serviceUrl));
+  if (c.addressable) {
+    // app.js listens on the list: clicking addresses the item's conversant (again: stops).
+    const talk = element(doc, "button", "link address", c.addressed ? "Talking to" : "Talk to");
+    talk.type = "button";
+    talk.setAttribute("aria-pressed", String(c.addressed));
+    talk.setAttribute("aria-label", `Talk to ${c.name}`);
+    li.appendChild(talk);
+    if (c.addressed) li.classList.add("addressed");
+  }
   if (c.uninvite) {
     // app.js listens on the list: the button's conversant is its item's data-speaker-uri.
     const remove = element(doc, "button", "link uninvite", "Uninvite");
@@ -203,6 +229,38 @@ function conversantElement(doc, c) {
     li.appendChild(remove);
   }
   return li;
+}
+
+/** One published manifest as the invite box shows it: name, what it does, an Invite button. */
+export function foundView(m) {
+  const about = [m.synopsis, (m.keyphrases || []).join(", ")].filter(Boolean).join(" — ");
+  return {
+    name: m.name || m.serviceUrl,
+    about,
+    serviceUrl: m.serviceUrl,
+    badge: m.recommended ? (m.score != null ? `recommended ${m.score}` : "recommended") : "",
+  };
+}
+
+function discoveredElements(doc, found) {
+  if (!found) return [];
+  const head = element(doc, "p", "hint", found.error ? `${found.url}: ${found.error}` : found.url);
+  const items = found.manifests.map((m) => {
+    const v = foundView(m);
+    const li = element(doc, "li", "found");
+    li.dataset.serviceUrl = v.serviceUrl;
+    li.appendChild(element(doc, "span", "name", v.name));
+    if (v.badge) li.appendChild(element(doc, "span", "badge", v.badge));
+    if (v.about) li.appendChild(element(doc, "span", "url", v.about));
+    // app.js listens on the box: the button's agent is its item's data-service-url.
+    const invite = element(doc, "button", "link invite-found", `Invite ${v.name}`);
+    invite.type = "button";
+    li.appendChild(invite);
+    return li;
+  });
+  const list = element(doc, "ul", "conversants");
+  list.append(...items);
+  return [head, list];
 }
 
 /** Show `text` in the error box for 8 s, keeping the last three. */
@@ -227,9 +285,15 @@ export function render(els, state, prev = null) {
   }
   if (changed("partial")) els.partial.textContent = state.partial;
   if (changed("turns")) renderTurns(els.conversation, state.turns, prev ? prev.turns : []);
-  if (changed("floor", "user")) {
-    const items = floorView(state.floor, state.user).map((c) => conversantElement(doc, c));
+  if (changed("floor", "user", "address")) {
+    const items = floorView(state.floor, state.user, state.address).map((c) =>
+      conversantElement(doc, c),
+    );
     els.conversants.replaceChildren(...items);
+    const text = addresseeText(state.address, state.floor);
+    els.addressee.hidden = text === "";
+    els.addresseeName.textContent = text;
+    els.addressPrivate.checked = Boolean(state.address && state.address.private);
   }
   // Before the first welcome the selector keeps the page's own "off".
   if (prev !== null && changed("wakeWords")) {
@@ -239,6 +303,9 @@ export function render(els, state, prev = null) {
     );
   }
   if (prev !== null && changed("wakeWords", "wake")) els.wake.value = state.wake;
+  if (changed("discovered")) {
+    els.discovered.replaceChildren(...discoveredElements(doc, state.discovered));
+  }
   if (changed("builtins")) {
     els.builtins.replaceChildren(...state.builtins.map((b) => option(doc, "", `builtin:${b}`)));
   }

@@ -25,6 +25,8 @@ export const LOCAL = Object.freeze({
   micError: "page:mic-error",
   /** {reason}: WebRTC failed on this page; voice goes over the WebSocket from now on. */
   webrtcFailed: "page:webrtc-failed",
+  /** {to: speakerUri|null, private?}: whom the person's utterances are for (an agent clicked). */
+  address: "page:address",
 });
 
 /** What the voice indicator shows while voice is off (not a gateway state). */
@@ -57,12 +59,24 @@ export function initialState({ session = null, mode = null, wake = null } = {}) 
     /** The conversation as shown: {kind: "user"|"agent"|"notice", id?, …}, oldest first. */
     turns: [],
     floor: { conversants: [], floorGranted: [], convener: null },
+    /** Whom the person addresses: {to: speakerUri|null, private: bool} (null: the gateway
+     * chooses — a name said, the agent talked with, the one best placed). */
+    address: NO_ADDRESS,
+    /** What a looked-up agent published: {url, manifests: [...], error?}, or null. */
+    discovered: null,
     /** Barge-in flushes received (a test hook reads it). */
     flushes: 0,
   });
 }
 
 const set = (state, changes) => Object.freeze({ ...state, ...changes });
+
+const NO_ADDRESS = Object.freeze({ to: null, private: false });
+
+/** The `address` message for the gateway, and the `to`/`private` of a typed `text`. */
+export function addressFields(address) {
+  return address.to ? { to: address.to, private: address.private } : {};
+}
 
 /** `turn` appended, unless its id was shown already (a rejoin replays what the page has). */
 function addTurn(state, turn, changes = {}) {
@@ -120,6 +134,8 @@ function welcome(state, w) {
     wake: wake === "off" || wakeWords.includes(wake) ? wake : "",
     builtins: w.builtins || [],
     keepAudio: Boolean(w.keepAudio),
+    // A new session on the gateway chooses for itself until the person clicks again.
+    address: NO_ADDRESS,
   });
   for (const event of w.history || []) next = reduce(next, event);
   if (expired) next = addTurn(next, notice(EXPIRED_NOTICE));
@@ -138,7 +154,12 @@ const fromGateway = {
         id: m.id,
         who: s.user ? s.user.name : "You",
         text: m.text,
-        badges: m.typed ? ["typed"] : [],
+        badges: [
+          ...(m.typed ? ["typed"] : []),
+          ...(m.toName ? [`to ${m.toName}`] : m.why ? ["to everyone"] : []),
+          ...(m.private ? ["private"] : []),
+        ],
+        why: m.why || null,
       },
       { partial: "" },
     ),
@@ -155,14 +176,23 @@ const fromGateway = {
       htmlOmitted: m.htmlOmitted || null,
     }),
   [FROM_GATEWAY.notice]: (s, m) => addTurn(s, notice(m.text)),
-  [FROM_GATEWAY.floor]: (s, m) =>
+  [FROM_GATEWAY.manifests]: (s, m) =>
     set(s, {
-      floor: {
-        conversants: m.conversants || [],
-        floorGranted: m.floorGranted || [],
-        convener: m.convener || null,
-      },
+      discovered: Object.freeze({
+        url: m.url,
+        manifests: m.manifests || [],
+        error: m.error || null,
+      }),
     }),
+  [FROM_GATEWAY.floor]: (s, m) => {
+    const conversants = m.conversants || [];
+    // An agent that left can no longer be addressed.
+    const here = conversants.some((c) => c.speakerUri === s.address.to);
+    return set(s, {
+      floor: { conversants, floorGranted: m.floorGranted || [], convener: m.convener || null },
+      address: here ? s.address : NO_ADDRESS,
+    });
+  },
   [FROM_GATEWAY.wake]: (s) => set(s, { activity: STATES.listening }),
   [FROM_GATEWAY.flush]: (s) => set(s, { flushes: s.flushes + 1 }),
   [FROM_GATEWAY.timing]: (s, m) => addTurn(s, endedTurn(m)),
@@ -177,6 +207,10 @@ const local = {
   [LOCAL.voiceOn]: (s, a) => set(s, { starting: false, voice: { transport: a.transport } }),
   [LOCAL.voiceOff]: (s) => set(s, { voice: null, activity: OFF }),
   [LOCAL.micError]: (s, a) => set(s, { starting: false, micError: a.text }),
+  [LOCAL.address]: (s, a) =>
+    set(s, {
+      address: a.to ? Object.freeze({ to: a.to, private: Boolean(a.private) }) : NO_ADDRESS,
+    }),
   [LOCAL.webrtcFailed]: (s, a) =>
     set(s, { webrtcFailed: a.reason, voice: s.voice && { transport: "ws" } }),
 };

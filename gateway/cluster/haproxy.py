@@ -9,6 +9,10 @@ What the configuration does, and why (``docs/deployment.md`` explains it for ope
   redispatch`` sends the page to another, which takes the conversation up from the records.
 * Health checks on ``/readyz``: 200 only when the node would serve a new person well; a node that
   is loading models, full or draining answers 503 and gets no new people.
+* Agents' posts (the inbound endpoint, docs/floor.md): a second frontend in front of each node's
+  ``--inbound-port``. An inbound URL names the node that holds its conversation
+  (``/ofp/in/NODE/TOKEN``), and HAProxy sends the post to that node, whichever node the agent's
+  connection would otherwise have reached.
 """
 
 from __future__ import annotations
@@ -37,15 +41,41 @@ class Backend:
     name: str
     host: str
     port: int
+    #: The node's ``--inbound-port`` (None: it takes no agents' posts through HAProxy).
+    inbound_port: int | None = None
+
+
+def inbound_config(inbound_port: int, backends: list[Backend], *, host: str = "127.0.0.1") -> str:
+    """The inbound frontend: each agent's post to the node its URL names."""
+    nodes = [b for b in backends if b.inbound_port is not None]
+    rules = "\n".join(f"    use-server {b.name} if {{ path_beg /ofp/in/{b.name}/ }}" for b in nodes)
+    servers = "\n".join(f"    server {b.name} {b.host}:{b.inbound_port}" for b in nodes)
+    return f"""
+frontend inbound
+    bind {host}:{inbound_port}
+    default_backend inbound
+
+backend inbound
+    # An inbound URL is /ofp/in/NODE/TOKEN: the node holding the conversation takes the post.
+{rules}
+{servers}
+"""
 
 
 def config(
-    port: int, backends: list[Backend], *, host: str = "127.0.0.1", check_ms: int = 1000
+    port: int,
+    backends: list[Backend],
+    *,
+    host: str = "127.0.0.1",
+    check_ms: int = 1000,
+    inbound_port: int | None = None,
 ) -> str:
-    """The HAProxy configuration for ``backends`` behind ``host:port``."""
+    """The HAProxy configuration for ``backends`` behind ``host:port`` (and, with
+    ``inbound_port``, their inbound endpoints behind ``host:inbound_port``)."""
     servers = "\n".join(
         f"    server {b.name} {b.host}:{b.port} cookie {b.name} check" for b in backends
     )
+    inbound = inbound_config(inbound_port, backends, host=host) if inbound_port is not None else ""
     return f"""\
 global
     maxconn 4096
@@ -79,16 +109,24 @@ backend nodes
     http-check expect status 200
     default-server inter {check_ms} fall 2 rise 1
 {servers}
-"""
+{inbound}"""
 
 
 class HAProxy:
     """HAProxy in the foreground, with its configuration in a temporary folder."""
 
-    def __init__(self, port: int, backends: list[Backend], *, check_ms: int = 1000) -> None:
+    def __init__(
+        self,
+        port: int,
+        backends: list[Backend],
+        *,
+        check_ms: int = 1000,
+        inbound_port: int | None = None,
+    ) -> None:
         self.port = port
         self.backends = backends
         self.check_ms = check_ms
+        self.inbound_port = inbound_port
         self.root: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -96,6 +134,11 @@ class HAProxy:
     def url(self) -> str:
         """Where people reach the gateway."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def inbound_url(self) -> str | None:
+        """Where agents post to the gateway (None without an inbound frontend)."""
+        return None if self.inbound_port is None else f"http://127.0.0.1:{self.inbound_port}"
 
     def start(self, timeout: float = 20.0) -> HAProxy:
         """Write the configuration, check it, start HAProxy and wait until it answers."""
@@ -106,7 +149,9 @@ class HAProxy:
             raise HAProxyUnavailable("HAProxy is not installed: `apt-get install haproxy`")
         self.root = Path(tempfile.mkdtemp(prefix="ofp-haproxy-"))
         cfg = self.root / "haproxy.cfg"
-        cfg.write_text(config(self.port, self.backends, check_ms=self.check_ms))
+        cfg.write_text(
+            config(self.port, self.backends, check_ms=self.check_ms, inbound_port=self.inbound_port)
+        )
         checked = subprocess.run([binary, "-c", "-f", str(cfg)], capture_output=True, text=True)
         if checked.returncode != 0:
             raise HAProxyUnavailable(f"haproxy refused its configuration: {checked.stderr}")

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,25 @@ from gateway.cluster.postgres import TempPostgres, free_port
 from gateway.errors import ClusterUnavailable
 
 
+def free_ports(n: int, avoid: set[int] | frozenset[int] = frozenset()) -> list[int]:
+    """``n`` distinct free ports on loopback, none in ``avoid``: held open together while they
+    are chosen, since ports chosen one at a time may come back the same."""
+    held: list[socket.socket] = []
+    try:
+        ports: list[int] = []
+        while len(ports) < n:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            held.append(s)
+            port = int(s.getsockname()[1])
+            if port not in avoid:
+                ports.append(port)
+        return ports
+    finally:
+        for s in held:
+            s.close()
+
+
 @dataclass
 class Node:
     """One ``serve`` process of the cluster."""
@@ -32,6 +52,8 @@ class Node:
     name: str
     port: int
     log: Path
+    #: Where the node takes agents' posts (HAProxy's inbound frontend leads there).
+    inbound_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -65,6 +87,8 @@ class LocalCluster:
 
     nodes_count: int = 2
     port: int = 0
+    #: HAProxy's frontend for agents' posts to the nodes' inbound endpoints.
+    inbound_port: int = 0
     database: str | None = None
     serve_args: tuple[str, ...] = ()
     check_ms: int = 500
@@ -93,20 +117,30 @@ class LocalCluster:
         """Start everything and wait until HAProxy reaches a ready node."""
         self.workdir = self.workdir or Path(tempfile.mkdtemp(prefix="ofp-cluster-"))
         self.port = self.port or free_port()
+        self.inbound_port = self.inbound_port or free_port()
         if self.database is None:
             self.postgres = TempPostgres().start()
         if self.speech_server:
             self.start_speech(timeout)
+        # Every node has two ports (the page's, the agents' inbound): chosen together, so that
+        # no two of them are the same port.
+        ports = free_ports(2 * self.nodes_count, avoid={self.port, self.inbound_port})
         self.nodes = [
-            Node(f"node{i + 1}", free_port(), self.workdir / f"node{i + 1}.log")
+            Node(
+                f"node{i + 1}",
+                ports[2 * i],
+                self.workdir / f"node{i + 1}.log",
+                ports[2 * i + 1],
+            )
             for i in range(self.nodes_count)
         ]
         for node in self.nodes:
             self.start_node(node)
         self.haproxy = HAProxy(
             self.port,
-            [Backend(n.name, "127.0.0.1", n.port) for n in self.nodes],
+            [Backend(n.name, "127.0.0.1", n.port, n.inbound_port) for n in self.nodes],
             check_ms=self.check_ms,
+            inbound_port=self.inbound_port,
         ).start()
         deadline = time.monotonic() + timeout
         for node in self.nodes:
@@ -135,6 +169,10 @@ class LocalCluster:
                 f"http://127.0.0.1:{self.port}",
                 "--node",
                 node.name,
+                "--inbound-port",
+                str(node.inbound_port),
+                "--inbound-url",
+                f"http://127.0.0.1:{self.inbound_port}",
                 *self.speech_args,
                 *self.serve_args,
             ],

@@ -4,20 +4,29 @@ This is the thin I/O layer over :class:`gateway.floor.Floor` (which decides) —
 layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send,
 feeds replies back in arrival order, and turns transport failures into Open Floor behaviour:
 
-* an agent that times out is uninvited with ``@timedOut`` and the person is told;
+* an agent that times out is told about: the person hears it is slow, and after
+  :attr:`Limits.max_timeouts` misses in a row it is uninvited with ``@timedOut``;
+* while the person waits for an answer longer than :attr:`Limits.one_moment_s`, the floor says
+  "One moment…" (a notice with the reason ``@wait``, which the page shows and speaks);
 * an agent that answers with an HTTP error or something that is not an envelope is reported with
   ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
   when its address is refused by policy, it is uninvited with ``@error``;
 * deliveries to each recipient are sequential (their order is the floor's order) and bounded;
-* a reply chain between agents is cut after :attr:`Limits.max_agent_envelopes` agent envelopes
-  without a word from the person, so two agents cannot answer each other forever.
+* agents do not chatter: an agent's reply answers whoever spoke the envelope it got (an utterance
+  without ``to`` is given that speaker as ``to``), and a chain of agents answering agents is cut
+  after :attr:`Limits.max_agent_exchanges` exchanges in one person turn (and after
+  :attr:`Limits.max_agent_envelopes` agent envelopes in all), the person being told once;
+* the person is protected (:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite
+  them or revoke their floor is not applied, and the person is told what it tried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,12 +39,16 @@ from gateway.agents.streaming import StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
+from gateway.floor.inbound import InboundDesk
 from gateway.ofp import (
     Conversation,
+    DialogEvent,
     Envelope,
     Event,
     EventType,
     Identification,
+    Manifest,
+    Parameters,
     Sender,
     To,
     to_ovon,
@@ -92,8 +105,22 @@ class Limits:
     max_queue_per_recipient: int = 64
     #: Consecutive failed deliveries before an agent is uninvited with @error.
     max_failures: int = 3
-    #: Agent envelopes accepted in a row without the person speaking (agent ping-pong guard).
+    #: Consecutive timeouts before an agent is uninvited with @timedOut: one slow answer (a
+    #: cold start, a long search) costs an agent a notice, not its place.
+    max_timeouts: int = 2
+    #: Seconds the person waits for the first answer before the floor says "One moment…".
+    one_moment_s: float = 3.0
+    #: The person's invites carry the last utterances as ``dialogHistory`` (§1.12), at most
+    #: this many and this many bytes of JSON (the newest kept), so a newcomer has context.
+    history_events: int = 10
+    #: Bytes of JSON that ``dialogHistory`` may take (the newest utterances kept).
+    history_bytes: int = 32_000
+    #: Agent envelopes accepted in one person turn, in all (a hard bound on any fan-out).
     max_agent_envelopes: int = 64
+    #: Agents answering agents in one person turn: an agent's reply to the person is depth 1;
+    #: another agent answering that reply is exchange 1, and so on. A spoken conversation has
+    #: room for a few; beyond this the replies are dropped and the person told once.
+    max_agent_exchanges: int = 2
     #: Conversants beyond the person (bounded so a hostile agent cannot invite thousands).
     max_agents: int = 32
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
@@ -105,6 +132,13 @@ class Limits:
     slow_notice_s: float = 4.0
     #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
     manifest_timeout_s: float = 3.0
+
+
+def limits(max_agent_exchanges: int | None = None) -> Limits:
+    """The default :class:`Limits`, with the agent-to-agent bound a command was given."""
+    if max_agent_exchanges is None:
+        return Limits()
+    return Limits(max_agent_exchanges=max_agent_exchanges)
 
 
 #: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
@@ -131,9 +165,47 @@ NoticeSink = Callable[[Notice], Awaitable[None] | None]
 
 @dataclass
 class _Mailbox:
-    queue: asyncio.Queue[Delivery]
+    #: Each delivery with its depth: how many agent envelopes lead back to the person.
+    queue: asyncio.Queue[tuple[Delivery, int]]
     task: asyncio.Task[None]
     failures: int = 0
+    #: Person turns in a row in which this agent timed out, and the last such turn.
+    misses: int = 0
+    missed_turn: int = -1
+
+
+def wants_audio(manifest: Manifest) -> bool:
+    """Whether an agent's manifest says it takes audio in (``supportedLayers.input``)."""
+    return any(
+        c.supported_layers is not None
+        and any(layer.lower().startswith("audio") for layer in c.supported_layers.input)
+        for c in manifest.capabilities
+    )
+
+
+def _voice_only_if_wanted(manifest: Manifest, d: Delivery, person: str) -> Delivery:
+    """``d`` without the person's voice (the ``audio`` feature of their utterances) unless the
+    recipient's manifest asks for audio: a voice is personal, and most agents read the text,
+    words and confidence only."""
+    env = d.envelope
+    if wants_audio(manifest) or not any(
+        e.dialog_event is not None
+        and e.dialog_event.speaker_uri == person
+        and "audio" in e.dialog_event.features
+        for e in env.events
+    ):
+        return d
+    events = []
+    for e in env.events:
+        de = e.dialog_event
+        if de is not None and de.speaker_uri == person and "audio" in de.features:
+            features = {k: v for k, v in de.features.items() if k != "audio"}
+            de = de.model_copy(update={"features": features})
+            e = e.model_copy(
+                update={"parameters": e.parameters.model_copy(update={"dialog_event": de})}
+            )
+        events.append(e)
+    return Delivery(d.recipient, env.model_copy(update={"events": events}), d.awaits_reply)
 
 
 class FloorHost:
@@ -158,11 +230,13 @@ class FloorHost:
         manager: Identification | None = None,
         limits: Limits | None = None,
         restore: FloorState | None = None,
+        inbound: InboundDesk | None = None,
     ) -> None:
         self.id = conversation_id
         self.user = user
         self.limits = limits or Limits()
         self.floor = Floor(conversation_id, manager=manager or manager_identity())
+        self.floor.protect(user.speaker_uri)
         if restore is None:
             self.floor.join(user)
         else:
@@ -178,11 +252,20 @@ class FloorHost:
         #: person's proxy speaks its sentences before the reply envelope is complete.
         self.on_stream: StreamOpener | None = None
         self._recorder = recorder
+        #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
+        self.inbound = inbound
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._agent_run = 0
+        self._chatter_told = False
+        self._moment: asyncio.Task[None] | None = None
+        self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
+        #: Public utterances of the conversation, newest last (for invites' dialogHistory).
+        self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
+        #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
+        self.history_keeps_audio = False
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
         self._ended = False
@@ -207,6 +290,11 @@ class FloorHost:
             events=events,
         )
         self._agent_run = 0
+        self._chatter_told = False
+        self._turn += 1
+        events = [self._with_history(e) for e in events]
+        env = env.model_copy(update={"events": events})
+        self._remember(events)
         self._record("in", self.user.speaker_uri, env.to_wire())
         env = await self._refuse_invites(env, self.user)
         if not env.events:
@@ -214,7 +302,76 @@ class FloorHost:
         if self.on_said is not None:
             self.on_said(env)
         self._dispatch(self.floor.receive(env))
+        if any(e.event_type is EventType.UTTERANCE for e in events):
+            self._wait_for_answer()
         return env
+
+    def _remember(self, events: list[Event]) -> None:
+        for e in events:
+            de = e.dialog_event
+            if e.event_type is EventType.UTTERANCE and de is not None and not e.is_private:
+                self._history.append(de)
+
+    def dialog_history(self) -> list[DialogEvent]:
+        """The last public utterances, bounded (:attr:`Limits.history_events`,
+        :attr:`Limits.history_bytes`), the person's audio left out unless
+        :attr:`history_keeps_audio`."""
+        out: list[DialogEvent] = []
+        size = 0
+        for de in reversed(self._history):
+            if (
+                de.speaker_uri == self.user.speaker_uri
+                and not self.history_keeps_audio
+                and "audio" in de.features
+            ):
+                features = {k: v for k, v in de.features.items() if k != "audio"}
+                de = de.model_copy(update={"features": features})
+            size += len(json.dumps(de.wire(), ensure_ascii=False))
+            if size > self.limits.history_bytes:
+                break
+            out.append(de)
+        return out[::-1]
+
+    def _with_history(self, event: Event) -> Event:
+        """The person's invite, with the conversation so far (unless it carries its own)."""
+        if event.event_type is not EventType.INVITE or event.parameters.dialog_history:
+            return event
+        history = self.dialog_history()
+        if not history:
+            return event
+        params = event.parameters.model_copy(update={"dialog_history": history})
+        return event.model_copy(update={"parameters": params})
+
+    def _wait_for_answer(self) -> None:
+        """Say "One moment…" if no agent has answered the person in ``one_moment_s``."""
+        if self._moment is not None:
+            self._moment.cancel()
+        if len(self.floor.conversants) < 2 or self.limits.one_moment_s <= 0:
+            self._moment = None
+            return
+        self._moment = asyncio.get_running_loop().create_task(self._one_moment())
+
+    async def _one_moment(self) -> None:
+        await asyncio.sleep(self.limits.one_moment_s)
+        self._moment = None
+        if not self._idle.is_set():  # still waiting on an agent
+            await self._notify(Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri))
+
+    def agents(self) -> list[tuple[Identification, Manifest | None]]:
+        """The agents on the floor now (but the person and the convener), in joining order, each with
+        its manifest when the gateway knows it (for the person's side to choose an addressee)."""
+        out: list[tuple[Identification, Manifest | None]] = []
+        for ident in self.floor.conversants:
+            if ident.speaker_uri in (self.user.speaker_uri, self.floor.convener):
+                continue  # the person, and the chair: it keeps order, it does not answer
+            manifest: Manifest | None = None
+            if ident.service_url:
+                try:
+                    manifest = self._resolve(ident.service_url).manifest
+                except AgentError:
+                    manifest = None
+            out.append((ident, manifest))
+        return out
 
     def know(self, identification: Identification) -> None:
         """Tell the floor an agent's real identity before it is invited by URL."""
@@ -251,6 +408,42 @@ class FloorHost:
         self.floor.know(agent.manifest.identification)
         return agent.manifest.identification
 
+    async def discover(self, url: str, *, max_manifests: int = 20) -> list[tuple[Manifest, bool]]:
+        """Ask the agent at ``url`` what it offers (``getManifests``, scope ``all``, §1.17):
+        its manifests, each with whether it was recommended (``discoveryManifests``, or any but
+        its own from a discovery agent). Raises :class:`AgentError` for an address it cannot or
+        may not reach, :class:`TimeoutError` after :attr:`Limits.manifest_timeout_s`."""
+        agent = self._resolve(url)
+        ask = Envelope(
+            conversation=Conversation(id=self.id),
+            sender=Sender(
+                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
+            ),
+            events=[
+                Event(
+                    event_type=EventType.GET_MANIFESTS,
+                    to=To(service_url=agent.manifest.identification.service_url or url),
+                    parameters=Parameters(recommend_scope="all"),
+                )
+            ],
+        )
+        reply = await asyncio.wait_for(agent.handle(ask), self.limits.manifest_timeout_s)
+        own = agent.manifest.identification.service_url
+        found: list[tuple[Manifest, bool]] = []
+        for e in reply.events if reply is not None else []:
+            if e.event_type is not EventType.PUBLISH_MANIFESTS:
+                continue
+            for m in e.parameters.servicing_manifests or []:
+                found.append(
+                    (
+                        m,
+                        normalize_service_url(m.identification.service_url or "")
+                        != normalize_service_url(own or url),
+                    )
+                )
+            found += [(m, True) for m in e.parameters.discovery_manifests or []]
+        return found[:max_manifests]
+
     @property
     def floor_idle(self) -> bool:
         """No delivery queued or in flight right now."""
@@ -283,9 +476,14 @@ class FloorHost:
         return await self.wait_idle(self.limits.bye_timeout_s)
 
     async def close(self) -> None:
-        """Stop every delivery worker. Agents themselves are closed by whoever made them."""
+        """Stop every delivery worker and revoke the agents' inbound URLs. Agents themselves
+        are closed by whoever made them."""
         self._closed = True
+        if self.inbound is not None:
+            self.inbound.revoke(self.id)
         tasks = [m.task for m in self._mailboxes.values()] + list(self._naming)
+        if self._moment is not None:
+            tasks.append(self._moment)
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -294,7 +492,7 @@ class FloorHost:
         self._mailboxes.clear()
 
     # ------------------------------------------------------------------ deliveries
-    def _dispatch(self, deliveries: list[Delivery]) -> None:
+    def _dispatch(self, deliveries: list[Delivery], depth: int = 0) -> None:
         self._record_floor()
         for d in deliveries:
             # One mailbox per agent however its URL is written, so its deliveries stay in order.
@@ -306,17 +504,19 @@ class FloorHost:
                         "conversation %s: too many recipients; dropped delivery to %s", self.id, key
                     )
                     continue
-                queue: asyncio.Queue[Delivery] = asyncio.Queue(self.limits.max_queue_per_recipient)
+                queue: asyncio.Queue[tuple[Delivery, int]] = asyncio.Queue(
+                    self.limits.max_queue_per_recipient
+                )
                 box = _Mailbox(
                     queue, asyncio.get_running_loop().create_task(self._worker(key, queue))
                 )
                 self._mailboxes[key] = box
             try:
-                box.queue.put_nowait(d)
+                box.queue.put_nowait((d, depth))
             except asyncio.QueueFull:
                 log.warning("conversation %s: %s is not keeping up; delivery dropped", self.id, key)
                 if d.awaits_reply:  # never leave the floor waiting on a delivery that was dropped
-                    self._dispatch(self.floor.convener_replied(None))
+                    self._dispatch(self.floor.convener_replied(None, fallback=True))
                 continue
             self._inflight += 1
             self._idle.clear()
@@ -327,11 +527,11 @@ class FloorHost:
             return normalize_service_url(recipient.service_url)
         return recipient.speaker_uri
 
-    async def _worker(self, key: str, queue: asyncio.Queue[Delivery]) -> None:
+    async def _worker(self, key: str, queue: asyncio.Queue[tuple[Delivery, int]]) -> None:
         while True:
-            d = await queue.get()
+            d, depth = await queue.get()
             try:
-                await self._deliver(key, d)
+                await self._deliver(key, d, depth)
             except Exception:  # a bug in one delivery must not stop the conversation
                 log.exception("conversation %s: delivery to %s failed", self.id, key)
             finally:
@@ -339,16 +539,24 @@ class FloorHost:
                 if self._inflight == 0:
                     self._idle.set()
 
-    async def _deliver(self, key: str, d: Delivery) -> None:
+    async def _deliver(self, key: str, d: Delivery, depth: int = 0) -> None:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
+            if self._moment is not None and any(
+                e.event_type is EventType.UTTERANCE for e in d.envelope.events
+            ):
+                self._moment.cancel()  # answered: no "one moment"
+                self._moment = None
+            self._remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):
                 await result
             return
+        d = self._with_inbound(key, d)
         try:
             agent = self._resolve(recipient.service_url or key)
+            d = _voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
             # no wire, so what they were handed and gave back stands for it.
             in_process = not getattr(agent, "taps_wire", False)
@@ -390,34 +598,205 @@ class FloorHost:
             box = self._mailboxes.get(key)
             if box is not None:
                 box.failures = 0
+                box.misses = 0
             self._name_newcomer(recipient.service_url)
         if d.awaits_reply:
             if reply is not None:
                 self._record("in", reply.sender.speaker_uri, reply.to_wire())
-            self._dispatch(self.floor.convener_replied(reply))
+            else:
+                await self._convener_failed(recipient)
+            self._dispatch(self.floor.convener_replied(reply, fallback=reply is None), depth)
+            await self._report_refused()
             return
         if reply is None or not reply.events:
             return  # §2.3: an empty events array is an acknowledgement
         if reply.conversation.id != self.id:
             log.warning("%s answered for conversation %r; ignored", key, reply.conversation.id)
             return
+        await self.accept(
+            reply,
+            origin=recipient.service_url or None,
+            depth=depth + 1,
+            answering=d.envelope.sender,
+        )
+
+    async def accept(
+        self,
+        envelope: Envelope,
+        *,
+        origin: str | None,
+        depth: int = 1,
+        answering: Sender | None = None,
+    ) -> bool:
+        """Take an envelope an agent sent (a reply, or a post to its inbound endpoint) into the
+        floor, within the chatter bounds. ``depth`` is how many agent envelopes lead back to the
+        person (1: the agent answers the person or speaks of its own accord); ``answering`` is
+        the sender of the envelope it replies to. Returns whether it was taken."""
         self._agent_run += 1
-        if self._agent_run > self.limits.max_agent_envelopes:
-            if self._agent_run == self.limits.max_agent_envelopes + 1:
+        exchanges = depth - 1
+        if (
+            self._agent_run > self.limits.max_agent_envelopes
+            or exchanges > self.limits.max_agent_exchanges
+        ):
+            if not self._chatter_told:
+                self._chatter_told = True
                 await self._notify(
                     Notice(
-                        "Agents kept answering each other; the gateway stopped passing their replies.",
-                        "@error",
-                        recipient.speaker_uri,
+                        "The agents kept answering each other; the floor stopped them after "
+                        f"{self.limits.max_agent_exchanges} exchanges. Say something to go on.",
+                        "@chatter",
+                        envelope.sender.speaker_uri,
                     )
                 )
-            return
-        self._record("in", reply.sender.speaker_uri, reply.to_wire())
-        reply = await self._refuse_invites(reply, recipient)
+            return False
+        if answering is not None:
+            envelope = self._answer_speaker(envelope, answering)
+        self._record("in", envelope.sender.speaker_uri, envelope.to_wire())
+        who = self.floor.find(speaker_uri=envelope.sender.speaker_uri, service_url=origin)
+        if who is not None:
+            envelope = await self._refuse_invites(envelope, who)
         try:
-            self._dispatch(self.floor.receive(reply, origin=recipient.service_url or None))
+            self._dispatch(self.floor.receive(envelope, origin=origin), depth)
         except FloorBusy as err:
             log.warning("conversation %s: %s", self.id, err)
+            return False
+        await self._report_refused()
+        return True
+
+    def _answer_speaker(self, reply: Envelope, answering: Sender) -> Envelope:
+        """An agent's public utterance without ``to`` answers whoever spoke the envelope it got
+        (not the room): other agents then leave it alone (§2.1), which keeps them from all
+        answering each other."""
+        speaker = self.floor.find(
+            speaker_uri=answering.speaker_uri, service_url=answering.service_url
+        )
+        if (
+            speaker is None
+            or speaker.speaker_uri == reply.sender.speaker_uri
+            or speaker.speaker_uri == self.floor.manager.speaker_uri
+        ):
+            return reply
+        if not any(e.event_type is EventType.UTTERANCE and e.to is None for e in reply.events):
+            return reply
+        to = To(speaker_uri=speaker.speaker_uri, service_url=speaker.service_url or None)
+        events = [
+            e.model_copy(update={"to": to})
+            if e.event_type is EventType.UTTERANCE and e.to is None
+            else e
+            for e in reply.events
+        ]
+        return reply.model_copy(update={"events": events})
+
+    async def appoint_convener(self, url: str, *, timeout: float = 15.0) -> Identification | None:
+        """Invite the agent at ``url`` and make it the convener (§0.4.2): from then on the
+        events of the §2.2 table are delegated to it. None (and the person told) when it did not
+        join; the floor stays the minimal convener."""
+        known = await self.learn_manifest(url)
+        to = known.service_url if known is not None else url
+        await self.say([Event(event_type=EventType.INVITE, to=To(service_url=to))])
+        await self.wait_idle(timeout)
+        ident = self.floor.find(service_url=to)
+        if ident is None:
+            await self._notify(
+                Notice(
+                    f"The convener {url} did not join; the floor is the convener.",
+                    "@unavailable",
+                    url,
+                )
+            )
+            return None
+        self.floor.assign_convener(ident.speaker_uri)
+        self._record_floor(force=True)
+        return ident
+
+    async def _convener_failed(self, convener: Identification) -> None:
+        await self._notify(
+            Notice(
+                f"The convener {convener.display_name} did not answer; the floor carries on as "
+                "the convener.",
+                "@error",
+                convener.speaker_uri,
+            )
+        )
+
+    async def _report_refused(self) -> None:
+        """Tell the person what an agent tried against them that the floor did not apply."""
+        for r in self.floor.take_refused():
+            who = self.floor.find(
+                speaker_uri=r.sender.speaker_uri, service_url=r.sender.service_url
+            )
+            name = who.display_name if who is not None else r.sender.speaker_uri
+            what = (
+                "remove you from the conversation"
+                if r.event.event_type is EventType.UNINVITE
+                else "take the floor from you"
+            )
+            because = f" ({r.event.reason})" if r.event.reason else ""
+            await self._notify(
+                Notice(
+                    f"{name} tried to {what}{because}; the floor did not let it.",
+                    "@refused",
+                    r.sender.speaker_uri,
+                )
+            )
+
+    def _with_inbound(self, key: str, d: Delivery) -> Delivery:
+        """``d`` with the person's serviceUrl (in ``sender`` and in ``conversants``) made this
+        agent's inbound URL, so it can post to the person later (gateway/floor/inbound.py)."""
+        if self.inbound is None or not key.startswith(("http://", "https://")):
+            return d
+        url = self.inbound.url_for(self.id, key)
+        if url is None:
+            return d
+        self.floor.alias(url, self.user.speaker_uri)
+        env = d.envelope
+        me = self.user.speaker_uri
+        sender = env.sender
+        if sender.speaker_uri == me:
+            sender = sender.model_copy(update={"service_url": url})
+        conv = env.conversation
+        if conv.conversants:
+            conversants = [
+                c.model_copy(
+                    update={
+                        "identification": c.identification.model_copy(update={"service_url": url})
+                    }
+                )
+                if c.identification.speaker_uri == me
+                else c
+                for c in conv.conversants
+            ]
+            conv = conv.model_copy(update={"conversants": conversants})
+        return Delivery(
+            d.recipient,
+            env.model_copy(update={"sender": sender, "conversation": conv}),
+            d.awaits_reply,
+        )
+
+    async def post(self, agent: str, envelope: Envelope) -> str | None:
+        """An envelope an agent POSTed to its inbound URL (``agent``: the key it was issued
+        for): delivered through the floor like a reply of its own accord. Returns why it was
+        refused (nothing changed), or None when it was taken."""
+        ident = self._conversant_at(agent)
+        if ident is None:
+            return "that agent is no longer in this conversation"
+        if envelope.conversation.id != self.id:
+            return "the envelope is for another conversation"
+        sender = envelope.sender
+        if sender.speaker_uri != ident.speaker_uri and not (
+            sender.service_url and normalize_service_url(sender.service_url) == agent
+        ):
+            return "the envelope's sender is not the agent this URL was given to"
+        if not envelope.events:
+            return None  # nothing to say: acknowledged
+        taken = await self.accept(envelope, origin=ident.service_url or None, depth=1)
+        return None if taken else "the floor did not take it (too many agent envelopes)"
+
+    def _conversant_at(self, agent: str) -> Identification | None:
+        for ident in self.floor.conversants:
+            if ident.service_url and normalize_service_url(ident.service_url) == agent:
+                return ident
+        return None
 
     async def _refuse_invites(self, envelope: Envelope, sender: Identification) -> Envelope:
         """``envelope`` without the invites the floor cannot take, each told to the person once,
@@ -499,9 +878,30 @@ class FloorHost:
             box.failures = failures
         name = recipient.display_name
         timed_out = err.reason_token == "@timedOut"
+        first_this_turn = True
+        if timed_out and box is not None:
+            # Counted once per person turn: one turn may send a slow agent several envelopes.
+            first_this_turn = box.missed_turn != self._turn
+            if first_this_turn:
+                box.misses += 1
+                box.missed_turn = self._turn
+        misses = box.misses if box is not None else 1
         remove = (
-            timed_out or isinstance(err, AddressRefused) or failures >= self.limits.max_failures
+            (timed_out and misses >= self.limits.max_timeouts)
+            or isinstance(err, AddressRefused)
+            or failures >= self.limits.max_failures
         )
+        if timed_out and not remove:
+            if not first_this_turn:
+                return
+            await self._notify(
+                Notice(
+                    f"{name} is slow to answer ({err}); it stays for now.",
+                    "@slow",
+                    recipient.speaker_uri,
+                )
+            )
+            return
         if remove:
             reason = f"{err.reason_token} {err}"
             text = (
@@ -569,6 +969,26 @@ class FloorHost:
         except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
+    def _convener_gone(self, speaker_uri: str) -> None:
+        """The convener left or failed: the person is told the floor is the convener now."""
+        if self.on_notice is None or self._closed:
+            return
+        notice = Notice(
+            "There is no convener any more; the floor keeps order itself (the minimal convener).",
+            "@unavailable",
+            speaker_uri,
+        )
+        task = asyncio.get_running_loop().create_task(self._notify(notice))
+        self._naming.add(task)
+        task.add_done_callback(self._naming.discard)
+
+    def _revoke_departed(self) -> None:
+        """Agents that left: their inbound URLs no longer open anything."""
+        assert self.inbound is not None
+        for key in list(self._mailboxes):
+            if key.startswith(("http://", "https://")) and self._conversant_at(key) is None:
+                self.inbound.revoke(self.id, key)
+
     def _state(self) -> tuple[Any, ...]:
         f = self.floor
         return (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
@@ -578,6 +998,10 @@ class FloorHost:
         state = self._state()
         if state == self._floor_state and not force:
             return
+        if self.inbound is not None and self._floor_state and state[0] != self._floor_state[0]:
+            self._revoke_departed()
+        if self._floor_state and self._floor_state[2] and not state[2]:
+            self._convener_gone(self._floor_state[2])
         self._floor_state = state
         if self.on_floor is not None:
             try:

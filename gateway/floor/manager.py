@@ -22,6 +22,17 @@ What it implements, from OFP 1.1.0 §2.2 with the 1.1.1 draft's utterance row:
 
 Events sent by the convener itself, or by the floor manager (:meth:`Floor.inject`), are never
 delegated: they are the authority the table delegates to, and delegating them would loop.
+
+The minimal convener (§0.4.2, this gateway's policy; docs/floor.md):
+
+* A **protected** conversant (the person, :meth:`Floor.protect`) cannot be uninvited, nor have
+  its floor revoked, by anyone but the floor manager — not by an agent, not by the convener. The
+  event is not applied nor passed on; it is kept in :attr:`Floor.refused` for the host to report.
+* An utterance from a protected conversant addressed (``to``) to a conversant that yielded or lost
+  the floor first sends that conversant a ``grantFloor`` from the floor manager: §2.1 lets an agent
+  speak again when an utterance is directed to it, and the floor must then pass what it says.
+* A ``requestFloor`` whose ``to`` names another conversant (not the floor manager nor the
+  convener) asks the floor for that conversant (§0.4.3); without a convener it is granted to them.
 """
 
 from __future__ import annotations
@@ -76,6 +87,15 @@ def route_for(event_type: EventType, *, has_convener: bool, sender_has_floor: bo
             return Route.DELEGATE
         return Route.GRANT if event_type is EventType.REQUEST_FLOOR else Route.PASS
     return Route.PASS
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An event the floor did not apply: ``sender`` tried it against a protected conversant."""
+
+    sender: Sender
+    event: Event
+    target: Identification
 
 
 class FloorBusy(Busy):
@@ -136,10 +156,16 @@ class Floor:
         self._queue: deque[_Pending] = deque()
         self._current: _Pending | None = None
         self._awaiting: Identification | None = None
+        self._delegated: Event | None = None
         self._snapshot: Conversation | None = None
         self._out: list[Delivery] = []
         self._batch: dict[str, tuple[Identification, list[Event]]] = {}
         self._batch_sender: Sender | None = None
+        self._protected: set[str] = set()
+        # Other service URLs a conversant is reached by (the person's inbound URLs), normalised.
+        self._aliases: dict[str, str] = {}
+        #: Events refused since the host last took them (:meth:`take_refused`).
+        self.refused: list[Refused] = []
 
     # ------------------------------------------------------------------ state, read-only views
     @property
@@ -182,7 +208,15 @@ class Floor:
             for ident in self._conversants.values():
                 if ident.service_url and normalize_service_url(ident.service_url) == key:
                     return ident
+            alias = self._aliases.get(key)
+            if alias is not None:
+                return self._conversants.get(alias)
         return None
+
+    def alias(self, service_url: str, speaker_uri: str) -> None:
+        """Know ``service_url`` as another address of the conversant ``speaker_uri`` (an agent
+        that answers the person at the inbound URL it was given means the person)."""
+        self._aliases[normalize_service_url(service_url)] = speaker_uri
 
     def conversation(self) -> Conversation:
         """The ``conversation`` section as the floor publishes it now."""
@@ -209,6 +243,16 @@ class Floor:
         self._add(identification)
         if convener:
             self.assign_convener(identification.speaker_uri)
+
+    def protect(self, speaker_uri: str) -> None:
+        """Nobody but the floor manager may uninvite this conversant or revoke its floor (the
+        person: an agent must not be able to shut them out of their own conversation)."""
+        self._protected.add(speaker_uri)
+
+    def take_refused(self) -> list[Refused]:
+        """The events refused since the last call (and forget them)."""
+        out, self.refused = self.refused, []
+        return out
 
     def restore(
         self, conversants: list[Identification], floor_granted: list[str], convener: str | None
@@ -264,12 +308,22 @@ class Floor:
         )
         return self._enqueue(_Pending(sender, deque(events), True))
 
-    def convener_replied(self, reply: Envelope | None) -> list[Delivery]:
-        """Resume after a delegation with the convener's reply (``None``: it failed or timed out,
-        and the delegated event is dropped). Its events go at the head of the remaining list."""
+    def convener_replied(self, reply: Envelope | None, *, fallback: bool = False) -> list[Delivery]:
+        """Resume after a delegation with the convener's reply. Its events go at the head of the
+        remaining list. ``None``: it failed or timed out — the delegated event is dropped, or,
+        with ``fallback``, the convener loses its role and the event is handled by the floor as
+        the minimal convener (the table's "if no convener" column)."""
         if self._awaiting is None or self._current is None:
             raise RuntimeError("convener_replied() without an outstanding delegation")
         self._awaiting = None
+        if reply is None and fallback:
+            self._convener = None
+            self._changed()
+            if self._delegated is not None:
+                self._current.events.appendleft(self._delegated)
+            self._delegated = None
+            return self._run()
+        self._delegated = None
         if reply is not None and reply.events:
             convener_sender = reply.sender
             # The convener's events run first, under its authority, then the rest of the envelope.
@@ -307,6 +361,8 @@ class Floor:
 
     def _step(self, cur: _Pending, event: Event) -> None:
         sender = cur.sender.speaker_uri
+        if self._refuses(cur.sender, event):
+            return
         if cur.authority:
             route = (
                 Route.GRANT
@@ -321,6 +377,12 @@ class Floor:
             )
         if route is Route.IGNORE:
             return
+        if (
+            event.event_type is EventType.UTTERANCE
+            and sender in self._protected
+            and route is Route.PASS
+        ):
+            self._regrant_addressee(event)
         if route is Route.DELEGATE:
             convener = self._conversants[self._convener]  # type: ignore[index]
             self._flush()
@@ -334,12 +396,13 @@ class Floor:
             )
             self._out.append(Delivery(convener, env, awaits_reply=True))
             self._awaiting = convener
+            self._delegated = event
             return
         if route is Route.GRANT:
             # No convener: the floor manager answers for it (§2.2), and the grant is routed like
             # any grantFloor so every conversant sees the floor change.
-            requester = self.find(speaker_uri=sender) or self.find(
-                service_url=cur.sender.service_url
+            requester = self._on_behalf_of(event) or (
+                self.find(speaker_uri=sender) or self.find(service_url=cur.sender.service_url)
             )
             if requester is None:
                 return  # only a conversant can hold the floor
@@ -354,6 +417,55 @@ class Floor:
             self._pass(manager, grant)
             return
         self._pass(cur.sender, event)
+
+    def _manager_sender(self) -> Sender:
+        return Sender(
+            speaker_uri=self.manager.speaker_uri, service_url=self.manager.service_url or None
+        )
+
+    def _refuses(self, sender: Sender, event: Event) -> bool:
+        """Whether ``event`` tries to remove a protected conversant or take its floor (and is
+        kept in :attr:`refused` instead of applied)."""
+        if event.event_type not in (EventType.UNINVITE, EventType.REVOKE_FLOOR):
+            return False
+        if sender.speaker_uri == self.manager.speaker_uri:
+            return False
+        target = self._target(event)
+        if target is None or target.speaker_uri not in self._protected:
+            return False
+        if sender.speaker_uri == target.speaker_uri:
+            return False  # the person may give up their own floor
+        self.refused.append(Refused(sender, event, target))
+        return True
+
+    def _regrant_addressee(self, event: Event) -> None:
+        """The person addressed a conversant without the floor: give it back first (without a
+        convener; a convener decides floor rights itself)."""
+        if self._convener is not None:
+            return
+        target = self._target(event)
+        if (
+            target is None
+            or target.speaker_uri not in self._conversants
+            or target.speaker_uri in self._granted
+        ):
+            return
+        grant = Event(
+            event_type=EventType.GRANT_FLOOR,
+            to=To(speaker_uri=target.speaker_uri, service_url=target.service_url or None),
+            reason="the person spoke to this conversant",
+        )
+        self._pass(self._manager_sender(), grant)
+
+    def _on_behalf_of(self, event: Event) -> Identification | None:
+        """The conversant a ``requestFloor`` asks the floor for, when it names one that is
+        neither the floor manager nor the convener (those are whom a request is sent to)."""
+        target = self._target(event)
+        if target is None or target.speaker_uri not in self._conversants:
+            return None
+        if target.speaker_uri in (self.manager.speaker_uri, self._convener):
+            return None
+        return target
 
     def _pass(self, sender: Sender, event: Event) -> None:
         """Pass-through with the curation rules of §2.2."""

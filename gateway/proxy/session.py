@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from gateway.agents.errors import AgentError
 from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS, SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.audio.playout import Playout
@@ -54,6 +55,8 @@ from gateway.floor import Floor
 from gateway.floor.host import FloorHost, Notice
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.ofp.timestamps import rfc3339
+from gateway.proxy.addressing import Addressing, Choice, candidates
+from gateway.proxy.floor_events import TOLD, describe
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
@@ -81,7 +84,9 @@ from gateway.server.messages import (
     FloorConversant,
     FloorUpdate,
     Flush,
+    FoundManifest,
     FromGateway,
+    Manifests,
     PageNotice,
     PartialTranscript,
     SessionState,
@@ -322,6 +327,17 @@ class Timing:
         }
 
 
+def _transcript(message: FinalTranscript, choice: Choice) -> FinalTranscript:
+    """The transcript as the page shows it: with whom it went to, and why."""
+    return replace(
+        message,
+        to=choice.to.speaker_uri if choice.to else None,
+        to_name=choice.to.name if choice.to else None,
+        why=choice.why,
+        private=True if choice.private and choice.to else None,
+    )
+
+
 def _floor_view(floor: Floor) -> FloorUpdate:
     return FloorUpdate(
         tuple(
@@ -375,6 +391,10 @@ class VoiceSession:
         #: What the person said, newest last (bounded: a session may last for hours).
         self.transcripts: deque[str] = deque(maxlen=256)
         self.dropped_input = 0
+        #: Whom the person's utterances are for (gateway/proxy/addressing.py).
+        self.addressing = Addressing()
+        #: Conversants' names as last seen (an agent that left is still named when told).
+        self._names: dict[str, str] = {}
 
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
             max(1, s.max_input_ms // FRAME_MS)
@@ -442,19 +462,37 @@ class VoiceSession:
             self.dropped_input += 1
             self._input.put_nowait(item)
 
-    async def say_text(self, text: str) -> None:
-        """A typed utterance (the page's text box)."""
+    async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
+        """A typed utterance (the page's text box), for ``to`` (an agent's speaker URI; None:
+        chosen as for speech). :class:`LookupError` when ``to`` is not an agent here."""
         text = text.strip()
         if not text:
             return
+        choice = self.choose(text, to=to, private=private)
         self.stop_speaking()
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
             start_time=rfc3339(),
         )
-        await self._emit(FinalTranscript(text, id=de.id, typed=True))
-        await self._send(de)
+        await self._emit(_transcript(FinalTranscript(text, id=de.id, typed=True), choice))
+        await self._send(de, choice)
+
+    def choose(self, text: str, *, to: str | None = None, private: bool = False) -> Choice:
+        """Whom ``text`` is for, among the agents on the floor now."""
+        agents = candidates(self.conversation.agents())
+        return self.addressing.choose(text, agents, to=to, private=private)
+
+    def set_address(
+        self, to: str | None, *, private: bool = False, sticky: bool | None = None
+    ) -> None:
+        """The page's standing choice of addressee (None: the gateway chooses again);
+        :class:`LookupError` when ``to`` is not an agent here."""
+        if to is not None and to not in {i.speaker_uri for i, _ in self.conversation.agents()}:
+            raise LookupError(f"{to!r} is not an agent in this conversation")
+        self.addressing.set_page_choice(to, private=private)
+        if sticky is not None:
+            self.addressing.sticky = sticky
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its
@@ -463,6 +501,31 @@ class VoiceSession:
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
         await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
+
+    async def discover(self, url: str) -> Manifests:
+        """What the agent at ``url`` offers, for the page to show before the person invites:
+        its manifest(s) and, from a discovery agent such as the concierge, its
+        recommendations."""
+        try:
+            found = await self.conversation.discover(url)
+        except (AgentError, TimeoutError) as err:
+            return Manifests(url, error=str(err) or "it did not answer in time")
+        return Manifests(
+            url,
+            tuple(
+                FoundManifest(
+                    m.identification.service_url,
+                    m.identification.speaker_uri,
+                    m.identification.display_name,
+                    m.identification.synopsis,
+                    tuple(k for c in m.capabilities for k in c.keyphrases)[:12],
+                    m.score,
+                    recommended,
+                )
+                for m, recommended in found
+            ),
+            error=None if found else "it published no manifest",
+        )
 
     async def uninvite(self, speaker_uri: str) -> None:
         """Remove an agent from the conversation."""
@@ -835,29 +898,39 @@ class VoiceSession:
             except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
         self.transcripts.append(text)
+        choice = self.choose(text)
         await self._emit(
-            FinalTranscript(
-                text,
-                id=de.id,
-                # A text-only recogniser (a stock Wyoming server) measured no confidence.
-                confidence=round(transcript.confidence, 3) if transcript.detailed else None,
+            _transcript(
+                FinalTranscript(
+                    text,
+                    id=de.id,
+                    # A text-only recogniser (a stock Wyoming server) measured no confidence.
+                    confidence=round(transcript.confidence, 3) if transcript.detailed else None,
+                ),
+                choice,
             )
         )
         self.timings.append(timing)
         self._awaiting = timing
         timing.sent = time.monotonic()
         self._apply(self.turns.sent(time.monotonic()))
-        await self._send(de)
+        await self._send(de, choice)
         self._apply(self.turns.replied(time.monotonic()))
         self._done_one()
 
     def _done_one(self) -> None:
         self._busy = max(0, self._busy - 1)
 
-    async def _send(self, de: DialogEvent) -> None:
+    async def _send(self, de: DialogEvent, choice: Choice) -> None:
         self._previous_id = de.id
         await self.conversation.say(
-            [Event(event_type=EventType.UTTERANCE, parameters={"dialog_event": de})]
+            [
+                Event(
+                    event_type=EventType.UTTERANCE,
+                    to=choice.event_to(),
+                    parameters={"dialog_event": de},
+                )
+            ]
         )
 
     # ------------------------------------------------------------------ agents' replies
@@ -866,7 +939,13 @@ class VoiceSession:
             c.identification.speaker_uri: c.identification.display_name
             for c in envelope.conversation.conversants or []
         }
+        self._names.update(names)
+        while len(self._names) > 256:  # bounded: agents come and go in a long session
+            self._names.pop(next(iter(self._names)))
         for ev in envelope.events:
+            if ev.event_type in TOLD:
+                await self._tell(envelope, ev)
+                continue
             de = ev.dialog_event
             if ev.event_type is not EventType.UTTERANCE or de is None:
                 continue
@@ -882,6 +961,27 @@ class VoiceSession:
                     self._replies.put_nowait(de)
                 except asyncio.QueueFull:
                     log.warning("reply queue full; not speaking %s", de.id)
+
+    async def _tell(self, envelope: Envelope, event: Event) -> None:
+        """A floor event (an agent left, yielded, removed another…): shown with its reason and,
+        with voice on, spoken briefly. The floor manager's own (a timeout's uninvite) come as
+        notices from the host instead."""
+        sender = envelope.sender.speaker_uri
+        if sender == self.conversation.floor.manager.speaker_uri:
+            return
+        me = self.conversation.user.speaker_uri
+
+        def name_of(uri: str | None) -> str:
+            return "you" if uri == me else self._names.get(uri or "", "someone")
+
+        text = describe(event, self._names.get(sender, "An agent"), name_of)
+        if text is None:
+            return
+        await self._emit(PageNotice(text, event.reason or "", agent=sender))
+        if self.speak_replies:
+            spoken = text_event(self.conversation.floor.manager.speaker_uri, text)
+            with contextlib.suppress(asyncio.QueueFull):
+                self._replies.put_nowait(spoken)
 
     def _open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
         """An in-process agent starts a reply that streams: it is spoken in its turn among
@@ -899,6 +999,10 @@ class VoiceSession:
 
     async def _noticed(self, notice: Notice) -> None:
         await self._emit(PageNotice(notice.text, notice.reason, agent=notice.agent))
+        if notice.reason == "@wait" and self.speak_replies:  # "One moment…": heard too
+            spoken = text_event(self.conversation.floor.manager.speaker_uri, notice.text)
+            with contextlib.suppress(asyncio.QueueFull):
+                self._replies.put_nowait(spoken)
 
     async def _render(self) -> None:
         while True:
@@ -932,7 +1036,9 @@ class VoiceSession:
 
     async def _speak(self, de: DialogEvent) -> None:
         voice = self.models.voices.settings_for(de.speaker_uri)
-        timing = self._awaiting
+        # The floor's own words ("One moment…", an agent left) are not the answer being timed.
+        floor_said = de.speaker_uri == self.conversation.floor.manager.speaker_uri
+        timing = None if floor_said else self._awaiting
         # Each sentence is due when what is queued before it has played (earliest first).
         synth = self.models.synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
         async for chunk in render_dialog_event(

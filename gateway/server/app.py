@@ -26,12 +26,15 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from gateway.agents.directory import AgentDirectory
+from gateway.floor.inbound import InboundDesk
 from gateway.proxy.session import VoiceModels
 from gateway.records.base import Recorder
 from gateway.records.kept import KeptRecords
 from gateway.server import access, records_watch
 from gateway.server.clips import ClipShelf, VoiceRecords
 from gateway.server.connection import PageConnection
+from gateway.server.inbound import PREFIX as INBOUND_PREFIX
+from gateway.server.inbound import InboundEndpoint
 from gateway.server.memory import ALLOCATOR, MemoryTrimmer
 from gateway.server.metrics import Metrics
 from gateway.server.readiness import HANDOVER_CODE, HANDOVER_REASON
@@ -91,6 +94,9 @@ class Gateway:
         #: Refusing new sessions before leaving (server/readiness.py).
         self.draining = False
         self.node = settings.node or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+        #: Agents' inbound URLs (gateway/floor/inbound.py); its base is set once listening.
+        self.inbound = InboundDesk("", node=self.node)
+        self._inbound_endpoint = InboundEndpoint(self)
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._lag_probe: asyncio.Task[None] | None = None
@@ -106,6 +112,12 @@ class Gateway:
         balancer then waits for this node); sessions are refused until then.
         """
         s = self.settings
+        port = await self._inbound_endpoint.start(s.host, s.inbound_port)
+        if s.inbound_url:
+            self.inbound.base_url = s.inbound_url.rstrip("/") + INBOUND_PREFIX
+        else:
+            host = "127.0.0.1" if s.host in ("0.0.0.0", "::", "") else s.host
+            self.inbound.base_url = f"http://{host}:{port}{INBOUND_PREFIX}"
         self._server = await serve(
             self._accept,
             s.host,
@@ -150,6 +162,7 @@ class Gateway:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        await self._inbound_endpoint.close()
         await self.directory.aclose()
 
     async def _reap(self) -> None:

@@ -16,6 +16,7 @@ from gateway.llm.settings import LlmSettings
 from gateway.options import (
     add_conversation_options,
     add_llm_options,
+    agent_http_settings,
     defaults_shown,
     from_options,
     given,
@@ -66,6 +67,8 @@ class ServeSettings:
     retention_days: float | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: Seconds an agent has to answer (``--agent-timeout``); None: ``HttpSettings.timeout``.
+    agent_timeout_s: float | None = None
     #: A voices.json mapping agents to Piper voices (None: every agent's derived voice).
     voices: str | None = None
     #: ``jemalloc`` (serve restarts itself under it when it can) or ``system``.
@@ -101,12 +104,32 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="address to listen on ({g.host})")
     p.add_argument("--port", type=int, help="port for the page and WebSocket ({g.port})")
     p.add_argument(
+        "--inbound-port",
+        type=int,
+        metavar="PORT",
+        help="port where agents POST envelopes later, at their inbound URLs (0: any free "
+        "port; default {g.inbound_port}); see docs/floor.md",
+    )
+    p.add_argument(
+        "--inbound-url",
+        metavar="URL",
+        help="the base URL agents reach the inbound port at (behind a load balancer: its "
+        "inbound frontend); default http://HOST:INBOUND-PORT",
+    )
+    p.add_argument(
         "--agent",
         dest="agents",
         action="append",
         metavar="URL|builtin:NAME",
         help="an agent every new conversation invites (repeatable; default: the built-ins, "
         "{agents})",
+    )
+    p.add_argument(
+        "--convener",
+        metavar="URL|builtin:NAME",
+        help="an agent every new conversation makes its convener (OFP 0.4.2: it decides "
+        "invitations and floor requests; builtin:convener is one); without it the floor is the "
+        "minimal convener (docs/floor.md)",
     )
     p.add_argument(
         "--allow-origin",
@@ -383,7 +406,11 @@ async def serve(s: ServeSettings) -> int:
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(s.stt, voices=voices, services=s.speech)
     settings = s.gateway
-    directory = AgentDirectory(AddressPolicy.from_env_and_args(s.allow_addresses), llm=s.llm)
+    directory = AgentDirectory(
+        AddressPolicy.from_env_and_args(s.allow_addresses),
+        settings=agent_http_settings(s.agent_timeout_s),
+        llm=s.llm,
+    )
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
     assistant = directory.builtins.get("assistant")

@@ -28,8 +28,10 @@ from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
     TO_GATEWAY,
+    Address,
     AgentUtterance,
     AudioRates,
+    Discover,
     FinalTranscript,
     FromGateway,
     Hello,
@@ -199,6 +201,8 @@ class PageConnection:
         if not rejoined:
             for url in s.agents:
                 await self.session.invite(url)
+            if s.convener:
+                await room.conversation.appoint_convener(self._invitable(s.convener))
 
     async def detach(self) -> None:
         """The page went away: stop its session; the room waits for a rejoin."""
@@ -221,9 +225,15 @@ class PageConnection:
         match message:
             case SayText(text=text):
                 self.gateway.metrics.utterances.labels("text").inc()
-                await session.say_text(text[:MAX_TEXT_CHARS])
+                await session.say_text(
+                    text[:MAX_TEXT_CHARS], to=message.to, private=bool(message.private)
+                )
+            case Address():
+                session.set_address(message.to, private=message.private, sticky=message.sticky)
             case Invite():
                 await session.invite(self._invitable(message.url.strip()))
+            case Discover():
+                await self.send(await session.discover(self._invitable(message.url.strip())))
             case Uninvite(speaker_uri=speaker_uri):
                 await session.uninvite(speaker_uri)
             case SetMode(mode=mode):

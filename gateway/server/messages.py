@@ -157,6 +157,25 @@ class SayText(Message):
 
     TYPE = "text"
     text: str = ""
+    #: The agent (a conversant's speakerUri) this utterance is for; absent: the gateway chooses
+    #: (a name said in it, the page's ``address`` choice, the agent best placed to answer).
+    to: str | None = optional()
+    #: With ``to``: only that agent receives it (OFP §1.8 ``private``).
+    private: bool | None = optional()
+
+
+@dataclass(frozen=True)
+class Address(Message):
+    """Whom the person's next utterances, spoken or typed, are for (the page's choice).
+
+    ``to`` a conversant's speakerUri, or null to let the gateway choose again; ``private``: only
+    that agent receives them; ``sticky`` (when given): whether an utterance that names nobody
+    goes to the agent last named."""
+
+    TYPE = "address"
+    to: str | None = None
+    private: bool = False
+    sticky: bool | None = optional()
 
 
 @dataclass(frozen=True)
@@ -164,6 +183,15 @@ class Invite(Message):
     """Invite an agent by service URL (``builtin:NAME`` for a built-in)."""
 
     TYPE = "invite"
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Discover(Message):
+    """Ask the agent at ``url`` for its manifests (``getManifests``, scope ``all``) before
+    inviting it: answered with ``manifests``."""
+
+    TYPE = "discover"
     url: str = ""
 
 
@@ -267,6 +295,13 @@ class FinalTranscript(Message):
     typed: bool | None = optional()
     #: A command to the gateway, not words for the agents (``"stop"``); it has no id.
     command: str | None = optional()
+    #: Whom it was sent to (the agent's speakerUri and name; absent: the whole room), how that
+    #: was decided (``why``: "you named Clock", "best placed to answer: its keyphrase …"), and
+    #: whether only that agent received it.
+    to: str | None = optional()
+    to_name: str | None = optional()
+    why: str | None = optional()
+    private: bool | None = optional()
 
 
 @dataclass(frozen=True)
@@ -314,6 +349,30 @@ class FloorUpdate(Message):
     conversants: tuple[FloorConversant, ...]
     floor_granted: tuple[str, ...] = ()
     convener: str | None = None
+
+
+@dataclass(frozen=True)
+class FoundManifest:
+    """One manifest an agent published: who it is, what it does, and whether it was recommended
+    (a discovery agent's pick, with its ``score``) or is the agent itself."""
+
+    service_url: str
+    speaker_uri: str
+    name: str
+    synopsis: str = ""
+    keyphrases: tuple[str, ...] = ()
+    score: float | None = None
+    recommended: bool = False
+
+
+@dataclass(frozen=True)
+class Manifests(Message):
+    """The answer to ``discover``: what the agent at ``url`` published (``error``: why none)."""
+
+    TYPE = "manifests"
+    url: str
+    manifests: tuple[FoundManifest, ...] = ()
+    error: str | None = optional()
 
 
 @dataclass(frozen=True)
@@ -430,12 +489,12 @@ class RequestError(Message):
 
 
 ToGateway = (
-    Hello | SayText | Invite | Uninvite | SetMode | PushToTalk | SetWake | StopSpeaking | Ping
-    | SdpOffer
+    Hello | SayText | Address | Invite | Discover | Uninvite | SetMode | PushToTalk | SetWake
+    | StopSpeaking | Ping | SdpOffer
 )  # fmt: skip
 FromGateway = (
     Welcome | StateUpdate | PartialTranscript | FinalTranscript | AgentUtterance | FloorUpdate
-    | PageNotice | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
+    | PageNotice | Manifests | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
 )  # fmt: skip
 
 #: Message classes by ``type``, per direction (``wake`` is in both: different messages).

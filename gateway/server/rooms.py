@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
-from gateway.floor.host import FloorHost, FloorState, Limits, user_identity
+from gateway.floor.host import FloorHost, FloorState, limits, user_identity
+from gateway.floor.inbound import InboundDesk
 from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.errors import RecordsError
@@ -85,6 +86,8 @@ class RoomServices(Protocol):
     voice_records: VoiceRecords | None
     metrics: Metrics
     node: str
+    #: Agents' inbound URLs (gateway/floor/inbound.py).
+    inbound: InboundDesk
 
 
 #: UI events kept per conversation to re-draw a reloaded page.
@@ -188,8 +191,10 @@ class RoomRegistry(Mapping[str, Room]):
             resolve=self.services.directory.resolve,
             on_user=lambda e: None,
             recorder=self.services.voice_records if self.services.recorder is not None else None,
-            limits=Limits(),
+            limits=limits(self.services.settings.max_agent_exchanges),
+            inbound=self.services.inbound,
         )
+        conv.history_keeps_audio = self.services.settings.keep_audio  # the voice in history too
         room = Room(conv, secrets.token_urlsafe(18))
         self._rooms[conv_id] = room
         self.services.metrics.conversations.set(len(self._rooms))
@@ -341,9 +346,11 @@ class RoomRegistry(Mapping[str, Room]):
             on_user=lambda e: None,
             # Through the same wrapper as a new room: the person's voice is kept only if told.
             recorder=self.services.voice_records,
-            limits=Limits(),
+            limits=limits(self.services.settings.max_agent_exchanges),
             restore=state,
+            inbound=self.services.inbound,
         )
+        conversation.history_keeps_audio = self.services.settings.keep_audio
         recall_builtins(self.services, stored, state)
         room = Room(conversation, token, taken_up=True)
         room.history.extend(page_history(stored))

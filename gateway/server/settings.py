@@ -25,6 +25,14 @@ class GatewaySettings:
     host: str = "127.0.0.1"
     #: The port of the page, the WebSocket and the HTTP routes.
     port: int = 8080
+    #: Where agents POST envelopes later (gateway/server/inbound.py); 0: any free port.
+    inbound_port: int = 0
+    #: The base URL agents reach the inbound port at; None: ``http://host:inbound_port``.
+    inbound_url: str | None = None
+    #: The agent every new conversation makes its convener (None: the floor is the minimal one).
+    convener: str | None = None
+    #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
+    max_agent_exchanges: int | None = None
     #: The agents each new conversation invites: URLs or ``builtin:NAME``.
     agents: tuple[str, ...] = (
         "builtin:parrot",

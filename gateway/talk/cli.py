@@ -37,7 +37,13 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         formatter_class=defaults_shown(_shown),
     )
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--text", help="what you say")
+    src.add_argument(
+        "--text",
+        dest="texts",
+        action="append",
+        help="what you say (repeatable: one utterance each, in order); without --text and "
+        "--wav, each line typed at the terminal is an utterance",
+    )
     src.add_argument("--wav", metavar="IN.wav", help="say what this recording says")
     p.add_argument(
         "--agent",
@@ -45,6 +51,12 @@ def add_talk_command(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="URL|builtin:NAME",
         help="an agent to invite (repeatable; default {agents})",
+    )
+    p.add_argument(
+        "--convener",
+        metavar="URL|builtin:NAME",
+        help="an agent made the conversation's convener (builtin:convener is one); without it "
+        "the floor is the minimal convener",
     )
     p.add_argument(
         "--json",
@@ -89,9 +101,7 @@ def from_args(args: argparse.Namespace) -> TalkSettings:
 def usage_error(s: TalkSettings) -> str | None:
     """Why these ``talk`` settings cannot go together, or None. An option that would be parsed
     and then ignored is refused instead."""
-    if s.text is None and s.wav is None:
-        return 'give --text "..." (or --wav FILE)'
-    if s.text is not None:
+    if s.wav is None:  # typed: --text, or lines from the terminal
         voice_only = [o for o, on in (("--out", s.out), ("--fast", s.fast)) if on]
         voice_only += ["--wake"] if _waking(s) else []
         voice_only += [
@@ -127,9 +137,11 @@ def _waking(s: TalkSettings) -> bool:
 def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
+    from gateway.options import agent_http_settings
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
-    return lambda: AgentDirectory(policy, llm=s.llm)
+    http = agent_http_settings(s.agent_timeout_s)
+    return lambda: AgentDirectory(policy, settings=http, llm=s.llm)
 
 
 def _recorder(s: TalkSettings) -> Recorder | None:
@@ -165,12 +177,16 @@ def cmd_talk(args: argparse.Namespace) -> int:
         print(f"talk: {exc}", file=sys.stderr)
         return 2
     try:
-        if s.text is not None:
-            if not s.json:
-                print(f"you: {s.text}", flush=True)
-            result = run_talk(
-                s, directory_factory=_directory_factory(s), recorder=recorder, on_line=show
-            )
+        if s.wav is None:
+            from gateway.talk.text import NothingSaid
+
+            try:
+                result = run_talk(
+                    s, directory_factory=_directory_factory(s), recorder=recorder, on_line=show
+                )
+            except NothingSaid as exc:
+                print(f"talk: {exc}", file=sys.stderr)
+                return 2
         else:
             from gateway.talk.voice import TalkInputError, run_talk_wav
 

@@ -10,14 +10,19 @@ from gateway.llm.settings import LlmSettings
 @dataclass(frozen=True)
 class TalkSettings:
     """One conversation from the terminal; built by ``talk``'s ``from_args``
-    (:mod:`gateway.talk.cli`). Exactly one of ``text`` and ``wav`` is what the person says."""
+    (:mod:`gateway.talk.cli`). What the person says: ``texts`` in order, or ``wav``, or (neither)
+    one utterance per line read from the terminal."""
 
-    #: What the person types.
-    text: str | None = None
+    #: What the person types, one utterance each, in order.
+    texts: tuple[str, ...] = ()
     #: A recording of what the person says, heard through the voice pipeline.
     wav: str | None = None
     #: The agents invited: URLs or ``builtin:NAME``.
     agents: tuple[str, ...] = ("builtin:parrot",)
+    #: The agent made convener (None: the floor is the minimal convener).
+    convener: str | None = None
+    #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
+    max_agent_exchanges: int | None = None
     #: Print one JSON object with every envelope instead of the lines of the conversation.
     json: bool = False
     #: Seconds to wait for the greetings, and again for the replies.
@@ -34,6 +39,8 @@ class TalkSettings:
     data: str | None = None
     #: Loopback/private networks agents may be reached at (besides ``OFP_GATEWAY_ALLOW``).
     allow_addresses: tuple[str, ...] = ()
+    #: Seconds an agent has to answer (``--agent-timeout``); None: ``HttpSettings.timeout``.
+    agent_timeout_s: float | None = None
     #: With ``wav``: speech services on Wyoming servers (``wyoming://HOST:PORT``; None: in
     #: process), as ``serve``'s ``--stt``/``--tts``/``--wake-service``.
     stt_service: str | None = None

@@ -1,14 +1,18 @@
 """``python -m gateway talk``: one real conversation from the command line.
 
-The person's proxy invites the agents, waits for their greetings, says the utterance, waits for
-the replies and reports who said what. Everything goes through the same floor, agents and records
-as the browser gateway.
+The person's proxy invites the agents, waits for their greetings, says each utterance (each
+``--text`` in order, or each line typed at the terminal), waits for the replies after each and
+reports who said what. Each utterance is addressed as on the page (gateway/proxy/addressing.py):
+"Clock, …" goes to the clock, a question to the agent best placed to answer it. Everything goes
+through the same floor, agents and records as the browser gateway.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,14 +20,21 @@ from typing import TYPE_CHECKING, Any
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
-from gateway.floor.host import FloorHost, Notice, user_identity
+from gateway.errors import ConfigError
+from gateway.floor.host import FloorHost, Notice, limits, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
+from gateway.proxy.addressing import Addressing, Choice, candidates
+from gateway.proxy.floor_events import TOLD, describe
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
+
+
+class NothingSaid(ConfigError):
+    """``talk`` was given no ``--text``, no ``--wav``, and no line came from the terminal."""
 
 
 @dataclass
@@ -48,6 +59,8 @@ class TalkResult:
     reply_audio: str | None = None
     timings_ms: dict[str, Any] | None = None
     utterances: list[dict[str, Any]] = field(default_factory=list)
+    #: Each utterance of the person: whom it went to (``None``: everyone) and why.
+    addressed: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
@@ -63,6 +76,7 @@ class TalkResult:
                 {"text": n.text, "reason": n.reason, "agent": n.agent} for n in self.notices
             ],
             "completed": self.completed,
+            "addressed": self.addressed,
             **(
                 {
                     "transcript": self.transcript,
@@ -87,7 +101,12 @@ class Talk:
     """A conversation held from the terminal: the person's side collects what happens."""
 
     def __init__(
-        self, directory: AgentDirectory, recorder: Recorder | None = None, on_line: Any = None
+        self,
+        directory: AgentDirectory,
+        recorder: Recorder | None = None,
+        on_line: Any = None,
+        *,
+        max_agent_exchanges: int | None = None,
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -103,8 +122,11 @@ class Talk:
             on_user=self.heard,
             on_notice=self.noticed,
             recorder=recorder,
+            limits=limits(max_agent_exchanges),
         )
         self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
+        self.addressing = Addressing()
+        self._names: dict[str, str] = {}
         self._wire_token: Any = None
 
     def wire(self, direction: str, agent_url: str, body: bytes) -> None:
@@ -118,7 +140,12 @@ class Talk:
     def heard(self, env: Envelope) -> None:
         """Every envelope delivered to the person."""
         self.result.heard.append(env.to_wire())
+        for c in env.conversation.conversants or []:
+            self._names[c.identification.speaker_uri] = c.identification.display_name
         for ev in env.events:
+            if ev.event_type in TOLD:
+                self._tell(env, ev)
+                continue
             de = ev.dialog_event
             if ev.event_type is EventType.UTTERANCE and de is not None:
                 name = _speaker_name(env, de.speaker_uri)
@@ -129,13 +156,29 @@ class Talk:
                 if self.on_line:
                     self.on_line(name, line)
 
+    def _tell(self, env: Envelope, event: Event) -> None:
+        """A floor event an agent sent (it left, yielded, removed another…), in words."""
+        sender = env.sender.speaker_uri
+        if sender == self.conv.floor.manager.speaker_uri:
+            return  # the floor's own come as notices from the host
+        me = self.user.speaker_uri
+
+        def name_of(uri: str | None) -> str:
+            return "you" if uri == me else self._names.get(uri or "", "someone")
+
+        text = describe(event, self._names.get(sender, "An agent"), name_of)
+        if text is not None:
+            self.noticed(Notice(text, event.reason or "", sender))
+
     def noticed(self, n: Notice) -> None:
         """What the gateway tells the person."""
         self.result.notices.append(n)
         if self.on_line:
             self.on_line("!", n.text)
 
-    async def start(self, agents: list[str], title: str, timeout: float) -> None:
+    async def start(
+        self, agents: list[str], title: str, timeout: float, convener: str | None = None
+    ) -> None:
         """Invite the agents and wait for their greetings."""
         # Every exchange with an agent from here on (in this task and the delivery tasks it
         # starts) is reported to self.wire; finish() stops it.
@@ -151,9 +194,7 @@ class Talk:
             self.directory.resolve(url)  # an unknown or refused address fails here, clearly
         # Learn remote agents' names first, all at once and briefly: a slow manifest must not
         # hold up the conversation (the agent keeps a name made from its URL instead).
-        known = await asyncio.gather(
-            *(self.conv.learn_manifest(url) for url in agents)
-        )
+        known = await asyncio.gather(*(self.conv.learn_manifest(url) for url in agents))
         # Invited by the serviceUrl they call themselves (an ovon+ prefix is for the directory).
         invites = [
             Event(
@@ -165,7 +206,39 @@ class Talk:
         if invites:
             await self.conv.say(invites)
             self.result.completed &= await self.conv.wait_idle(timeout)
+        if convener:
+            self.directory.resolve(convener)  # an unknown or refused address fails here, clearly
+            await self.conv.appoint_convener(convener, timeout=timeout)
         self.after_utterance = True
+
+    def choose(self, text: str) -> Choice:
+        """Whom ``text`` is for, among the agents on the floor now."""
+        return self.addressing.choose(text, candidates(self.conv.agents()))
+
+    async def utter(self, text: str, timeout: float) -> None:
+        """Say ``text`` (addressed as on the page) and wait for the replies."""
+        choice = self.choose(text)
+        self.result.lines.append((self.user.display_name, text))
+        self.result.addressed.append(
+            {
+                "text": text,
+                "to": choice.to.speaker_uri if choice.to else None,
+                "toName": choice.to.name if choice.to else None,
+                "why": choice.why,
+            }
+        )
+        if self.on_line:
+            self.on_line("you", text)
+            self.on_line("  to", f"{choice.to.name if choice.to else 'everyone'} ({choice.why})")
+        utterance = Event(
+            event_type=EventType.UTTERANCE,
+            to=choice.event_to(),
+            parameters={
+                "dialog_event": text_event(self.user.speaker_uri, text, start_time=rfc3339())
+            },
+        )
+        await self.conv.say([utterance])
+        self.result.completed &= await self.conv.wait_idle(timeout)
 
     async def finish(self) -> TalkResult:
         """Say goodbye to the agents (bounded: see Limits.bye_timeout_s), close the conversation
@@ -187,37 +260,76 @@ class Talk:
         return self.result
 
 
+async def _lines(texts: Iterable[str] | AsyncIterator[str]) -> AsyncIterator[str]:
+    if isinstance(texts, AsyncIterator):
+        async for t in texts:
+            yield t
+    else:
+        for t in texts:
+            yield t
+
+
+async def terminal_lines(prompt: bool | None = None) -> AsyncIterator[str]:
+    """The lines typed at the terminal (or piped in), until end of input; blank ones skipped.
+    ``prompt`` (default: when the input is a terminal) shows ``you> `` on stderr before each."""
+    stdin = sys.stdin
+    try:
+        interactive = stdin.isatty() if prompt is None else prompt
+    except (OSError, ValueError):
+        interactive = False
+    while True:
+        if interactive:
+            print("you> ", end="", file=sys.stderr, flush=True)
+        try:
+            line = await asyncio.to_thread(stdin.readline)
+        except (OSError, ValueError):  # no input at all (closed, or a test runner's)
+            return
+        if not line:
+            return
+        if line.strip():
+            yield line.strip()
+
+
 async def talk_text(
-    text: str,
+    texts: str | Iterable[str] | AsyncIterator[str],
     agents: list[str],
     *,
     directory: AgentDirectory,
     recorder: Recorder | None = None,
     timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
+    convener: str | None = None,
+    max_agent_exchanges: int | None = None,
 ) -> TalkResult:
-    """Hold one text conversation; ``on_line(speaker, text)`` is called as lines arrive."""
-    talk = Talk(directory, recorder, on_line)
+    """Hold one text conversation: each of ``texts`` (one string, several, or lines as they
+    come) is an utterance, said once the replies to the one before have come;
+    ``on_line(speaker, text)`` is called as lines arrive. :class:`NothingSaid` when no text
+    came at all."""
+    if isinstance(texts, str):
+        texts = [texts]
+    talk = Talk(directory, recorder, on_line, max_agent_exchanges=max_agent_exchanges)
+    said = 0
     try:
-        await talk.start(agents, text, timeout)
-        utterance = Event(
-            event_type=EventType.UTTERANCE,
-            parameters={
-                "dialog_event": text_event(
-                    talk.user.speaker_uri, text, start_time=rfc3339()
-                )
-            },
-        )
-        talk.result.lines.append((talk.user.display_name, text))
-        await talk.conv.say([utterance])
-        talk.result.completed &= await talk.conv.wait_idle(timeout)
+        title = next(iter(texts), "") if isinstance(texts, list | tuple) else ""
+        await talk.start(agents, title or "a conversation from the terminal", timeout, convener)
+        async for text in _lines(texts):
+            await talk.utter(text, timeout)
+            said += 1
     finally:
         result = await talk.finish()
+    if not said:
+        raise NothingSaid(
+            'nothing was said: give --text "..." (repeatable), --wav FILE, or type lines'
+        )
     return result
 
 
 def run_talk(
-    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any = None
+    settings: TalkSettings,
+    *,
+    directory_factory: Any,
+    recorder: Recorder | None,
+    on_line: Any = None,
 ) -> TalkResult:
     """``talk --text`` from the command line: blocking."""
 
@@ -225,12 +337,14 @@ def run_talk(
         directory = directory_factory()
         try:
             return await talk_text(
-                settings.text or "",
+                settings.texts or terminal_lines(),
                 list(settings.agents),
                 directory=directory,
                 recorder=recorder,
                 timeout=settings.timeout_s,
                 on_line=on_line,
+                convener=settings.convener,
+                max_agent_exchanges=settings.max_agent_exchanges,
             )
         finally:
             await directory.aclose()

@@ -12,6 +12,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+#: The built-in parrot's speaker URI in process (gateway.agents.builtin.base.builtin_manifest).
+PARROT = "tag:ofp-gateway,2025:builtin:parrot"
+
 
 class Page:
     """A page's WebSocket through HAProxy: its JSON events, and the node that served it."""
@@ -59,8 +62,9 @@ class Page:
         raise AssertionError(f"not seen in {timeout}s; events: {self.events}")
 
     async def say(self, text: str) -> dict[str, Any]:
-        """Type ``text`` and wait for the parrot's answer."""
-        await self.ws.send(json.dumps({"type": "text", "text": text}))
+        """Type ``text`` to the parrot and wait for its answer (one agent answers each
+        utterance: docs/floor.md)."""
+        await self.ws.send(json.dumps({"type": "text", "text": text, "to": PARROT}))
         return await self.wait_for(
             lambda e: e["type"] == "utterance" and e["text"] == f"You said: {text}"
         )

@@ -51,6 +51,31 @@ class Site:
             await self._runner.cleanup()
 
 
+def audio_manifest(body: dict, url: str, speaker: str, name: str = "Listener") -> list[dict]:
+    """The ``publishManifests`` answering a ``getManifests`` in ``body`` (none otherwise): a
+    manifest whose ``supportedLayers.input`` has audio, so the gateway sends this agent the
+    person's voice (it sends it only to agents that ask: docs/floor.md)."""
+    if not any(e["eventType"] == "getManifests" for e in body["openFloor"]["events"]):
+        return []
+    manifest = {
+        "identification": {
+            "speakerUri": speaker,
+            "serviceUrl": url,
+            "organization": "tests",
+            "conversationalName": name,
+            "synopsis": "Listens to the person's voice.",
+        },
+        "capabilities": [
+            {
+                "keyphrases": ["listen"],
+                "descriptions": ["Takes the person's voice."],
+                "supportedLayers": {"input": ["audio", "text"], "output": ["text"]},
+            }
+        ],
+    }
+    return [{"eventType": "publishManifests", "parameters": {"servicingManifests": [manifest]}}]
+
+
 def capture_agent(site: Site) -> str:
     """Route ``capture`` on ``site``: an agent that answers every utterance with "Okay."; its URL."""
     async def agent(request: web.Request) -> web.Response:
@@ -71,6 +96,7 @@ def capture_agent(site: Site) -> str:
             for e in body["openFloor"]["events"]
             if e["eventType"] == "utterance"
         ]
+        events += audio_manifest(body, str(request.url), "tag:capture", "Capture")
         return web.json_response(
             {
                 "openFloor": {

@@ -33,6 +33,10 @@ from gateway.server.messages import (
 Event = dict[str, Any]
 
 
+#: The built-in parrot's speaker URI in process (gateway.agents.builtin.base.builtin_manifest).
+PARROT = "tag:ofp-gateway,2025:builtin:parrot"
+
+
 class Page:
     """One page's WebSocket: the JSON events it got, the audio bytes, and (behind HAProxy) the node
     that served it."""
@@ -121,9 +125,10 @@ class Page:
         await self.ws.send(message.to_json() if message is not None else json.dumps(raw))
 
     async def say(self, text: str) -> Event:
-        """Type ``text`` and wait for the parrot's answer."""
+        """Type ``text`` to the parrot and wait for its answer (with several agents on the floor
+        one answers each utterance: docs/floor.md)."""
         since = len(self.events)
-        await self.send(SayText(text))
+        await self.send(SayText(text, to=PARROT))
         return await self.wait_for(
             lambda e: e["type"] == AgentUtterance.TYPE and e["text"] == f"You said: {text}",
             since=since,

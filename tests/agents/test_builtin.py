@@ -59,7 +59,7 @@ def _ssml(reply: Envelope) -> ET.Element:
 
 def test_registry_wires_the_concierge_to_the_others() -> None:
     agents = builtin_agents()
-    assert list(agents) == ["parrot", "clock", "concierge", "assistant"]
+    assert list(agents) == ["parrot", "clock", "concierge", "assistant", "convener"]
     for name, agent in agents.items():
         assert agent.manifest.identification.service_url == f"builtin:{name}"
         assert_valid_manifest(agent.manifest.to_wire())
@@ -122,7 +122,8 @@ async def test_private_utterances_get_private_answers() -> None:
     (event,) = reply.events
     assert event.is_private and event.to.speaker_uri == USER
     public = await ask(Parrot(), utterance("hey"))
-    assert public.events[0].to is None
+    # A public answer is public, and addressed to whoever it answers (not the room).
+    assert public.events[0].to.speaker_uri == USER and not public.events[0].is_private
 
 
 async def test_two_agents_whispering_to_each_other_stop() -> None:
@@ -358,3 +359,31 @@ async def test_concierge_lists_agents_and_does_not_reinvite() -> None:
     assert texts(await ask(concierge, direct)) == ["Clock is already here."]
     assert not events_of(await ask(concierge, direct), EventType.INVITE)
     assert (await ask(concierge, utterance("lovely day for it", conversants=here))).events == []
+
+
+async def test_an_invite_s_history_is_answered_only_when_the_person_spoke_last() -> None:
+    """dialogHistory ending with the person's request is answered (a delegation); one ending
+    with another agent's words (a greeting) is context only: agents do not answer agents."""
+    bot = "tag:x,2025:bot"
+    people = [conversant(USER, "User"), conversant(bot, "Weather bot")]
+
+    def invite(last_speaker: str) -> Envelope:
+        history = [text_event(USER, "what time is it"), text_event(last_speaker, "Hello, I'm Bot.")]
+        if last_speaker == USER:
+            history = history[:1]
+        return Envelope(
+            conversation=Conversation(id="conv-h", conversants=people),
+            sender=Sender(speaker_uri=USER),
+            events=[
+                Event(
+                    event_type=EventType.INVITE,
+                    to=To(service_url="builtin:clock"),
+                    parameters=Parameters(dialog_history=history),
+                )
+            ],
+        )
+
+    asked = texts(await ask(Clock(now=_fixed), invite(USER)))
+    assert asked[0].startswith("Hello, I'm Clock") and asked[1].startswith("It's 3:05")
+    greeted = texts(await ask(Clock(now=_fixed), invite(bot)))
+    assert len(greeted) == 1 and greeted[0].startswith("Hello, I'm Clock")

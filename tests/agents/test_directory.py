@@ -31,7 +31,7 @@ async def test_built_ins_are_found_by_name_and_are_the_same_agent_every_time(dir
 
 
 async def test_an_unknown_built_in_names_the_ones_there_are(directory) -> None:
-    with pytest.raises(UnknownAgent, match="no built-in agent 'siri'; built-ins are: assistant, clock, concierge, parrot"):
+    with pytest.raises(UnknownAgent, match="no built-in agent 'siri'; built-ins are: assistant, clock, concierge, convener, parrot"):
         directory.resolve("builtin:siri")
 
 

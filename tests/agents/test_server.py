@@ -40,12 +40,12 @@ async def client() -> AsyncIterator[HttpClient]:
 
 async def test_listing_and_manifests(served, client: HttpClient) -> None:
     base, urls = served
-    assert set(urls) == {"parrot", "clock", "concierge", "assistant"}
+    assert set(urls) == {"parrot", "clock", "concierge", "assistant", "convener"}
     assert all(url == f"{base}/{name}" for name, url in urls.items())
     body, content_type = await client.fetch(base + "/")
     listed = json.loads(body)["agents"]
     assert content_type == "application/json"
-    assert [a["name"] for a in listed] == ["parrot", "clock", "concierge", "assistant"]
+    assert [a["name"] for a in listed] == ["parrot", "clock", "concierge", "assistant", "convener"]
     for entry in listed:
         assert_valid_manifest(entry["manifest"])
         assert entry["manifest"]["identification"]["serviceUrl"] == entry["serviceUrl"]

@@ -15,7 +15,13 @@ from gateway.cluster.postgres import PostgresUnavailable
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    c = LocalCluster(2, serve_args=("--max-sessions", "3", "--audio-feature", "url"))
+    # Agents on loopback allowed: tests/cluster/test_inbound.py's timer agent runs in the test.
+    c = LocalCluster(
+        2,
+        serve_args=(
+            "--max-sessions", "3", "--audio-feature", "url", "--allow-address", "127.0.0.0/8"
+        ),
+    )  # fmt: skip
     try:
         c.start()
     except (PostgresUnavailable, HAProxyUnavailable) as exc:

@@ -211,10 +211,12 @@ def test_the_page_in_chromium_fails_over_by_itself(cluster: LocalCluster, tmp_pa
             page = context.new_page()
             page.goto(cluster.url + "/")
             page.locator("#conversants li").nth(3).wait_for(timeout=30_000)
-            page.locator("#text-input").fill("hello from the browser")
+            # Addressed by name: one agent answers each utterance (docs/floor.md).
+            page.locator("#text-input").fill("Parrot, hello from the browser")
             page.locator("#text-input").press("Enter")
             conversation = page.locator("#conversation")
-            conversation.get_by_text("You said: hello from the browser").wait_for(timeout=30_000)
+            said = "You said: Parrot, hello from the browser"
+            conversation.get_by_text(said).wait_for(timeout=30_000)
             [cookie] = [c for c in context.cookies() if c["name"] == "OFPNODE"]
             first = node_named(cluster, cookie["value"])
 
@@ -238,11 +240,13 @@ def test_the_page_in_chromium_fails_over_by_itself(cluster: LocalCluster, tmp_pa
             page.wait_for_function(
                 "() => !document.querySelector('#conversation > [data-before]')", timeout=10_000
             )
-            conversation.get_by_text("You said: hello from the browser").wait_for(timeout=10_000)
+            conversation.get_by_text(said).wait_for(timeout=10_000)
             page.locator("#conversants li").nth(3).wait_for(timeout=10_000)
-            page.locator("#text-input").fill("and after the failover")
+            page.locator("#text-input").fill("Parrot, and after the failover")
             page.locator("#text-input").press("Enter")
-            conversation.get_by_text("You said: and after the failover").wait_for(timeout=30_000)
+            conversation.get_by_text("You said: Parrot, and after the failover").wait_for(
+                timeout=30_000
+            )
             page.screenshot(path=str(tmp_path / "failover.png"))
         finally:
             browser.close()

@@ -15,10 +15,12 @@ def invite(url: str) -> Event:
     return Event(event_type=EventType.INVITE, to={"serviceUrl": url})
 
 
-def say(h, text: str) -> list[Event]:
+def say(h, text: str, to: str | None = None) -> list[Event]:
+    """The person's utterance, addressed (``to``: a service URL) as the person's proxy does."""
     return [
         Event(
             event_type=EventType.UTTERANCE,
+            to={"serviceUrl": to} if to else None,
             parameters={"dialog_event": text_event(h.conv.user.speaker_uri, text)},
         )
     ]
@@ -37,13 +39,19 @@ async def test_timeout_uninvites_with_timed_out_and_tells_the_person(site, harne
     h = harness(timeout=0.5)
     await h.conv.say([invite(url), invite("builtin:parrot")])
     assert await h.conv.wait_idle(10)
+    # One miss: the person is told it is slow; it stays (Limits.max_timeouts).
+    assert url in conversants(h)
+    assert [n.reason for n in h.notices] == ["@slow"] and "slow to answer" in h.notices[0].text
+    # A second miss in a row: uninvited with @timedOut.
+    await h.conv.say(say(h, "are you there?", to=url))
+    assert await h.conv.wait_idle(10)
     assert url not in conversants(h)
-    assert [n.reason for n in h.notices] == ["@timedOut"]
-    assert "did not answer in time" in h.notices[0].text
+    assert [n.reason for n in h.notices][-1] == "@timedOut"
+    assert "did not answer in time" in h.notices[-1].text
     # The others hear the uninvite with the @timedOut token; the parrot carries on.
     uninvites = [e for env in h.heard for e in env.events if e.event_type is EventType.UNINVITE]
     assert uninvites and "@timedOut" in uninvites[0].reason_tokens
-    await h.conv.say(say(h, "still there?"))
+    await h.conv.say(say(h, "still there?", to="builtin:parrot"))
     assert await h.conv.wait_idle(10)
     assert h.texts()[-1] == "You said: still there?"
 
@@ -58,7 +66,7 @@ async def test_http_500_is_an_error_and_the_conversation_goes_on(site, harness) 
     assert await h.conv.wait_idle(10)
     assert url in conversants(h)  # one failure is not enough to remove it
     assert h.notices[0].reason == "@error" and "500" in h.notices[0].text
-    await h.conv.say(say(h, "hello"))
+    await h.conv.say(say(h, "hello", to="builtin:parrot"))
     assert await h.conv.wait_idle(10)
     assert h.texts()[-1] == "You said: hello"
     # Third failure in a row: uninvited with @error.
@@ -181,8 +189,61 @@ async def test_agents_answering_each_other_are_cut_off(site, harness) -> None:
     h = harness()
     await h.conv.say([invite(site.route("a", chatty)), invite(site.route("b", chatty))])
     assert await h.conv.wait_idle(20)
-    assert n["calls"] < 200
-    assert any("answering each other" in x.text for x in h.notices)
+    # Each greeting starts a chain; each chain is cut after Limits.max_agent_exchanges
+    # agent-to-agent exchanges (it was 64 agent envelopes before the person heard of it).
+    limit = h.conv.limits.max_agent_exchanges
+    heard = [t for t in h.texts() if t == "and another thing"]
+    assert 2 <= len(heard) <= 2 * (1 + limit)
+    assert n["calls"] <= 4 * (1 + limit)  # a handful of calls, not hundreds
+    told = [x for x in h.notices if "answering each other" in x.text]
+    assert len(told) == 1 and f"after {limit} exchanges" in told[0].text
+
+
+async def test_a_slow_answer_brings_one_moment_from_the_floor(site, harness) -> None:
+    async def thinker(request: web.Request) -> web.Response:
+        body = await request.json()
+        of = body["openFloor"]
+        events = []
+        if any(e["eventType"] == "utterance" for e in of["events"]):
+            await asyncio.sleep(1.5)  # well past the 0.2 s below, well within the timeout
+            events = [
+                {
+                    "eventType": "utterance",
+                    "parameters": {
+                        "dialogEvent": {
+                            "speakerUri": "tag:thinker",
+                            "span": {"startOffset": "PT0S"},
+                            "features": {
+                                "text": {"mimeType": "text/plain", "tokens": [{"value": "42."}]}
+                            },
+                        }
+                    },
+                }
+            ]
+        return web.json_response(
+            {
+                "openFloor": {
+                    "schema": {"version": "1.1.0"},
+                    "conversation": {"id": of["conversation"]["id"]},
+                    "sender": {"speakerUri": "tag:thinker"},
+                    "events": events,
+                }
+            }
+        )
+
+    from dataclasses import replace
+
+    url = site.route("thinker", thinker)
+    h = harness()
+    h.conv.limits = replace(h.conv.limits, one_moment_s=0.2)
+    await h.conv.say([invite(url)])
+    assert await h.conv.wait_idle(10)
+    assert h.notices == []
+    await h.conv.say(say(h, "what is the answer?", to=url))
+    assert await h.conv.wait_idle(10)
+    assert [n.reason for n in h.notices] == ["@wait"]
+    assert h.notices[0].text.startswith("One moment")
+    assert h.texts()[-1] == "42."
 
 
 async def test_invites_past_the_most_agents_are_refused_in_words(site, harness) -> None:

@@ -22,6 +22,7 @@ from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import Verdict
 from gateway.render.ssml import trim_silence
 from gateway.talk.voice import talk_wav
+from gateway.testing.loopback import audio_manifest
 from gateway.testing.speech import piper_16k, silence, word_error_rate
 from tests.ofp_schemas import assert_valid_envelope
 
@@ -59,6 +60,7 @@ async def test_http_agent_receives_a_valid_utterance_whose_audio_is_the_speech(
                         },
                     }
                 )
+        events += audio_manifest(body, str(request.url), "tag:echo")  # it takes the voice
         return web.json_response(
             {
                 "openFloor": {

@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from gateway.testing.loopback import audio_manifest
+
 
 def raw_http(url: str, request: bytes, timeout: float = 10) -> tuple[int, bytes]:
     """Send ``request`` (bytes, as is) to the gateway at ``url``; the status and the whole reply
@@ -102,6 +104,12 @@ class LoopbackAgent:
         async def handle(request: web.Request) -> web.Response:
             body = await request.json()
             self.seen.append(body)
+            # It takes the person's voice: its manifest says so when the gateway asks.
+            speaker = f"tag:loopback,2025:{self.url}"  # one per agent: two are two conversants
+            manifest = audio_manifest(body, self.url, speaker, "Loopback")
+            if manifest:
+                conv = body["openFloor"]["conversation"]
+                return web.json_response(envelope(conv, speaker, manifest))
             return web.Response(text=self.reply(body), content_type="application/json")
 
         app = web.Application()

@@ -13,7 +13,7 @@ import pytest
 
 from gateway.records import SQLiteRecorder
 from gateway.records.cli import add_commands
-from gateway.testing.page import Page
+from gateway.testing.page import PARROT, Page
 from gateway.testing.processes import Served, start_gateway, stop_gateway
 
 
@@ -26,7 +26,7 @@ def export_cli(data: Path, *argv: str) -> int:
 
 async def test_export_route_and_command_refuse_alike(gateway: Served, capsys) -> None:
     page = await Page.open(gateway.ws, transport="none")
-    await page.send(type="text", text="export me")
+    await page.send(type="text", text="export me", to=PARROT)
     await page.wait_for(lambda e: e["type"] == "utterance" and "export me" in e["text"])
     conv, token = page.welcome["conversationId"], page.welcome["token"]
     base = f"/export/{quote(conv)}?token={token}"

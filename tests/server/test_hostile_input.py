@@ -12,7 +12,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from gateway.testing.page import Page
+from gateway.testing.page import PARROT, Page
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
 from tests.server.hostile import (
     LoopbackAgent,
@@ -70,7 +70,7 @@ async def still_served(page: Page, text: str) -> None:
     since = len(page.events)
     await page.send(type="ping")
     await page.wait_for(lambda e: e["type"] == "pong", since=since)
-    await page.send(type="text", text=text)
+    await page.send(type="text", text=text, to=PARROT)
     await page.wait_for(
         lambda e: e["type"] == "utterance" and e["text"] == f"You said: {text}", since=since
     )

@@ -66,6 +66,23 @@ SAMPLES: list[m.Message] = [
         since_last_voiced_ms=334.5,
     ),
     m.RequestError("no"),
+    # Addressing (docs/floor.md), after the rest: tests above pick samples by position.
+    m.SayText("what time is it", to="tag:clock", private=True),
+    m.Address("tag:clock", private=True, sticky=False),
+    m.Address(None),
+    m.FinalTranscript(
+        "Clock, time?", id="de:5", to="tag:clock", to_name="Clock", why="you named Clock"
+    ),
+    m.Discover("builtin:concierge"),
+    m.Manifests(
+        "builtin:concierge",
+        (
+            m.FoundManifest(
+                "builtin:clock", "tag:clock", "Clock", "Tells the time.", ("time",), 0.8, True
+            ),
+        ),
+    ),
+    m.Manifests("https://gone.example", error="it did not answer in time"),
 ]
 
 
@@ -154,6 +171,9 @@ def test_a_lone_surrogate_goes_out_escaped_and_the_rest_as_utf8() -> None:
         ({"type": "ptt", "down": "yes"}, "'down' must be true or false"),
         ({"type": "ptt", "down": 1}, "'down' must be true or false"),
         ({"type": "text", "text": ["a"]}, "'text' must be a string"),
+        ({"type": "text", "text": "hi", "private": "yes"}, "'private' must be true or false"),
+        ({"type": "text", "text": "hi", "to": 7}, "'to' must be a string or null"),
+        ({"type": "address", "to": "tag:x", "private": 1}, "'private' must be true or false"),
         ({"type": "wake", "wake": None}, "'wake' must be a string"),
         ({"type": "offer", "sdp": {}}, "'sdp' must be a string"),
         ([1, 2], "messages are JSON objects"),

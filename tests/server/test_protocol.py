@@ -13,6 +13,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from gateway.server.messages import (
+    Address,
     AgentUtterance,
     FloorUpdate,
     Invite,
@@ -20,7 +21,8 @@ from gateway.server.messages import (
     SessionState,
     StateUpdate,
 )
-from gateway.testing.page import Page
+from gateway.testing.loopback import audio_manifest
+from gateway.testing.page import PARROT, Page
 from gateway.testing.speech import piper_16k, silence
 
 
@@ -31,14 +33,34 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
     floor = await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 5)
     names = {c["name"] for c in floor["conversants"]}
     assert {"Parrot", "Clock", "Concierge", "Assistant", "You"} <= names
-    await page.send(SayText("hello gateway"))
+    # One answer per utterance: the question goes to the agent best placed to answer it...
+    await page.send(SayText("What time is it?"))
+    asked = await page.wait_for(lambda e: e["type"] == "transcript" and e.get("typed"))
+    assert asked["toName"] == "Clock" and "keyphrase" in asked["why"]
+    await page.wait_for(lambda e: e["type"] == "utterance" and e["speaker"] == "Clock" and "It's" in e["text"])
+    # ...and what the person addresses goes to that agent only.
+    await page.send(SayText("Parrot, hello gateway"))
     reply = await page.wait_for(
-        lambda e: e["type"] == "utterance" and e["text"] == "You said: hello gateway"
+        lambda e: e["type"] == "utterance" and e["text"] == "You said: Parrot, hello gateway"
     )
     assert reply["speaker"] == "Parrot"
+    # The page's choice: a to that is not an agent here, or a private that is not a boolean,
+    # is refused and the conversation goes on.
+    await page.send(SayText("hi", to="tag:nobody"))
+    await page.wait_for(lambda e: e["type"] == "error" and "not an agent" in e["message"])
+    await page.send(type="text", text="hi", to=PARROT, private="yes")
+    await page.wait_for(lambda e: e["type"] == "error" and "'private' must be" in e["message"])
+    await page.send(type="address", to="tag:nobody")
+    await page.wait_for(lambda e: e["type"] == "error" and "'tag:nobody'" in e["message"])
     # The same, read through the message classes the gateway writes them with.
     said = [m for m in page.messages if isinstance(m, AgentUtterance) and m.speaker == "Parrot"]
-    assert said and said[-1].text == "You said: hello gateway" and not said[-1].private
+    assert said and said[-1].text == "You said: Parrot, hello gateway" and not said[-1].private
+    # Nobody else answered: the parrot repeats only what is addressed to it, and the clock and
+    # the concierge leave alone what is addressed to another (§2.1).
+    answers = [m for m in page.messages if isinstance(m, AgentUtterance)]
+    by = {n: [m.text for m in answers if m.speaker == n] for n in ("Parrot", "Clock", "Concierge")}
+    assert len(by["Parrot"]) == 2 and len(by["Clock"]) == 2  # a greeting and one answer each
+    assert len(by["Concierge"]) == 1  # its greeting alone
     assert len([m for m in page.messages if isinstance(m, FloorUpdate)][-1].conversants) == 5
     await page.close()
     # A reload: same id + token → the same conversation, with its history.
@@ -46,7 +68,9 @@ async def test_text_conversation_floor_and_rejoin(gateway) -> None:
         gateway.ws, transport="none", conversationId=w["conversationId"], token=w["token"]
     )
     assert again.welcome["rejoined"] and again.welcome["conversationId"] == w["conversationId"]
-    assert any(e.get("text") == "You said: hello gateway" for e in again.welcome["history"])
+    assert any(
+        e.get("text") == "You said: Parrot, hello gateway" for e in again.welcome["history"]
+    )
     await again.close()
     # A wrong token does not open someone else's conversation.
     other = await Page.open(
@@ -60,7 +84,9 @@ async def test_voice_over_websocket_pcm(gateway) -> None:
     page = await Page.open(gateway.ws, transport="ws")
     try:
         assert page.welcome["audio"] == {"inRate": 16000, "outRate": 24000}
-        await page.wait_for(lambda e: e["type"] == "floor")
+        await page.wait_for(lambda e: e["type"] == "floor" and len(e["conversants"]) == 4)
+        # Spoken turns follow the page's choice of addressee (clicked in the floor panel).
+        await page.send(Address(PARROT))
         await asyncio.sleep(1.0)
         said = "Please turn on the kitchen lights."
         pcm = np.concatenate([silence(300), piper_16k(said), silence(1200)])
@@ -100,7 +126,8 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
                     "schema": {"version": "1.1.0"},
                     "conversation": body["openFloor"]["conversation"],
                     "sender": {"speakerUri": "tag:listener"},
-                    "events": [],
+                    # Its manifest asks for audio: only then is the voice sent (docs/floor.md).
+                    "events": audio_manifest(body, str(request.url), "tag:listener"),
                 }
             }
         )
@@ -150,7 +177,7 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
 
 async def test_export_needs_the_token(gateway) -> None:
     page = await Page.open(gateway.ws, transport="none")
-    await page.send(SayText("keep this"))
+    await page.send(SayText("keep this", to=PARROT))
     await page.wait_for(lambda e: e["type"] == "utterance" and "keep this" in e["text"])
     conv, token = page.welcome["conversationId"], page.welcome["token"]
     status, body, headers = gateway.get(f"/export/{conv}?format=mplp-dialog&token={token}")
@@ -169,7 +196,7 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
         assert info.value.rcvd.code == 1008
     # A 50 MB frame: closed with 1009; the conversation and its records survive.
     page = await Page.open(gateway.ws, transport="ws")
-    await page.send(SayText("before the big frame"))
+    await page.send(SayText("before the big frame", to=PARROT))
     await page.wait_for(lambda e: e["type"] == "utterance" and "before the big frame" in e["text"])
     with contextlib.suppress(ConnectionClosed):
         await page.ws.send(b"\0" * (50 * 1024 * 1024))
@@ -191,7 +218,7 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
     await again.wait_for(lambda e: e["type"] == "error" and "'ptt', 'handsfree'" in e["message"])
     await again.send(type="offer", sdp="v=0")  # a text-only connection has no WebRTC
     await again.wait_for(lambda e: e["type"] == "error" and "misplaced message 'offer'" in e["message"])
-    await again.send(SayText("still here"))
+    await again.send(SayText("still here", to=PARROT))
     await again.wait_for(lambda e: e["type"] == "utterance" and "still here" in e["text"])
     await again.close()
 
@@ -211,7 +238,7 @@ async def test_past_capacity_new_sessions_are_refused_clearly(gateway) -> None:
                 await ws.recv()
         assert info.value.rcvd.code == 1013 and "full" in info.value.rcvd.reason
         # Existing sessions still work.
-        await pages[0].send(SayText("still served"))
+        await pages[0].send(SayText("still served", to=PARROT))
         await pages[0].wait_for(lambda e: e["type"] == "utterance" and "still served" in e["text"])
     finally:
         for p in pages:

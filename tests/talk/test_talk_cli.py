@@ -79,10 +79,80 @@ def test_talk_human_output(tmp_path: Path) -> None:
     )
     assert code == 0
     lines = text.splitlines()
-    assert lines[0] == "you: what time is it"
-    assert any(line.startswith("Clock: It's ") for line in lines)
+    # The greeting, then what the person said, whom it went to, and the answer.
+    said = lines.index("you: what time is it")
+    assert lines[said + 1] == "  to: Clock (Clock is the only agent here)"
+    assert any(line.startswith("Clock: It's ") for line in lines[said:])
 
 
 def test_talk_unknown_builtin(tmp_path: Path) -> None:
     code, _, text = talk("--text", "x", "--agent", "builtin:nobody", "--no-record", data=tmp_path)
     assert code == 2 and "built-ins are" in text
+
+
+def test_talk_holds_a_conversation_with_three_agents(tmp_path: Path) -> None:
+    """Several --text in order; each addressed (a name, the agent talked with, the best placed)
+    and answered by one agent."""
+    code, out, text = talk(
+        "--json",
+        "--text",
+        "What time is it?",
+        "--text",
+        "Parrot, say cheese",
+        "--text",
+        "and again",
+        "--text",
+        "Concierge, which agents are there?",
+        "--agent",
+        "builtin:parrot",
+        "--agent",
+        "builtin:clock",
+        "--agent",
+        "builtin:concierge",
+        "--no-record",
+        data=tmp_path,
+    )
+    assert code == 0, text
+    assert [(a["toName"], a["why"]) for a in out["addressed"]] == [
+        ("Clock", "best placed to answer: its keyphrase \u201ctime\u201d"),
+        ("Parrot", "you named Parrot"),
+        ("Parrot", "you are talking with Parrot"),
+        ("Concierge", "you named Concierge"),
+    ]
+    spoken = [line["speaker"] for line in out["lines"]]
+    # Three greetings, then each utterance and exactly one answer.
+    assert spoken[3:] == ["User", "Clock", "User", "Parrot", "User", "Parrot", "User", "Concierge"]
+    for env in out["sent"] + out["received"]:
+        assert_valid_envelope(env)
+
+
+def test_talk_with_a_convener_over_http(agents_server: str, tmp_path: Path) -> None:
+    """The built-in convener served over HTTP (``agents serve``) chairs a talk conversation."""
+    code, out, text = talk(
+        "--json",
+        "--text",
+        "Clock, what time is it?",
+        "--agent",
+        "builtin:parrot",
+        "--agent",
+        "builtin:clock",
+        "--convener",
+        f"{agents_server}/convener",
+        "--allow-address",
+        "127.0.0.0/8",
+        "--no-record",
+        data=tmp_path,
+    )
+    assert code == 0, text
+    conversation = out["heard"][-1]["openFloor"]["conversation"]
+    chair = [
+        c["identification"]["speakerUri"]
+        for c in conversation["conversants"]
+        if c["identification"]["serviceUrl"] == f"{agents_server}/convener"
+    ]
+    assert conversation["assignedFloorRoles"]["convener"] == chair and len(chair) == 1
+    # Not an addressee: the question went to the clock, and the clock answered.
+    assert out["addressed"][0]["toName"] == "Clock"
+    assert any(line["speaker"] == "Clock" and "It's" in line["text"] for line in out["lines"])
+    for env in out["sent"] + out["received"]:
+        assert_valid_envelope(env)

@@ -123,7 +123,9 @@ def test_reload_rejoins_the_same_conversation(context, gateway):
     )
     assert page.evaluate("ofpDebug.conversationId") == conversation
     assert page.locator("#conversation > li").all_inner_texts() == before
-    assert page.get_by_test_id("transcript").all_inner_texts()[-1].endswith("Hello there.")
+    last = page.get_by_test_id("transcript").last
+    assert last.locator(".text").inner_text() == "Hello there."
+    assert "to Parrot" in last.inner_text()  # whom it went to, and why, are redrawn too
 
     # The download link exports this conversation (it carries the token).
     href = page.get_by_test_id("download").evaluate("a => a.href")

@@ -1,4 +1,5 @@
-"""Agents that run inside the gateway: parrot, clock, concierge and assistant (a language model).
+"""Agents that run inside the gateway: parrot, clock, concierge, assistant (a language model)
+and the convener.
 
 In process their service URLs are ``builtin:parrot`` and so on; served over HTTP by
 :mod:`gateway.agents.server` they are the real ``http://host:port/parrot`` URLs.
@@ -13,13 +14,14 @@ from gateway.agents.builtin.assistant import Assistant
 from gateway.agents.builtin.base import Answer, BuiltinAgent, Heard, local_now
 from gateway.agents.builtin.clock import Clock
 from gateway.agents.builtin.concierge import Concierge, match_score
+from gateway.agents.builtin.convener import Convener
 from gateway.agents.builtin.parrot import Parrot
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.llm.settings import LlmSettings
 
 #: The built-in agents, by the name they are served under.
-BUILTIN_NAMES = ("parrot", "clock", "concierge", "assistant")
+BUILTIN_NAMES = ("parrot", "clock", "concierge", "assistant", "convener")
 
 
 def builtin_agents(
@@ -52,6 +54,8 @@ def builtin_agents(
     if "concierge" in chosen:
         directory = [a.manifest for a in agents.values()]
         agents["concierge"] = Concierge(directory, f"{service_base}concierge", now=now)
+    if "convener" in chosen:  # a chair, not an agent to recommend: not in the directory
+        agents["convener"] = Convener(f"{service_base}convener", now=now)
     return {name: agents[name] for name in BUILTIN_NAMES if name in agents}
 
 
@@ -62,6 +66,7 @@ __all__ = [
     "BuiltinAgent",
     "Clock",
     "Concierge",
+    "Convener",
     "Heard",
     "Parrot",
     "builtin_agents",

@@ -85,7 +85,8 @@ class Assistant(BuiltinAgent):
         for i, event in enumerate(events):
             de = event.dialog_event
             if event.event_type is EventType.UTTERANCE and de is not None and de.text() == _PENDING:
-                text = await self._generate(envelope.conversation.id, de.id, private=bool(event.to))
+                private = event.to is not None and bool(event.to.private)
+                text = await self._generate(envelope.conversation.id, de.id, private=private)
                 final = text_event(self.speaker_uri, text, start_time=rfc3339(self._now()))
                 events[i] = event.model_copy(
                     update={

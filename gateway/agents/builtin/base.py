@@ -9,7 +9,9 @@ decides *whether* to answer. Two rules keep built-ins from talking to each other
   :data:`MAX_AGENT_TURNS` times in a row to agents before a person speaks again, so two agents
   that each answer whatever is addressed to them stop after a few exchanges.
 
-An agent never answers its own utterances.
+An agent never answers its own utterances, and follows §2.1: an event addressed (``to``) to another
+conversant is ignored. Its answer is addressed to whoever it answers (public unless what it
+answers was private), so other agents in the room see it as context and leave it alone.
 """
 
 from __future__ import annotations
@@ -190,11 +192,17 @@ class BuiltinAgent:
         memory.history.extend(history)
         out = [
             Event(event_type=EventType.ACCEPT_INVITE, to=_reply_to(envelope)),
-            self._utterance(self.greeting),
+            self._utterance(self.greeting, to=To(speaker_uri=envelope.sender.speaker_uri)),
         ]
-        if history and history[-1].speaker_uri != self.speaker_uri:
+        # Answer what the person last said (a delegation's request), not another agent's words:
+        # a newcomer answering the last greeting would start agents talking among themselves.
+        if (
+            history
+            and history[-1].speaker_uri != self.speaker_uri
+            and not _spoken_by_agent(envelope, history[-1].speaker_uri)
+        ):
             heard = Heard(history[-1].text(), history[-1], envelope, True, memory)
-            out += self._say(self.answer(heard), private_to=None)
+            out += self._say(self.answer(heard), to=None)
         return out
 
     def _on_utterance(self, envelope: Envelope, event: Event) -> list[Event]:
@@ -211,8 +219,8 @@ class BuiltinAgent:
         answer = self.answer(Heard(de.text(), de, envelope, addressed, memory))
         if answer is not None and not person:
             memory.agent_turns += 1
-        private_to = To(speaker_uri=de.speaker_uri, private=True) if event.is_private else None
-        return self._say(answer, private_to)
+        reply_to = To(speaker_uri=de.speaker_uri, private=True if event.is_private else None)
+        return self._say(answer, reply_to)
 
     def _on_get_manifests(self, envelope: Envelope, event: Event) -> list[Event]:
         scope = (event.parameters.recommend_scope or "internal").lower()
@@ -262,10 +270,10 @@ class BuiltinAgent:
         if len(self._left) > MAX_CONVERSATIONS:
             self._left.popitem(last=False)
 
-    def _say(self, answer: Answer | None, private_to: To | None) -> list[Event]:
+    def _say(self, answer: Answer | None, to: To | None) -> list[Event]:
         if answer is None:
             return []
-        return [self._utterance(answer.text, answer.ssml, private_to), *answer.extra]
+        return [self._utterance(answer.text, answer.ssml, to), *answer.extra]
 
     def _utterance(self, text: str, ssml: str | None = None, to: To | None = None) -> Event:
         start = rfc3339(self._now())
@@ -275,6 +283,15 @@ class BuiltinAgent:
 
 def _reply_to(envelope: Envelope) -> To:
     return To(speaker_uri=envelope.sender.speaker_uri, service_url=envelope.sender.service_url)
+
+
+def _spoken_by_agent(envelope: Envelope, speaker_uri: str) -> bool:
+    """Whether ``speaker_uri`` is listed among the conversants as something other than a user."""
+    return any(
+        c.identification.speaker_uri == speaker_uri
+        and (c.identification.role or "").lower() != "user"
+        for c in envelope.conversation.conversants or ()
+    )
 
 
 def _spoken_by_person(envelope: Envelope, speaker_uri: str) -> bool:

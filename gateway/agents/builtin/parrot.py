@@ -1,4 +1,8 @@
-"""Parrot: says back what it heard, in text and in SSML (a pause, then the words emphasised)."""
+"""Parrot: says back what it heard, in text and in SSML (a pause, then the words emphasised).
+
+Like every built-in it follows §2.1: what is addressed (``to``) to another conversant it leaves
+alone, so in a room of agents it repeats only what is said to it — or to everyone.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import { test } from "node:test";
 
 import { FROM_GATEWAY, STATES, TO_GATEWAY } from "../../../web/protocol.js";
 import {
+  addressFields,
   createStore,
   hello,
   initialState,
@@ -130,6 +131,7 @@ test("a transcript ends the partial; a repeated id changes nothing", () => {
     who: "Ada",
     text: "Turn off the lights.",
     badges: [],
+    why: null,
   });
   const typing = reduce(after, { type: FROM_GATEWAY.partial, text: "and" });
   assert.equal(reduce(typing, t), typing);
@@ -240,4 +242,44 @@ test("a turn's timing shows which signal ended it", () => {
   assert.match(turn.text, /0\.73/);
   const plain = reduce(s, { type: FROM_GATEWAY.timing, stagesMs: { endReason: "finished", waitMs: null } });
   assert.doesNotMatch(plain.turns.at(-1).text, /language model|waited/);
+});
+
+test("addressing: a click chooses an agent, typed text carries it, it ends when the agent leaves", () => {
+  const floor = {
+    type: FROM_GATEWAY.floor,
+    conversants: [
+      { speakerUri: "tag:user", name: "Ada" },
+      { speakerUri: "tag:clock", serviceUrl: "builtin:clock", name: "Clock" },
+    ],
+    floorGranted: [],
+  };
+  const s = run(initialState(), welcome(), floor);
+  assert.deepEqual(addressFields(s.address), {});
+  const chosen = reduce(s, { type: LOCAL.address, to: "tag:clock", private: true });
+  assert.deepEqual(addressFields(chosen.address), { to: "tag:clock", private: true });
+  // The transcript shows whom it went to and why.
+  const said = reduce(chosen, {
+    type: FROM_GATEWAY.transcript,
+    id: "e1",
+    text: "what time is it",
+    typed: true,
+    to: "tag:clock",
+    toName: "Clock",
+    why: "you chose Clock",
+    private: true,
+  });
+  assert.deepEqual(said.turns.at(-1).badges, ["typed", "to Clock", "private"]);
+  assert.equal(said.turns.at(-1).why, "you chose Clock");
+  const everyone = reduce(said, {
+    type: FROM_GATEWAY.transcript,
+    id: "e2",
+    text: "Everyone, hi",
+    why: "you addressed everyone",
+  });
+  assert.deepEqual(everyone.turns.at(-1).badges, ["to everyone"]);
+  // The clock leaves: nobody is addressed any more.
+  const left = reduce(everyone, { ...floor, conversants: [floor.conversants[0]] });
+  assert.equal(left.address.to, null);
+  // A new welcome (a new session on the gateway) starts without a choice.
+  assert.equal(reduce(chosen, welcome()).address.to, null);
 });

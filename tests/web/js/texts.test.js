@@ -10,6 +10,7 @@ import {
   connectionText,
   downloadHref,
   floorView,
+  addresseeText,
   keepAudioText,
   transportText,
   wakeLabel,
@@ -84,6 +85,19 @@ test("the floor list: badges, and only agents can be uninvited", () => {
   );
   // Before the welcome names the user, every conversant with a service URL can be uninvited.
   assert.equal(floorView(state.floor, null)[0].uninvite, true);
+  // Agents can be addressed; the one addressed is marked, and the composer says so.
+  const address = { to: "tag:p", private: false };
+  const addressed = floorView(state.floor, user, address);
+  assert.deepEqual(
+    addressed.map((c) => [c.addressable, c.addressed]),
+    [
+      [false, false],
+      [true, true],
+      [false, false],
+    ],
+  );
+  assert.equal(addresseeText(address, state.floor), "to Parrot");
+  assert.equal(addresseeText({ to: null, private: false }, state.floor), "");
 });
 
 test("reconnect backoff grows, is capped and jittered", () => {

@@ -1,0 +1,334 @@
+"""Who the person is talking to: a sans-I/O unit of the person's proxy (docs/floor.md).
+
+Open Floor leaves addressing to the sender: an utterance's ``to`` names the conversant it is for
+(§1.8), and agents ignore what is addressed to another (§2.1). The person does not write ``to``;
+they say "Clock, what time is it?" or click an agent on the page. :class:`Addressing` turns that
+into a :class:`Choice`, in this order:
+
+1. the page's explicit choice for this one utterance (a typed ``text`` with ``to``);
+2. a **vocative** in the words: the agent's name at the start ("Clock, …", "Hey clock …",
+   "Okay, Parrot. …") or at the end ("… what time is it, clock?"), matched without regard to case
+   or to the punctuation speech-to-text puts around it; "Everyone, …" (or "everybody", "all of
+   you") addresses the whole room: no ``to``;
+3. the page's standing choice (an agent clicked in the floor panel);
+4. the agent the person was talking to (**sticky**: a vocative or a click sets it, naming someone
+   else or "everyone" moves it; the page can switch this off);
+5. the agent **best placed** to answer, from the manifests (its name, a keyphrase, or the words of
+   its descriptions and synopsis: :func:`placement`);
+6. a **fallback**: an agent whose manifest offers to take anything (the keyphrase
+   :data:`FALLBACK_KEYPHRASE`, or "anything"/"general" in its synopsis or descriptions: the
+   assistant's), else the discovery agent (the concierge, who
+   answers what it cannot place with the agents it knows), else the first agent that joined.
+
+So with several agents every utterance is answered by one of them, unless the person addressed
+everyone. The unit holds no I/O and no clock: it is handed the text and the agents present.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gateway.agents.builtin.concierge import content_words
+from gateway.ofp import Identification, Manifest, To
+
+#: A manifest keyphrase by which an agent offers to take what no other agent is placed to answer.
+FALLBACK_KEYPHRASE = "anything"
+#: The :func:`placement` score at which an agent counts as placed to answer (a name or a whole
+#: keyphrase; a loose overlap of words scores at most 0.6 and must cover most of the request).
+PLACED_SCORE = 0.5
+#: Words said before a name that do not stop it being a vocative ("hey clock", "okay, parrot").
+LEAD_INS = frozenset({"hey", "hi", "hello", "okay", "ok", "oh", "yo", "well", "so", "and", "now"})
+#: How the person addresses the whole room.
+EVERYONE = (("everyone",), ("everybody",), ("all", "of", "you"), ("you", "all"), ("y'all",))
+#: Words after a name at the start that show it was a vocative even without a comma
+#: ("Clock what time is it", "Parrot say hello").
+_OPENER_TEXT = """
+what when where who whom whose why how which is are was were do does did can could will would
+should shall may might tell say give show set remind please i i'm i'd let let's repeat bring find
+help thanks thank
+"""
+_OPENERS = frozenset(_OPENER_TEXT.split())
+#: Words before a name at the end that show it is not a vocative ("… about the clock").
+_NOT_BEFORE_TEXT = (
+    "the a an my your our their his her its this that to of about for with from by in on at"
+)
+_NOT_BEFORE_VOCATIVE = frozenset(_NOT_BEFORE_TEXT.split())
+_TOKEN = re.compile(r"[\w']+")
+_PAUSE = re.compile(r"[,.!?;:\u2014\u2013-]")
+
+
+class How(enum.StrEnum):
+    """How the addressee was chosen (shown on the page)."""
+
+    EXPLICIT = "explicit"
+    NAMED = "named"
+    EVERYONE = "everyone"
+    PAGE = "page"
+    STICKY = "sticky"
+    BEST = "best"
+    FALLBACK = "fallback"
+    ONLY = "only"
+    NOBODY = "nobody"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An agent on the floor the person may address."""
+
+    speaker_uri: str
+    service_url: str
+    name: str
+    manifest: Manifest | None = None
+
+    @classmethod
+    def of(cls, manifest: Manifest, *, speaker_uri: str | None = None) -> Candidate:
+        """The agent a manifest describes (``speaker_uri``: the one it has on this floor)."""
+        ident = manifest.identification
+        return cls(
+            speaker_uri or ident.speaker_uri, ident.service_url, ident.display_name, manifest
+        )
+
+    def to(self, *, private: bool = False) -> To:
+        """The ``to`` of an event for this agent."""
+        return To(
+            speaker_uri=self.speaker_uri,
+            service_url=self.service_url or None,
+            private=True if private else None,
+        )
+
+
+def candidates(agents: Sequence[tuple[Identification, Manifest | None]]) -> list[Candidate]:
+    """The agents on a floor (:meth:`gateway.floor.host.FloorHost.agents`) as candidates: named
+    and reached as the floor knows them, placed by their manifests."""
+    return [Candidate(i.speaker_uri, i.service_url, i.display_name, m) for i, m in agents]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """Whom an utterance is for, and why (a short phrase for the page)."""
+
+    to: Candidate | None
+    how: How
+    why: str
+    private: bool = False
+
+    def event_to(self) -> To | None:
+        """The utterance event's ``to`` (None: the whole room)."""
+        return None if self.to is None else self.to.to(private=self.private)
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _name_words(name: str) -> tuple[str, ...]:
+    said = tuple(w.lower() for w in _TOKEN.findall(name))
+    return said[1:] if len(said) > 1 and said[0] == "the" else said
+
+
+#: Names at least this long also match one letter off ("Parot", "Conciege": what speech-to-text
+#: makes of a name it does not know); shorter ones would match ordinary words ("block").
+FUZZY_LENGTH = 6
+
+
+def _one_off(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by at most one letter inserted, deleted or replaced."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1 :] or (len(a) == len(b) and a[i + 1 :] == b[i + 1 :])
+
+
+def _same(said: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    return len(said) == len(name) and all(
+        s == n or (len(n) >= FUZZY_LENGTH and _one_off(s, n))
+        for s, n in zip(said, name, strict=True)
+    )
+
+
+def _pause_between(text: str, start: int, end: int) -> bool:
+    return bool(_PAUSE.search(text[start:end]))
+
+
+def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
+    """The agent ``text`` calls by name at its start or end, ``"everyone"`` for the whole room,
+    or None. Tolerant of what speech-to-text makes of a name: case, punctuation around it, a
+    "hey"/"okay" before it."""
+    toks = _tokens(text)
+    if not toks:
+        return None
+    names = [(_name_words(a.name), a) for a in agents]
+    names = [(n, a) for n, a in names if n]
+    # Longest names first, so "Weather Bot" wins over an agent called "Weather".
+    names.sort(key=lambda na: len(na[0]), reverse=True)
+    everyone = [(e, "everyone") for e in EVERYONE]
+    words = [t[0] for t in toks]
+
+    # At the start, after any lead-ins.
+    i = 0
+    while i < len(words) - 1 and words[i] in LEAD_INS:
+        i += 1
+    for said, who in [*everyone, *names]:
+        n = len(said)
+        if not _same(tuple(words[i : i + n]), said):
+            continue
+        if i + n == len(words):
+            return who  # the utterance is only the name ("Clock?")
+        after_end = toks[i + n - 1][2]
+        nxt = toks[i + n]
+        if (
+            i > 0
+            or _pause_between(text, after_end, nxt[1])
+            or nxt[0] in _OPENERS
+            or who == "everyone"
+        ):
+            return who
+    # At the end, after a pause or a lead-in ("…, clock?", "thanks clock").
+    for said, who in [*everyone, *names]:
+        n = len(said)
+        if len(words) <= n or not _same(tuple(words[-n:]), said):
+            continue
+        before = toks[-n - 1]
+        if _pause_between(text, before[2], toks[-n][1]) or before[0] in LEAD_INS:
+            return who
+        if before[0] not in _NOT_BEFORE_VOCATIVE and len(words) >= n + 3:
+            return who
+    return None
+
+
+def placement(text: str, manifest: Manifest) -> tuple[float, str]:
+    """How well ``manifest`` is placed to answer ``text`` (0.0 to 1.0) and why, in words.
+
+    The same scale as the concierge's discovery scores (gateway.agents.builtin.concierge): its
+    name 1.0, a whole keyphrase 0.8, else the share of the request's words found in its
+    keyphrases, descriptions and synopsis, scaled to at most 0.6."""
+    asked = content_words(text)
+    if not asked:
+        return 0.0, "nothing to match"
+    ident = manifest.identification
+    if content_words(ident.conversational_name) & asked:
+        return 1.0, f"its name, {ident.display_name}"
+    phrases = [k for cap in manifest.capabilities for k in cap.keyphrases]
+    for p in phrases:
+        words = content_words(p)
+        if words and words <= asked:
+            return 0.8, f"its keyphrase \u201c{p}\u201d"
+    texts = [*phrases, *(d for cap in manifest.capabilities for d in cap.descriptions)]
+    vocabulary = content_words(" ".join([*texts, ident.synopsis]))
+    shared = sorted(asked & vocabulary)
+    score = round(0.6 * len(shared) / len(asked), 2)
+    return score, ("its description: " + ", ".join(shared)) if shared else "no match"
+
+
+#: Words in a synopsis or description by which an agent says it takes any question.
+_GENERAL = re.compile(r"\b(anything|general)\b", re.IGNORECASE)
+
+
+def is_fallback(manifest: Manifest | None) -> bool:
+    """Whether the agent offers to take what nobody else is placed to answer: the keyphrase
+    :data:`FALLBACK_KEYPHRASE`, or "anything"/"general" in its synopsis or descriptions (the
+    assistant's: "Answers questions and talks about anything.")."""
+    if manifest is None:
+        return False
+    caps = manifest.capabilities
+    if any(k.strip().lower() == FALLBACK_KEYPHRASE for c in caps for k in c.keyphrases):
+        return True
+    texts = [manifest.identification.synopsis, *(d for c in caps for d in c.descriptions)]
+    return any(_GENERAL.search(t or "") for t in texts)
+
+
+def is_discovery(manifest: Manifest | None) -> bool:
+    """Whether the agent's manifest says it is a discovery agent (§0.5)."""
+    roles = manifest.identification.open_floor_roles if manifest is not None else None
+    return bool(roles and roles.get("discovery"))
+
+
+class Addressing:
+    """The person's addressing state for one conversation (see the module's docstring).
+
+    ``sticky``: an unaddressed utterance goes to whoever the person last named or clicked.
+    """
+
+    def __init__(self, *, sticky: bool = True) -> None:
+        self.sticky = sticky
+        #: The agent the page chose (a click in the floor panel) and whether privately.
+        self.page_to: str | None = None
+        self.page_private = False
+        #: The agent the person is talking to (set by a vocative or a click).
+        self.current: str | None = None
+
+    def set_page_choice(self, speaker_uri: str | None, *, private: bool = False) -> None:
+        """The page's standing choice (None: back to automatic addressing)."""
+        self.page_to = speaker_uri
+        self.page_private = bool(private and speaker_uri)
+        self.current = speaker_uri
+
+    def choose(
+        self,
+        text: str,
+        agents: Sequence[Candidate],
+        *,
+        to: str | None = None,
+        private: bool = False,
+    ) -> Choice:
+        """Whom ``text`` is for, among ``agents`` (the agents on the floor, in joining order).
+
+        ``to``/``private``: the page's explicit choice for this utterance (a speaker URI that
+        must be one of ``agents``; :class:`LookupError` otherwise)."""
+        by_uri = {a.speaker_uri: a for a in agents}
+        if to is not None:
+            chosen = by_uri.get(to)
+            if chosen is None:
+                raise LookupError(f"{to!r} is not an agent in this conversation")
+            self.current = chosen.speaker_uri
+            return Choice(chosen, How.EXPLICIT, f"you chose {chosen.name}", private)
+        if not agents:
+            return Choice(None, How.NOBODY, "no agent is here")
+        named = vocative(text, agents)
+        if named == "everyone":
+            self.current = None
+            return Choice(None, How.EVERYONE, "you addressed everyone")
+        if isinstance(named, Candidate):
+            self.current = named.speaker_uri
+            return Choice(named, How.NAMED, f"you named {named.name}")
+        page = by_uri.get(self.page_to or "")
+        if page is not None:
+            return Choice(page, How.PAGE, f"you chose {page.name}", self.page_private)
+        current = by_uri.get(self.current or "") if self.sticky else None
+        if current is not None:
+            return Choice(current, How.STICKY, f"you are talking with {current.name}")
+        self.current = None
+        if len(agents) == 1:
+            only = agents[0]
+            return Choice(only, How.ONLY, f"{only.name} is the only agent here")
+        return self._best(text, agents)
+
+    @staticmethod
+    def _best(text: str, agents: Sequence[Candidate]) -> Choice:
+        scored = [
+            (*placement(text, a.manifest), i, a)
+            for i, a in enumerate(agents)
+            if a.manifest is not None
+        ]
+        placed = [s for s in scored if s[0] >= PLACED_SCORE]
+        if placed:
+            _, why, _, best = max(placed, key=lambda s: (s[0], -s[2]))
+            return Choice(best, How.BEST, f"best placed to answer: {why}")
+        for test, because in (
+            (is_fallback, "answers what no other agent is placed to"),
+            (is_discovery, "finds the agent for what no agent here is placed to answer"),
+        ):
+            for a in agents:
+                if test(a.manifest):
+                    return Choice(a, How.FALLBACK, f"{a.name} {because}")
+        first = agents[0]
+        return Choice(
+            first, How.FALLBACK, f"no agent is placed to answer; {first.name} joined first"
+        )

@@ -1,0 +1,146 @@
+"""Who the person is talking to (gateway/proxy/addressing.py): vocatives as speech-to-text writes
+them, "everyone", the sticky addressee, the page's choice, the best-placed agent and the fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.agents.builtin import builtin_agents
+from gateway.agents.builtin.base import builtin_manifest
+from gateway.proxy.addressing import Addressing, Candidate, How, vocative
+
+
+def _agents(*extra: Candidate) -> list[Candidate]:
+    return [Candidate.of(a.manifest) for a in builtin_agents().values()] + list(extra)
+
+
+def _assistant(*, keyphrase: bool = True) -> Candidate:
+    """An assistant's manifest: by the keyphrase 'anything', or as the built-in assistant words
+    it (gateway/llm/persona.py's default persona)."""
+    if keyphrase:
+        manifest = builtin_manifest(
+            "builtin:assistant", "Assistant", "An LLM.", ["assistant", "anything"], ["An LLM."]
+        )
+    else:
+        manifest = builtin_manifest(
+            "builtin:assistant",
+            "Assistant",
+            "Answers questions and talks about anything.",
+            ["assistant", "ask a question", "explain", "advice"],
+            ["A general assistant backed by a language model: questions, advice, explanations."],
+        )
+    return Candidate.of(manifest)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Clock, what time is it?", "Clock"),
+        ("clock. What time is it?", "Clock"),
+        ("Hey clock, what time is it?", "Clock"),
+        ("Hey, Clock! What's the time?", "Clock"),
+        ("Okay Parrot say hello", "Parrot"),
+        ("Clock what time is it", "Clock"),
+        ("What time is it, clock?", "Clock"),
+        ("what time is it clock", "Clock"),
+        ("Thanks, Concierge.", "Concierge"),
+        ("Parrot?", "Parrot"),
+        # What speech-to-text makes of a name it does not know: one letter off, long names only.
+        ("Parot, say hello", "Parrot"),
+        ("Conciege, which agents are there?", "Concierge"),
+        ("Block, what time is it?", None),
+        ("Everyone, good morning!", "everyone"),
+        ("Hi everybody.", "everyone"),
+        ("Good morning, all of you.", "everyone"),
+        # Not vocatives: the name is part of what is said.
+        ("Clock radios are cheap", None),
+        ("Tell me about the clock", None),
+        ("I broke my clock", None),
+        ("", None),
+    ],
+)
+def test_vocatives(text: str, name: str | None) -> None:
+    found = vocative(text, _agents())
+    assert (found if isinstance(found, str | None) else found.name) == name
+
+
+def test_a_longer_name_wins_over_a_shorter_one() -> None:
+    weather = Candidate("tag:w", "https://w.example", "Weather")
+    bot = Candidate("tag:wb", "https://wb.example", "Weather Bot")
+    assert vocative("Weather bot, will it rain?", [weather, bot]) is bot
+    assert vocative("Weather, will it rain?", [weather, bot]) is weather
+
+
+def test_named_then_sticky_until_someone_else_is_named() -> None:
+    a = Addressing()
+    agents = _agents()
+    first = a.choose("Parrot, say hello", agents)
+    assert (first.to.name, first.how) == ("Parrot", How.NAMED)
+    # "what time is it" would go to the clock, but the person is talking with the parrot.
+    second = a.choose("what time is it", agents)
+    assert (second.to.name, second.how) == ("Parrot", How.STICKY)
+    assert "talking with Parrot" in second.why
+    third = a.choose("Clock, and now?", agents)
+    assert third.to.name == "Clock"
+    assert a.choose("Everyone, bye", agents).to is None
+    # After "everyone" nobody is sticky: the best placed again.
+    assert a.choose("what is the date", agents).how is How.BEST
+
+
+def test_sticky_can_be_switched_off() -> None:
+    a = Addressing(sticky=False)
+    agents = _agents()
+    a.choose("Parrot, say hello", agents)
+    after = a.choose("what time is it", agents)
+    assert (after.to.name, after.how) == ("Clock", How.BEST)
+
+
+def test_an_agent_that_left_is_not_sticky() -> None:
+    a = Addressing()
+    agents = _agents()
+    a.choose("Parrot, hi", agents)
+    without_parrot = [c for c in agents if c.name != "Parrot"]
+    assert a.choose("what time is it", without_parrot).to.name == "Clock"
+
+
+def test_best_placed_says_why() -> None:
+    choice = Addressing().choose("What's the date today?", _agents())
+    assert (choice.to.name, choice.how) == ("Clock", How.BEST)
+    assert "keyphrase" in choice.why and "date" in choice.why
+    assert choice.event_to().speaker_uri == choice.to.speaker_uri
+    assert choice.event_to().private is None
+
+
+def test_nothing_placed_goes_to_the_assistant_when_it_is_here() -> None:
+    for assistant in (_assistant(), _assistant(keyphrase=False)):
+        with_assistant = Addressing().choose("Why is the sky blue?", _agents(assistant))
+        assert (with_assistant.to.name, with_assistant.how) == ("Assistant", How.FALLBACK)
+    # The time is still the clock's.
+    assert Addressing().choose("what time is it", _agents(_assistant())).to.name == "Clock"
+    # Without an assistant: the discovery agent, who tells what agents there are.
+    without = Addressing().choose("Why is the sky blue?", _agents())
+    assert (without.to.name, without.how) == ("Concierge", How.FALLBACK)
+
+
+def test_one_agent_gets_everything_and_none_gets_nothing() -> None:
+    parrot = _agents()[0]
+    assert Addressing().choose("what time is it", [parrot]).how is How.ONLY
+    assert Addressing().choose("hello", []).to is None
+
+
+def test_the_page_choice_and_explicit_to() -> None:
+    a = Addressing()
+    agents = _agents()
+    clock = agents[1]
+    a.set_page_choice(clock.speaker_uri, private=True)
+    page = a.choose("say hello", agents)
+    assert (page.to, page.how, page.private) == (clock, How.PAGE, True)
+    assert page.event_to().private is True
+    # A vocative still wins for that utterance.
+    assert a.choose("Parrot, hello", agents).to.name == "Parrot"
+    explicit = a.choose("hello", agents, to=agents[0].speaker_uri, private=False)
+    assert explicit.how is How.EXPLICIT and explicit.to.name == "Parrot"
+    with pytest.raises(LookupError, match="not an agent"):
+        a.choose("hello", agents, to="tag:nobody")
+    a.set_page_choice(None)
+    assert a.choose("what time is it", agents).how is How.BEST
