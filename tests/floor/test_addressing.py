@@ -11,7 +11,9 @@ from gateway.proxy.addressing import Addressing, Candidate, How, vocative
 
 
 def _agents(*extra: Candidate) -> list[Candidate]:
-    return [Candidate.of(a.manifest) for a in builtin_agents().values()] + list(extra)
+    """The built-ins that answer without a language model, and ``extra``."""
+    plain = builtin_agents(names=("parrot", "clock", "concierge"))
+    return [Candidate.of(a.manifest) for a in plain.values()] + list(extra)
 
 
 def _assistant(*, keyphrase: bool = True) -> Candidate:
