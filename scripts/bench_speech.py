@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import shutil
@@ -57,14 +56,6 @@ TARGET_P95_MS = 1200
 TARGET_LAG_MS = 50
 #: People a 2-core node holds with speech in process, idle machine (docs/performance.md).
 NODE_PEOPLE = 12
-
-
-def _load_module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pin(cores: str | None) -> list[str]:
@@ -195,7 +186,7 @@ async def hop(stt_address: str, tts_address: str, rounds: int, label: str) -> di
 async def people(
     counts: list[int], seconds: float, speech: str | None, speech_pid: int | None
 ) -> list[dict[str, Any]]:
-    load = _load_module("load")
+    from gateway.testing.load import run_load
     from gateway.testing.load_client import load_clips
 
     clips = load_clips()
@@ -212,7 +203,7 @@ async def people(
         try:
             before = read_proc(speech_pid).cpu_s if speech_pid else 0.0
             started = time.monotonic()
-            row = await load.run_load(gateway, clips, n, seconds, ramp_s=0.5 * n, webrtc_every=0)
+            row = await run_load(gateway, clips, n, seconds, ramp_s=0.5 * n, webrtc_every=0)
             elapsed = time.monotonic() - started
             speech_cpu = (read_proc(speech_pid).cpu_s - before) if speech_pid else 0.0
         finally:
