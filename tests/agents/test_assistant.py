@@ -137,11 +137,7 @@ async def test_in_process_the_answer_streams_sentence_by_sentence() -> None:
         token = reply_streams.set(opener)
         try:
             task = asyncio.ensure_future(ask(agent, "Tell me three things."))
-            for _ in range(1000):  # 10 s at most: a reply that never streams fails, not hangs
-                if streams:
-                    break
-                await asyncio.sleep(0.01)
-            assert streams, "the answer was not streamed"
+            await _opened(streams)
             pieces = []
             async for sentence in streams[0].sentences():
                 pieces.append(sentence)
@@ -184,12 +180,17 @@ async def test_cancelling_the_stream_stops_the_generation() -> None:
     assert said.startswith("The stub model is answering.") and "third" not in said
 
 
-async def _first(streams: list[ReplyStream]):
-    for _ in range(1000):  # 10 s at most: a reply that never streams fails, not hangs
+async def _opened(streams: list[ReplyStream]) -> None:
+    """Wait for the reply's stream to open: 10 s at most, so one that never streams fails."""
+    for _ in range(1000):
         if streams:
-            break
+            return
         await asyncio.sleep(0.01)
-    assert streams, "the answer was not streamed"
+    raise AssertionError("the answer was not streamed")
+
+
+async def _first(streams: list[ReplyStream]):
+    await _opened(streams)
     async for sentence in streams[0].sentences():
         yield sentence
         return
