@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
+from gateway.proxy.events import ProxyEvent
 from gateway.proxy.session import Timing, VoiceSession
 from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
@@ -56,6 +57,7 @@ from gateway.server.messages import (
     WelcomeUser,
     read_json,
 )
+from gateway.server.page_events import manifests, page_message
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
 
 if TYPE_CHECKING:
@@ -233,7 +235,9 @@ class PageConnection:
             case Invite():
                 await session.invite(self._invitable(message.url.strip()))
             case Discover():
-                await self.send(await session.discover(self._invitable(message.url.strip())))
+                await self.send(
+                    manifests(await session.discover(self._invitable(message.url.strip())))
+                )
             case Uninvite(speaker_uri=speaker_uri):
                 await session.uninvite(speaker_uri)
             case SetMode(mode=mode):
@@ -314,8 +318,8 @@ class PageConnection:
         since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
         await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since))
 
-    async def _event(self, event: FromGateway) -> None:
-        event = _bounded_html(event)
+    async def _event(self, proxy_event: ProxyEvent) -> None:
+        event = _bounded_html(page_message(proxy_event))
         if self.room is not None:
             self.room.remember(event)
         if isinstance(event, FinalTranscript) and not event.typed:

@@ -19,8 +19,8 @@ from gateway.agents.policy import AddressPolicy
 from gateway.floor.host import FloorHost, user_identity
 from gateway.llm.settings import LlmSettings
 from gateway.proxy import VoiceModels, VoiceSession
+from gateway.proxy.events import AgentSaid, Flushed
 from gateway.proxy.session import SessionSettings
-from gateway.server.messages import AgentUtterance, Flush
 from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 
 pytestmark = pytest.mark.slow
@@ -66,10 +66,8 @@ async def _close(directory, conv, session, player) -> None:
     await directory.aclose()
 
 
-def _assistant_lines(events, since: float) -> list[AgentUtterance]:
-    return [
-        e for t, e in events if t >= since and isinstance(e, AgentUtterance) and "Hi," not in e.text
-    ]
+def _assistant_lines(events, since: float) -> list[AgentSaid]:
+    return [e for t, e in events if t >= since and isinstance(e, AgentSaid) and "Hi," not in e.text]
 
 
 async def test_sentences_are_spoken_as_they_stream_and_the_page_sees_the_text_grow(models) -> None:
@@ -94,7 +92,7 @@ async def test_sentences_are_spoken_as_they_stream_and_the_page_sees_the_text_gr
     assert texts[-1] == OK_ANSWER  # the envelope's own, shown once more, not spoken again
     # Audio began before the model finished: the first sentence played while it wrote on.
     first_audio = min(t for t in released if t > asked)
-    last_text = max(t for t, e in events if isinstance(e, AgentUtterance) and e.text == OK_ANSWER)
+    last_text = max(t for t, e in events if isinstance(e, AgentSaid) and e.text == OK_ANSWER)
     assert first_audio < last_text
     assert stub_done["body"]["stream"] is True
 
@@ -115,6 +113,6 @@ async def test_a_barge_in_cancels_the_generation(models) -> None:
             await asyncio.sleep(0.3)
         finally:
             await _close(directory, conv, session, player)
-    assert any(isinstance(e, Flush) for t, e in events if t >= asked)
+    assert any(isinstance(e, Flushed) for t, e in events if t >= asked)
     final = _assistant_lines(events, asked)[-1]
     assert final.text.startswith("The stub model is answering.") and "third" not in final.text

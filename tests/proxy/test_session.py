@@ -18,6 +18,7 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceModels, VoiceSession
+from gateway.proxy.events import Flushed, Transcribed
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import Verdict
 from gateway.render.ssml import trim_silence
@@ -210,9 +211,9 @@ async def test_barge_in_stops_playback_within_100_ms(models) -> None:
         for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
             session.feed(speech[at : at + FRAME_SAMPLES])
-            if any(e.TYPE == "flush" and t >= onset for t, e in events):
+            if any(isinstance(e, Flushed) and t >= onset for t, e in events):
                 break
-        flushed = [t for t, e in events if e.TYPE == "flush" and t >= onset]
+        flushed = [t for t, e in events if isinstance(e, Flushed) and t >= onset]
         assert flushed, "barge-in never happened"
         # Reply audio stops within 100 ms of the barge-in; queued audio is gone.
         await asyncio.sleep(0.3)
@@ -280,7 +281,7 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
     finally:
         await session.close()
         await conv.close()
-    said = [(t, e) for t, e in events if e.TYPE == "transcript"]
+    said = [(t, e) for t, e in events if isinstance(e, Transcribed)]
     assert instant.calls >= 2, "no decode started at the 160 ms gap: the test proves nothing"
     assert len(said) == 1, said  # one turn, not split at the gap
     # The turn ended once the final pause reached 200 ms, well before the 700 ms silence.

@@ -14,8 +14,8 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceSession
+from gateway.proxy.events import Transcribed
 from gateway.proxy.session import SessionSettings
-from gateway.server.messages import FinalTranscript
 from gateway.talk.voice import talk_wav
 from gateway.testing.speech import espeak_wav, piper_variant, silence, trim
 
@@ -81,11 +81,11 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
     conv = FloorHost(
         "stops", user=user_identity(), resolve=directory.resolve, on_user=lambda e: None
     )
-    said: list[FinalTranscript] = []
+    said: list[Transcribed] = []
     session = VoiceSession(
         conv,
         models,
-        on_event=lambda e: said.append(e) if isinstance(e, FinalTranscript) else None,
+        on_event=lambda e: said.append(e) if isinstance(e, Transcribed) else None,
         fetch=None,
         settings=SessionSettings(out_rate=16000, partial_interval_ms=0),
     )

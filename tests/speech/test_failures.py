@@ -18,8 +18,8 @@ import pytest
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES
+from gateway.proxy.events import AgentSaid, Told, Transcribed
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
-from gateway.server.messages import FinalTranscript, PageNotice
 from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink, SpeechServiceDown
 from gateway.speech.services import SpeechServices
@@ -147,9 +147,9 @@ async def test_the_person_is_told_and_can_say_it_again(tmp_path: Path) -> None:
     try:
         server.kill()
         await say(espeak_16k("What time is it in Lisbon?"))
-        notices = [e for e in events if isinstance(e, PageNotice)]
+        notices = [e for e in events if isinstance(e, Told)]
         assert any("unavailable" in n.text and "say that again" in n.text for n in notices), events
-        assert not [e for e in events if isinstance(e, FinalTranscript)]
+        assert not [e for e in events if isinstance(e, Transcribed)]
         assert session.state == "listening"
         link = models.services[0]
         assert link.down and link.kind == "stt"
@@ -159,7 +159,7 @@ async def test_the_person_is_told_and_can_say_it_again(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.1)
         await say(espeak_16k("What time is it in Lisbon?"))
-        finals = [e for e in events if isinstance(e, FinalTranscript)]
+        finals = [e for e in events if isinstance(e, Transcribed)]
         assert len(finals) == 1 and "lisbon" in finals[0].text.lower(), events
         assert finals[0].confidence is not None  # the project's server measures it
     finally:
@@ -194,12 +194,12 @@ async def test_the_page_is_told_what_a_stock_server_loses(stock_whisper: Wyoming
             session.feed(pcm[at : at + FRAME_SAMPLES])
             await asyncio.sleep(0.02)
         for _ in range(100):
-            if any(isinstance(e, FinalTranscript) for e in events):
+            if any(isinstance(e, Transcribed) for e in events):
                 break
             await asyncio.sleep(0.1)
-        notices = [e.text for e in events if isinstance(e, PageNotice)]
+        notices = [e.text for e in events if isinstance(e, Told)]
         assert sum("text only" in n for n in notices) == 1, notices
-        (final,) = [e for e in events if isinstance(e, FinalTranscript)]
+        (final,) = [e for e in events if isinstance(e, Transcribed)]
         assert "lisbon" in final.text.lower() and final.confidence is None
     finally:
         await session.close()
@@ -243,14 +243,13 @@ async def test_synthesis_dying_mid_reply_is_shown_as_text(tmp_path: Path) -> Non
         server.kill()
         await session.say_text("Please repeat this rather long sentence back to me.")
         for _ in range(100):
-            if any(isinstance(e, PageNotice) and "synthesis" in e.text for e in events):
+            if any(isinstance(e, Told) and "synthesis" in e.text for e in events):
                 break
             await asyncio.sleep(0.1)
         assert any(
-            isinstance(e, PageNotice) and "Speech synthesis is unavailable" in e.text
-            for e in events
+            isinstance(e, Told) and "Speech synthesis is unavailable" in e.text for e in events
         ), events
-        assert any(type(e).__name__ == "AgentUtterance" for e in events)  # shown as text
+        assert any(isinstance(e, AgentSaid) for e in events)  # shown as text
         server.start()
         link = next(link for link in models.services if link.kind == "tts")
         for _ in range(300):

@@ -1,0 +1,389 @@
+"""Listening: the person's audio in, finished turns out.
+
+One :class:`Listener` per session runs the VAD, the wake word (its detector, the look-back that
+starts an utterance right after the phrase, and the phrase stripped from the transcript), the
+turn-taker (:class:`gateway.proxy.turns.TurnTaker`, sans I/O: it decides, this carries out),
+the speculative decodes with their end-of-turn signals, and the partial transcripts.
+
+Time: the driver hands each input item over with ONE ``now`` (:meth:`Listener.hear`); results
+that arrive later (a decode's verdict, a partial transcript) read the listener's ``clock``. So
+a test drives it with recorded VAD probabilities, recorded transcripts and a fake clock, with no
+model loaded and no real sleeping (tests/proxy/test_listening.py).
+
+What it decides goes out through callbacks: a finished turn to ``on_turn`` (uttering), a
+barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
+
+import numpy as np
+
+from gateway.proxy.events import PartialText, ProxyEvent, StateShown, WakeWordHeard
+from gateway.proxy.settings import SessionSettings
+from gateway.proxy.timing import Timing
+from gateway.proxy.turns import (
+    Action,
+    CancelDecode,
+    EndTurn,
+    ShowPartial,
+    Sleep,
+    StartDecode,
+    StartPartial,
+    StateChanged,
+    StopPlayback,
+    TurnTaker,
+    Verdict,
+)
+from gateway.voice.endpoint import Utterance
+from gateway.voice.semantic import SemanticSignal
+from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript
+from gateway.voice.turn_signals import TurnSignal
+from gateway.voice.wake import PHRASE_PREFIX, WakeDetection, WakeListener, make_detector
+from gateway.voice.words import words
+
+log = logging.getLogger(__name__)
+
+
+class VadStreamLike(Protocol):
+    """What listening needs of a VAD stream (:class:`gateway.voice.vad.VadStream`, or a
+    recorded one in tests): chunks of audio with each chunk's speech probability."""
+
+    def process(self, audio: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]: ...
+
+    def reset(self) -> None: ...
+
+
+#: A finished turn handed over: its utterance, the decode of exactly its audio (if one ran),
+#: and its timing so far.
+TurnSink = Callable[[Utterance, "asyncio.Task[Transcript] | None", Timing], None]
+
+
+def score_signals(
+    signals: Mapping[str, TurnSignal], audio: np.ndarray, voiced_end: int
+) -> dict[str, float]:
+    """Each signal's P(finished); a signal that cannot judge (too little voice) is left out."""
+    scores = {}
+    for name, signal in signals.items():
+        try:
+            p = signal.score(audio, voiced_end)
+        except Exception:  # a model (onnxruntime, numpy): the turn still ends on the others
+            log.exception("end-of-turn signal %s failed", name)
+            continue
+        if p is not None:
+            scores[name] = p
+    return scores
+
+
+class Listener:
+    """The listening part of one session (see the module's docstring).
+
+    ``model_idle()``: nothing else needs the speech model (an early decode delays nobody);
+    ``agent_audible()``: an agent is being played (speech then needs ``barge_in_ms`` to count);
+    ``busy()``: an utterance is between its end and its reply (the wake window stays open);
+    ``agent_said()``: what an agent said last (the semantic signal reads the person's words
+    after it); ``semantic()``: the semantic signal, if installed.
+    """
+
+    def __init__(
+        self,
+        settings: SessionSettings,
+        *,
+        vad: VadStreamLike,
+        transcriber: SpeechToText,
+        signals: Mapping[str, TurnSignal],
+        emit: Callable[[ProxyEvent], None],
+        on_turn: TurnSink,
+        on_barge_in: Callable[[], None],
+        semantic: Callable[[], SemanticSignal | None] = lambda: None,
+        wake_factory: Callable[[str], WakeListener] | None = None,
+        model_idle: Callable[[], bool] = lambda: True,
+        agent_audible: Callable[[], bool] = lambda: False,
+        busy: Callable[[], bool] = lambda: False,
+        agent_said: Callable[[], str | None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        #: The rules of turn-taking; this listener carries out what it decides.
+        self.turns = TurnTaker(settings)
+        self._vad = vad
+        self._transcriber = transcriber
+        self._signals = signals
+        self._semantic_signal = semantic
+        self._wake_factory = wake_factory
+        self._emit = emit
+        self._on_turn = on_turn
+        self._on_barge_in = on_barge_in
+        self._model_idle = model_idle
+        self._agent_audible = agent_audible
+        self._busy = busy
+        self._agent_said = agent_said
+        self.clock = clock
+        #: (samples heard up to the end of a chunk, when that chunk arrived), for timings.
+        self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
+        #: Speculative decodes by the turn-taker's id (a new one starts at each pause).
+        self._decodes: dict[int, asyncio.Task[Transcript]] = {}
+        #: The semantic signal's score and cost by decode id (bounded like ``_decodes``).
+        self._semantic: dict[int, tuple[float | None, float]] = {}
+        self._partial: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Future[None]] = set()
+        self._wake: WakeListener | None = None
+        self.wake_name = "off"
+        self._wake_pos = 0  # samples the wake detector has heard
+        self._lookback: deque[np.ndarray] = deque()
+        self._lookback_samples = 0
+
+    # ------------------------------------------------------------------ input
+    async def hear(self, pcm: np.ndarray, arrived: float, now: float) -> None:
+        """One input item: ``pcm`` (16 kHz int16) that arrived at ``arrived``, handled at
+        ``now`` (the driver's one reading of the clock for this item)."""
+        if self.turns.mode == "ptt" and not self.turns.ptt_down:
+            return
+        if self._wake is not None:
+            detections = await self._wake.listen(pcm)
+            self._remember(pcm)
+            self._wake_pos += len(pcm)
+            if detections:
+                await self._woke(detections[-1], arrived, now)
+                return
+            busy = self._busy()
+            self._apply(self.turns.check_awake(now, busy=busy), now)
+            if not self.turns.awake(now, busy=busy):
+                return  # asleep: this audio goes nowhere but the detector
+        self._hear(pcm, arrived, now)
+
+    def no_audio(self, now: float) -> None:
+        """No audio is waiting at ``now`` while a turn may be under way: the turn-taker counts
+        the gap as silence (``TurnRule.gap_ms``), so a client that stops sending (a muted
+        microphone, a stalled connection) does not hold its turn open."""
+        if not self.turns.active:
+            return
+        position = self.turns.position
+        actions = self.turns.no_audio(now)
+        if self.turns.position > position:
+            self._arrivals.append((self.turns.position, now))
+        self._apply(actions, now)
+
+    def _hear(self, pcm: np.ndarray, arrived: float, now: float) -> None:
+        chunks, probs = self._vad.process(pcm)
+        for chunk, p in zip(chunks, probs, strict=True):
+            self._arrivals.append((self.turns.position + len(chunk), arrived))
+            actions = self.turns.hear(
+                chunk,
+                float(p),
+                now,
+                agent_audible=self._agent_audible(),
+                model_idle=self._model_idle(),
+            )
+            self._apply(actions, now)
+
+    def arrival(self, sample: int) -> float:
+        """When the chunk holding ``sample`` arrived; the oldest known if older."""
+        arrived = self.clock()
+        for end, t in reversed(self._arrivals):
+            if end <= sample:
+                break
+            arrived = t
+        return arrived
+
+    # ------------------------------------------------------------------ the turn-taker's actions
+    def tell(self, actions: list[Action]) -> None:
+        """Carry out actions the turn-taker returned to another part (sent, replied…)."""
+        self._apply(actions, self.clock())
+
+    def set_ptt(self, down: bool, now: float) -> None:
+        """Push-to-talk held or let go (letting go ends the utterance)."""
+        self._apply(self.turns.set_ptt(down, now), now)
+
+    def playing(self, speaking: bool, now: float) -> None:
+        """Agent audio started or stopped playing."""
+        self._apply(self.turns.playing(speaking, now), now)
+
+    def _apply(self, actions: list[Action], now: float) -> None:
+        for a in actions:
+            if isinstance(a, StartDecode):
+                self._start_decode(a)
+            elif isinstance(a, CancelDecode):
+                task = self._decodes.pop(a.id, None)
+                if task is not None:
+                    # Its audio is outdated: a decode still queued leaves the queue for others.
+                    task.cancel()
+            elif isinstance(a, EndTurn):
+                self._end_turn(a, now)
+            elif isinstance(a, StopPlayback):
+                self._on_barge_in()
+            elif isinstance(a, StateChanged):
+                self._emit(StateShown(a.state))
+            elif isinstance(a, Sleep):
+                self._vad.reset()
+            elif isinstance(a, StartPartial):
+                self._partial = asyncio.get_running_loop().create_task(self._run_partial(a.audio))
+            elif isinstance(a, ShowPartial):
+                self._emit(PartialText(a.text))
+
+    def _start_decode(self, a: StartDecode) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._transcriber.transcribe(a.audio, speech_end_s=a.speech_end_s)
+        )
+        self._decodes[a.id] = task
+        while len(self._decodes) > 4:  # bounded: only the newest pause's decode matters
+            self._decodes.pop(next(iter(self._decodes))).cancel()
+        self._background_task(self._judge(a, task))
+
+    async def _judge(self, a: StartDecode, task: asyncio.Task[Transcript]) -> None:
+        """The audio signals (off the event loop) while the decode runs; then the verdict."""
+        rule = self.settings.turn_rule
+        signals = {n: self._signals[n] for n in rule.signals}
+        scores: dict[str, float] = {}
+        if signals:
+            scores = await asyncio.to_thread(score_signals, signals, a.audio, a.voiced_end)
+        await asyncio.wait([task])
+        text = None
+        if not task.cancelled() and task.exception() is None:
+            text = task.result().text
+        if text is not None and rule.semantic and self.turns.awaiting(a.id):
+            p = await self._semantic_score(a.id, text)
+            if p is not None:
+                scores = {**scores, "semantic": p}
+        verdict = None if text is None else Verdict(text, scores)
+        now = self.clock()
+        self._apply(self.turns.judged(a.id, verdict, now), now)
+
+    async def _semantic_score(self, decode_id: int, text: str) -> float | None:
+        """The semantic signal's P(finished) for ``text``, off the event loop, given up after
+        its ``timeout_ms`` (the turn is then judged without it). Run only while the pause can
+        still end the turn (speech not resumed); if speech resumes during the call, the
+        turn-taker ignores the verdict it is part of."""
+        semantic = self._semantic_signal()
+        if semantic is None:
+            return None
+        t = time.monotonic()  # the call's cost, in real time whatever the clock
+        p: float | None
+        try:
+            p = await asyncio.wait_for(
+                asyncio.to_thread(semantic.score, text, self._agent_said()),
+                semantic.settings.timeout_ms / 1000,
+            )
+        except TimeoutError:
+            p = None
+        except Exception:  # the model would not load (llama.cpp): judge the turn without it
+            log.exception("the semantic end-of-turn signal failed")
+            p = None
+        self._semantic[decode_id] = (p, (time.monotonic() - t) * 1000)
+        while len(self._semantic) > 8:
+            self._semantic.pop(next(iter(self._semantic)))
+        return p
+
+    def _end_turn(self, a: EndTurn, now: float) -> None:
+        task = self._decodes.pop(a.decode, None) if a.decode is not None else None
+        for other in self._decodes.values():
+            other.cancel()
+        self._decodes.clear()
+        timing = Timing(
+            last_voiced=self.arrival(a.offset + a.utterance.voiced_end - 1),
+            endpoint=now,
+            early_end=a.early,
+            end_reason=a.reason,
+            wait_ms=a.wait_ms,
+            verdict_ms=a.verdict_ms,
+        )
+        if a.decode is not None and a.decode in self._semantic:
+            timing.semantic, timing.semantic_ms = self._semantic.pop(a.decode)
+        self._on_turn(a.utterance, task, timing)
+
+    async def _run_partial(self, audio: np.ndarray) -> None:
+        text: str | None = None
+        try:
+            text = await self._transcriber.transcribe_partial(audio)
+        except TranscriberBusy:
+            pass  # partials are a nicety; the final transcript has priority
+        finally:
+            self.tell(self.turns.partial_done(text))
+
+    # ------------------------------------------------------------------ wake word
+    @property
+    def waking(self) -> bool:
+        """Whether a wake word is in use."""
+        return self._wake is not None
+
+    def set_wake(self, name: str, now: float) -> None:
+        """Choose the wake word (or ``off``); listening falls asleep until it is heard."""
+        name = (name or "off").strip()
+        self._close_wake()
+        if name == "off":
+            self._wake = None
+        elif self._wake_factory is not None and not name.startswith(PHRASE_PREFIX):
+            self._wake = self._wake_factory(name)
+        else:
+            self._wake = make_detector(name, transcriber=self._transcriber)
+        self.wake_name = name
+        self._lookback.clear()
+        self._lookback_samples = 0
+        self._apply(self.turns.set_wake(self._wake is not None, now), now)
+
+    def _close_wake(self) -> None:
+        if self._wake is not None and hasattr(self._wake, "close"):
+            self._wake.close()  # a remote detector's stream
+
+    def _remember(self, pcm: np.ndarray) -> None:
+        """Keep just enough recent audio to start an utterance right after the wake phrase."""
+        assert self._wake is not None
+        self._lookback.append(pcm)
+        self._lookback_samples += len(pcm)
+        while (
+            self._lookback
+            and self._lookback_samples - len(self._lookback[0]) >= self._wake.max_lookback
+        ):
+            self._lookback_samples -= len(self._lookback.popleft())
+
+    async def _woke(self, detection: WakeDetection, arrived: float, now: float) -> None:
+        self._vad.reset()
+        self._apply(self.turns.woke(now), now)  # the wake word is a barge-in
+        self._emit(WakeWordHeard(detection.model))
+        # The utterance starts where the phrase ended: feed what came after it, drop the rest.
+        buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
+        self._lookback.clear()
+        self._lookback_samples = 0
+        after = self._wake_pos - detection.end
+        if 0 < after <= len(buffered):
+            self._hear(buffered[-after:], arrived, now)
+
+    def strip_wake_phrase(self, text: str) -> str:
+        """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
+        if self._wake is None:
+            return text
+        phrase = words(self._wake.name.split(":")[-1].replace("_", " "))
+        said = text.split()
+        head = ["".join(words(w)) for w in said[: len(phrase)]]
+        if phrase and head == phrase:
+            return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
+        return text
+
+    # ------------------------------------------------------------------ lifecycle
+    def _background_task(self, coro: Awaitable[None]) -> None:
+        # Kept referenced until done: the loop holds only weak references to tasks.
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def settled(self) -> None:
+        """Wait until every decode, verdict and partial started so far has been handled (for
+        drivers that replay recorded audio faster than real time, and tests)."""
+        while True:
+            pending = [t for t in (*self._background, self._partial) if t and not t.done()]
+            if not pending:
+                return
+            await asyncio.wait(pending)
+
+    def close(self) -> None:
+        """Stop what is running and let go of the wake detector."""
+        for task in (*self._decodes.values(), self._partial, *self._background):
+            if task is not None:
+                task.cancel()
+        self._close_wake()

@@ -1,0 +1,81 @@
+"""How one voice session behaves (:class:`SessionSettings`): one place for each default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gateway.proxy.turns import TurnRule
+from gateway.proxy.utterance import UtteranceParts
+from gateway.voice.endpoint import EndpointSettings
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How one voice session behaves.
+
+    Every silence that ends a turn is the turn rule's (``turn_rule``): the endpointer's own
+    ``end_silence_ms`` is set from it, so ``endpoint`` holds only how speech is found.
+    """
+
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+    parts: UtteranceParts = field(default_factory=UtteranceParts)
+    #: Sample rate of the audio handed to the transport.
+    out_rate: int = 48_000
+    #: Release output in real time (False: as fast as consumed, for files).
+    paced: bool = True
+    #: Give silent frames while idle (a WebRTC track needs a continuous stream).
+    fill_silence: bool = False
+    #: Release output this far ahead of real time, for transports that buffer at the far end.
+    playout_lead_ms: int = 0
+    #: End an utterance at a pause when the speculative transcript looks finished.
+    early_endpoint: bool = True
+    #: How the end-of-turn signals at a pause become the silence waited before the turn ends.
+    #: Chosen from ``scripts/bench_turns.py``'s trade-off (docs/performance.md): a finished-looking
+    #: transcript ends the turn at 200 ms when the prosody says "finished" (P >= 0.6) and waits
+    #: 1.5 s when it says "not finished" (P <= 0.5; between, in proportion); words that do not
+    #: read as finished wait 900 ms; a one-word answer with finished prosody 500 ms. No turn
+    #: waits more than ``max_wait_ms`` (2 s). ``TurnRule()`` is the transcript-only rule
+    #: (200 ms / 700 ms) of before, which cut off 34 of 42 paused requests.
+    #: The semantic signal (``gateway.voice.semantic``) settles the words when they are clear:
+    #: P(finished) <= 0.005 waits at least 1.5 s whatever the punctuation and the voice say;
+    #: P >= 0.02 takes a transcript as finished words even without its final mark or ending on
+    #: "at", "on"… — the voice still sets the wait, as for any finished sentence. Chosen on the
+    #: tuning set of ``bench_turns --set tuning --sweep-semantic`` (a plateau: low 0.002–0.02,
+    #: high 0.01–0.03, any wait 1.2–2 s; these values sit in its middle), reported on the
+    #: held-out set (docs/turn-taking.md).
+    turn_rule: TurnRule = field(
+        default_factory=lambda: TurnRule(
+            signals=("prosody",),
+            confident=0.6,
+            doubtful=0.5,
+            doubt_ms=1500,
+            unfinished_ms=900,
+            one_word_ms=500,
+            max_wait_ms=2000,
+            semantic_low=0.005,
+            semantic_high=0.02,
+            semantic_pause_ms=200,
+            semantic_wait_ms=1500,
+        )
+    )
+    #: Voiced audio that interrupts an agent being played (0 disables barge-in).
+    barge_in_ms: int = 96
+    #: Partial transcripts while speaking, at most this often (0 disables them).
+    partial_interval_ms: int = 900
+    #: Input audio queued before the oldest is dropped (a stalled session must not grow).
+    max_input_ms: int = 2_000
+    #: Agent utterances waiting to be spoken.
+    max_replies: int = 16
+    #: A reply's next sentence is asked for once less audio than this is left to play before
+    #: it. The synthesizer serves the earliest deadline first, so asking early does not delay
+    #: anyone's first sentence; it bounds how much synthesized audio a barge-in throws away.
+    tts_lookahead_ms: int = 1500
+    #: Wake word (``hey_jarvis``, ``okay_nabu``, ``alexa``, ``hey_mycroft``, ``phrase:TEXT``) or
+    #: ``off``. With one, audio reaches nothing but the detector until the word is heard.
+    wake: str = "off"
+    #: After a reply has played, how long the person may answer without the wake word.
+    follow_up_ms: int = 8_000
+    #: After the wake word, how long to wait for speech to begin before going back to sleep.
+    wake_listen_ms: int = 5_000
+    #: In wake mode, an utterance that is only one of these stops playback and is not sent.
+    stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")

@@ -1,0 +1,280 @@
+"""Speaking: what the agents and the floor say reaches the person, shown and heard.
+
+One :class:`Speaker` per session takes the envelopes the floor delivers to the person (an
+agent's utterance, a floor event such as an agent leaving, the floor's own notices), shows each
+and queues what is to be heard (bounded), renders it (TTS, SSML, the agent's own audio:
+gateway/render/) into the :class:`~gateway.audio.playout.Playout` the transport plays, and
+stops at once on a barge-in (queued audio dropped, synthesis and a streaming generation
+cancelled).
+
+Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
+each sentence is synthesized as soon as the agent completes it and the person is shown the text
+so far; the reply's envelope, which follows with the whole utterance under the same id, is shown
+but not spoken again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+from gateway.agents.streaming import ReplyStream
+from gateway.audio import FRAME_MS
+from gateway.audio.playout import Playout
+from gateway.errors import SpeechError
+from gateway.floor.host import Notice
+from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
+from gateway.proxy.events import AgentSaid, ProxyEvent, Told
+from gateway.proxy.floor_events import TOLD, describe
+from gateway.proxy.settings import SessionSettings
+from gateway.proxy.timing import Timing
+from gateway.render.decode import Fetch
+from gateway.render.reply import render_dialog_event, render_sentence
+from gateway.render.tts import TextToSpeech
+from gateway.render.voices import VoiceBook
+
+log = logging.getLogger(__name__)
+
+
+class Speaker:
+    """The speaking part of one session (see the module's docstring).
+
+    ``user_uri``/``manager_uri``: the person's and the floor manager's speaker URIs;
+    ``on_playing(speaking)``: agent audio started or stopped (the listener's barge-in needs it).
+    """
+
+    def __init__(
+        self,
+        settings: SessionSettings,
+        *,
+        synthesizer: TextToSpeech,
+        voices: VoiceBook,
+        fetch: Fetch,
+        user_uri: str,
+        manager_uri: str,
+        emit: Callable[[ProxyEvent], Awaitable[None]],
+        on_playing: Callable[[bool], None],
+    ) -> None:
+        self.settings = s = settings
+        self._synthesizer = synthesizer
+        self._voices = voices
+        self._fetch = fetch
+        self._user_uri = user_uri
+        self._manager_uri = manager_uri
+        self._emit = emit
+        self.playout = Playout(
+            s.out_rate,
+            paced=s.paced,
+            fill_silence=s.fill_silence,
+            lead_ms=s.playout_lead_ms,
+            on_state=on_playing,
+        )
+        #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
+        self.speak_replies = True
+        #: Called with each utterance's :class:`Timing` once its reply starts to play.
+        self.on_timing: Callable[[Timing], None] | None = None
+        #: The person's utterance whose reply is awaited (its timing is filled in here).
+        self.awaiting: Timing | None = None
+        #: What an agent said last: the semantic signal reads the person's words after it.
+        self.agent_said: str | None = None
+        #: Conversants' names as last seen (an agent that left is still named when told).
+        self._names: dict[str, str] = {}
+        self._replies: asyncio.Queue[DialogEvent | ReplyStream] = asyncio.Queue(s.max_replies)
+        #: The ids of replies spoken as they streamed (their envelope is not spoken again).
+        self._streamed: deque[str] = deque(maxlen=64)
+        self._stream: ReplyStream | None = None
+        self._speaking: asyncio.Task[None] | None = None
+
+    @property
+    def audible(self) -> bool:
+        """Whether an agent is being played (or its audio is being made)."""
+        return self.playout.speaking or self._speaking is not None
+
+    @property
+    def quiet(self) -> bool:
+        """Whether nothing is queued, being made or playing."""
+        return self._replies.empty() and self._speaking is None and not self.playout.speaking
+
+    def stop(self) -> bool:
+        """Barge-in: stop the agent being played and drop what is queued; whether anything
+        was (the transport is then told to flush its own buffer)."""
+        had = self.playout.speaking or self._speaking is not None or not self._replies.empty()
+        while not self._replies.empty():
+            dropped = self._replies.get_nowait()
+            if isinstance(dropped, ReplyStream):
+                dropped.cancel()  # its generation stops too
+        if self._stream is not None:
+            self._stream.cancel()
+        if self._speaking is not None:
+            self._speaking.cancel()
+        self.playout.flush()
+        return had
+
+    # ------------------------------------------------------------------ what reaches the person
+    async def heard(self, envelope: Envelope) -> None:
+        """An envelope the floor delivered to the person."""
+        names = {
+            c.identification.speaker_uri: c.identification.display_name
+            for c in envelope.conversation.conversants or []
+        }
+        self._names.update(names)
+        while len(self._names) > 256:  # bounded: agents come and go in a long session
+            self._names.pop(next(iter(self._names)))
+        for ev in envelope.events:
+            if ev.event_type in TOLD:
+                await self._tell(envelope, ev)
+                continue
+            de = ev.dialog_event
+            if ev.event_type is not EventType.UTTERANCE or de is None:
+                continue
+            if self.awaiting is not None and self.awaiting.reply is None:
+                self.awaiting.reply = time.monotonic()
+            speaker = names.get(de.speaker_uri, de.speaker_uri)
+            self.agent_said = de.text() or self.agent_said
+            await self._emit(
+                AgentSaid(de.id, de.speaker_uri, speaker, de.text(), ev.is_private, dialog_event=de)
+            )
+            if de.id in self._streamed:
+                continue  # spoken as it streamed
+            if self.speak_replies:
+                try:
+                    self._replies.put_nowait(de)
+                except asyncio.QueueFull:
+                    log.warning("reply queue full; not speaking %s", de.id)
+
+    async def _tell(self, envelope: Envelope, event: Event) -> None:
+        """A floor event (an agent left, yielded, removed another…): shown with its reason and,
+        with voice on, spoken briefly. The floor manager's own (a timeout's uninvite) come as
+        notices from the host instead."""
+        sender = envelope.sender.speaker_uri
+        if sender == self._manager_uri:
+            return
+
+        def name_of(uri: str | None) -> str:
+            return "you" if uri == self._user_uri else self._names.get(uri or "", "someone")
+
+        text = describe(event, self._names.get(sender, "An agent"), name_of)
+        if text is None:
+            return
+        await self._emit(Told(text, event.reason or "", agent=sender))
+        self._say_as_floor(text)
+
+    async def noticed(self, notice: Notice) -> None:
+        """A notice from the floor's host (a timeout, an error, "One moment…")."""
+        await self._emit(Told(notice.text, notice.reason, agent=notice.agent))
+        if notice.reason == "@wait":  # "One moment…": heard too
+            self._say_as_floor(notice.text)
+
+    def _say_as_floor(self, text: str) -> None:
+        """With voice on, ``text`` spoken briefly in the floor manager's name."""
+        if self.speak_replies:
+            spoken = text_event(self._manager_uri, text)
+            with contextlib.suppress(asyncio.QueueFull):
+                self._replies.put_nowait(spoken)
+
+    def open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+        """An in-process agent starts a reply that streams: it is spoken in its turn among
+        the replies, each sentence as it comes (None: not speaking, or too many replies)."""
+        if not self.speak_replies:
+            return None
+        stream = ReplyStream(event_id, speaker_uri, speaker)
+        try:
+            self._replies.put_nowait(stream)
+        except asyncio.QueueFull:
+            log.warning("reply queue full; not streaming %s", event_id)
+            return None
+        self._streamed.append(event_id)
+        return stream
+
+    # ------------------------------------------------------------------ rendering
+    async def run(self) -> None:
+        """Speak each queued reply in turn (the session's task)."""
+        while True:
+            de = await self._replies.get()
+            if isinstance(de, ReplyStream):
+                self._stream = de
+                speech = self._speak_stream(de)
+            else:
+                speech = self._speak(de)
+            self._speaking = asyncio.get_running_loop().create_task(speech)
+            try:
+                await self._speaking
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+            except SpeechError as exc:  # a speech service down or gone mid-reply
+                log.warning("could not speak %s: %s", de.id, exc)
+                await self._emit(
+                    Told(
+                        "Speech synthesis is unavailable right now; the reply is shown as text.",
+                        "@error",
+                    )
+                )
+            except Exception:  # the task must not die: one reply unspoken, the next ones heard
+                log.exception("could not speak %s", de.id)
+            finally:
+                self._speaking = None
+                if isinstance(de, ReplyStream):
+                    de.cancel()  # spoken, failed or cut off: nothing more is listened to
+                    self._stream = None
+
+    def _first_audio(self, timing: Timing | None) -> None:
+        if timing is not None and timing.first_audio is None:
+            timing.first_audio = time.monotonic()
+            self.awaiting = None
+            if self.on_timing is not None:
+                self.on_timing(timing)
+
+    async def _speak(self, de: DialogEvent) -> None:
+        voice = self._voices.settings_for(de.speaker_uri)
+        # The floor's own words ("One moment…", an agent left) are not the answer being timed.
+        timing = None if de.speaker_uri == self._manager_uri else self.awaiting
+        # Each sentence is due when what is queued before it has played (earliest first).
+        synth = self._synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
+        async for chunk in render_dialog_event(
+            de, synth, voice, self._fetch, rate=self.settings.out_rate
+        ):
+            self._first_audio(timing)
+            await self.playout.put(chunk)
+            await self._until_needed()
+        await self.playout.finish()
+
+    async def _speak_stream(self, stream: ReplyStream) -> None:
+        """Speak a streamed reply sentence by sentence, showing the text so far."""
+        voice = self._voices.settings_for(stream.speaker_uri)
+        synth = self._synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
+        first = True
+        async for sentence in stream.sentences():
+            timing = self.awaiting
+            if timing is not None and timing.reply is None:
+                timing.reply = time.monotonic()  # the agent's first sentence is complete
+            await self._emit(
+                AgentSaid(stream.event_id, stream.speaker_uri, stream.speaker, stream.text)
+            )
+            rate = self.settings.out_rate
+            async for chunk in render_sentence(sentence, synth, voice, rate=rate, first=first):
+                self._first_audio(timing)
+                await self.playout.put(chunk)
+                await self._until_needed()
+            first = False
+        await self.playout.finish()
+
+    async def _until_needed(self) -> None:
+        """Hold back the request for the next sentence until the audio queued before it is
+        nearly played (``tts_lookahead_ms``), so a long reply is not synthesized ahead of need
+        only to be dropped by a barge-in."""
+        if not self.settings.paced:
+            return
+        while self.playout.queued_ms > self.settings.tts_lookahead_ms:
+            await asyncio.sleep(FRAME_MS / 1000)
+
+    def close(self) -> None:
+        """Stop speaking and close the playout."""
+        if self._speaking is not None:
+            self._speaking.cancel()
+        self.playout.close()

@@ -1,0 +1,254 @@
+"""Uttering: a finished turn becomes a dialog event on the floor.
+
+One :class:`Utterer` per session takes each turn the listener ends (with the speculative decode
+of its audio, if one ran), decodes it again if that decode failed or was busy, drops a wake
+phrase still heard and a spoken "stop", builds the dialogEvent with its features
+(gateway/proxy/utterance.py), keeps the person's audio with the record, chooses whom it is for
+(gateway/proxy/addressing.py) and says it on the floor. Typed text takes the same way from the
+choice on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE, float_to_pcm16, wav_bytes
+from gateway.errors import SpeechError
+from gateway.floor.host import FloorHost
+from gateway.ofp import DialogEvent, Event, EventType, text_event
+from gateway.ofp.timestamps import rfc3339
+from gateway.proxy.addressing import Addressing, Choice, candidates
+from gateway.proxy.events import PartialText, ProxyEvent, Told, Transcribed
+from gateway.proxy.listening import Listener
+from gateway.proxy.settings import SessionSettings
+from gateway.proxy.timing import Timing
+from gateway.proxy.utterance import speech_dialog_event
+from gateway.records.errors import RecordsError
+from gateway.voice.endpoint import Utterance
+from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript
+from gateway.voice.words import words
+
+if TYPE_CHECKING:
+    from gateway.records.base import Recorder
+
+log = logging.getLogger(__name__)
+
+
+def _command(text: str) -> str:
+    return " ".join(words(text))
+
+
+def is_stop(text: str, stop_words: tuple[str, ...]) -> bool:
+    """Whether ``text`` is only a stop command — said once or repeated ("Stop! Stop!": Whisper
+    also hears one "Stop." that way)."""
+    command = _command(text)
+    said = command.split()
+    return command in stop_words or (
+        len(said) > 1 and len(set(said)) == 1 and said[0] in stop_words
+    )
+
+
+def with_choice(event: Transcribed, choice: Choice) -> Transcribed:
+    """The transcript as the person is shown it: with whom it went to, and why."""
+    return replace(
+        event,
+        to=choice.to.speaker_uri if choice.to else None,
+        to_name=choice.to.name if choice.to else None,
+        why=choice.why,
+        private=True if choice.private and choice.to else None,
+    )
+
+
+class Utterer:
+    """The uttering part of one session (see the module's docstring).
+
+    ``on_sent(timing)``: an utterance went to the floor (its reply is now awaited);
+    ``stop_speaking()``: a spoken "stop" (wake mode) stops the agent being played.
+    """
+
+    def __init__(
+        self,
+        settings: SessionSettings,
+        *,
+        conversation: FloorHost,
+        transcriber: SpeechToText,
+        listener: Listener,
+        emit: Callable[[ProxyEvent], Awaitable[None]],
+        emit_soon: Callable[[ProxyEvent], None],
+        on_sent: Callable[[Timing], None],
+        stop_speaking: Callable[[], None],
+        recorder: Recorder | None = None,
+        audio_url: Callable[[str], str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.conversation = conversation
+        self._transcriber = transcriber
+        self._listener = listener
+        self._emit = emit
+        self._emit_soon = emit_soon
+        self._on_sent = on_sent
+        self._stop_speaking = stop_speaking
+        self._recorder = recorder
+        self._audio_url = audio_url
+        #: Whom the person's utterances are for (gateway/proxy/addressing.py).
+        self.addressing = Addressing()
+        self.timings: deque[Timing] = deque(maxlen=256)
+        #: What the person said, newest last (bounded: a session may last for hours).
+        self.transcripts: deque[str] = deque(maxlen=256)
+        self._queue: asyncio.Queue[tuple[Utterance, asyncio.Task[Transcript] | None, Timing]] = (
+            asyncio.Queue(4)
+        )
+        #: Utterances between their end and the end of their reply.
+        self.busy = 0
+        self._previous_id: str | None = None
+
+    @property
+    def idle(self) -> bool:
+        """Whether no utterance is waiting or being handled."""
+        return self._queue.empty() and self.busy == 0
+
+    def take(self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing) -> None:
+        """A turn the listener ended (bounded: one too many is dropped, and the person told)."""
+        self.busy += 1
+        try:
+            self._queue.put_nowait((utt, spec, timing))
+        except asyncio.QueueFull:
+            self.busy -= 1
+            self._emit_soon(Told("Too many utterances at once; that one was dropped.", "@error"))
+
+    async def run(self) -> None:
+        """Utter each turn in order (the session's task)."""
+        while True:
+            utt, spec, timing = await self._queue.get()
+            try:
+                await self._one_utterance(utt, spec, timing)
+            except Exception:  # the task must not die: one utterance lost, the next ones heard
+                log.exception("utterance failed")
+                self._done_one()
+
+    async def _transcript(
+        self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
+    ) -> Transcript | None:
+        """The utterance's transcript: the speculative decode's, else decoded now (None: the
+        person was told why there is none)."""
+        if spec is not None:
+            try:
+                transcript = await spec
+                timing.speculative = True
+                return transcript
+            except TranscriberBusy:
+                pass  # decoded again below, now that the utterance is final
+            except Exception:  # the model's own failure (CTranslate2): try once more below
+                log.exception("the speculative decode failed; decoding again")
+        try:
+            return await self._transcriber.transcribe(utt.audio, speech_end_s=utt.voiced_end_s)
+        except TranscriberBusy:
+            await self._emit(Told("Speech recognition is busy; please say that again.", "@error"))
+        except SpeechError as exc:  # a speech service down or gone mid-request
+            log.warning("no transcript: %s", exc)
+            self._listener.tell(self._listener.turns.dismissed(self._listener.clock()))
+            await self._emit(
+                Told(
+                    "Speech recognition is unavailable right now; please say that again.",
+                    "@error",
+                )
+            )
+        return None
+
+    async def _one_utterance(
+        self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
+    ) -> None:
+        listener = self._listener
+        clock = listener.clock
+        transcript = await self._transcript(utt, spec, timing)
+        if transcript is None:
+            self._done_one()
+            return
+        timing.transcript = clock()
+        timing.decode_s = transcript.decode_s
+        timing.queued_s = transcript.queued_s
+        text = listener.strip_wake_phrase(transcript.text.strip())
+        if not text or (listener.waking and is_stop(text, self.settings.stop_words)):
+            if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
+                self._stop_speaking()
+                await self._emit(Transcribed(text, command="stop"))
+            listener.tell(listener.turns.dismissed(clock()))
+            await self._emit(PartialText(""))
+            self._done_one()
+            return
+        if text != transcript.text.strip():
+            transcript = replace(
+                transcript, text=text, words=transcript.words[-len(text.split()) :]
+            )
+        clip = float_to_pcm16(utt.audio) if utt.audio.dtype != np.int16 else utt.audio
+        start_wall = datetime.now(UTC) - timedelta(seconds=clock() - listener.arrival(utt.start))
+        event_id = f"de:{uuid.uuid4()}"
+        audio_url = None
+        if self.settings.parts.audio == "url" and self._audio_url is not None:
+            audio_url = self._audio_url(event_id)
+        de = speech_dialog_event(
+            transcript,
+            clip,
+            speaker_uri=self.conversation.user.speaker_uri,
+            started_at=start_wall,
+            parts=self.settings.parts,
+            audio_url=audio_url,
+            previous_id=self._previous_id,
+            event_id=event_id,
+        )
+        if self._recorder is not None:
+            try:
+                self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
+            except RecordsError:  # records must never take the conversation down
+                log.exception("could not keep the audio of %s", de.id)
+        self.transcripts.append(text)
+        choice = self.choose(text)
+        # A text-only recogniser (a stock Wyoming server) measured no confidence.
+        confidence = round(transcript.confidence, 3) if transcript.detailed else None
+        await self._emit(with_choice(Transcribed(text, id=de.id, confidence=confidence), choice))
+        self.timings.append(timing)
+        self._on_sent(timing)
+        timing.sent = clock()
+        listener.tell(listener.turns.sent(clock()))
+        await self.send(de, choice)
+        listener.tell(listener.turns.replied(clock()))
+        self._done_one()
+
+    def _done_one(self) -> None:
+        self.busy = max(0, self.busy - 1)
+
+    async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
+        """A typed utterance (already stripped, not empty), for ``to`` (None: chosen as for
+        speech); :class:`LookupError` when ``to`` is not an agent here."""
+        choice = self.choose(text, to=to, private=private)
+        self._stop_speaking()
+        de = text_event(self.conversation.user.speaker_uri, text, start_time=rfc3339())
+        await self._emit(with_choice(Transcribed(text, id=de.id, typed=True), choice))
+        await self.send(de, choice)
+
+    def choose(self, text: str, *, to: str | None = None, private: bool = False) -> Choice:
+        """Whom ``text`` is for, among the agents on the floor now."""
+        agents = candidates(self.conversation.agents())
+        return self.addressing.choose(text, agents, to=to, private=private)
+
+    async def send(self, de: DialogEvent, choice: Choice) -> None:
+        """Say ``de`` on the floor, to whom ``choice`` names."""
+        self._previous_id = de.id
+        await self.conversation.say(
+            [
+                Event(
+                    event_type=EventType.UTTERANCE,
+                    to=choice.event_to(),
+                    parameters={"dialog_event": de},
+                )
+            ]
+        )

@@ -1,0 +1,104 @@
+"""The person's proxy's events (gateway/proxy/events.py) as the page's messages (messages.py).
+
+The proxy speaks in its own terms; this is the one place that knows both sides, so the proxy
+never imports the page's wire format.
+"""
+
+from __future__ import annotations
+
+from gateway.floor import Floor
+from gateway.proxy.events import (
+    AgentSaid,
+    Discovery,
+    FloorChanged,
+    Flushed,
+    PartialText,
+    ProxyEvent,
+    StateShown,
+    Told,
+    Transcribed,
+    WakeWordHeard,
+)
+from gateway.server.messages import (
+    AgentUtterance,
+    FinalTranscript,
+    FloorConversant,
+    FloorUpdate,
+    Flush,
+    FoundManifest,
+    FromGateway,
+    Manifests,
+    PageNotice,
+    PartialTranscript,
+    SessionState,
+    StateUpdate,
+    WakeHeard,
+)
+
+
+def page_message(event: ProxyEvent) -> FromGateway:
+    """``event`` as the message the page is sent."""
+    match event:
+        case StateShown(state=state):
+            return StateUpdate(SessionState(state))
+        case PartialText(text=text):
+            return PartialTranscript(text)
+        case Transcribed():
+            return FinalTranscript(
+                event.text,
+                id=event.id,
+                confidence=event.confidence,
+                typed=event.typed,
+                command=event.command,
+                to=event.to,
+                to_name=event.to_name,
+                why=event.why,
+                private=event.private,
+            )
+        case AgentSaid(dialog_event=de) if de is not None:
+            return AgentUtterance.of(de, speaker=event.speaker, private=event.private)
+        case AgentSaid():
+            return AgentUtterance(
+                event.id, event.speaker_uri, event.speaker, event.text, private=event.private
+            )
+        case FloorChanged(floor=floor):
+            return floor_update(floor)
+        case Flushed():
+            return Flush()
+        case Told(text=text, reason=reason, agent=agent):
+            return PageNotice(text, reason, agent=agent)
+        case WakeWordHeard(model=model):
+            return WakeHeard(model)
+    raise TypeError(f"no page message for {type(event).__name__}")  # pragma: no cover
+
+
+def floor_update(floor: Floor) -> FloorUpdate:
+    """The floor as the page draws it."""
+    return FloorUpdate(
+        tuple(
+            FloorConversant(i.speaker_uri, i.service_url, i.display_name, i.role)
+            for i in floor.conversants
+        ),
+        floor_granted=tuple(floor.floor_granted),
+        convener=floor.convener,
+    )
+
+
+def manifests(found: Discovery) -> Manifests:
+    """What ``discover`` found, as the page's ``manifests`` answer."""
+    return Manifests(
+        found.url,
+        tuple(
+            FoundManifest(
+                f.service_url,
+                f.speaker_uri,
+                f.name,
+                f.synopsis,
+                f.keyphrases,
+                f.score,
+                f.recommended,
+            )
+            for f in found.found
+        ),
+        error=found.error,
+    )
