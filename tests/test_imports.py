@@ -106,3 +106,27 @@ def test_scripts_import_the_package_never_the_tests() -> None:
     for script in scripts:
         tests = sorted(n for n in _imported(script) if n == "tests" or n.startswith("tests."))
         assert tests == [], f"{script.name} imports {tests}: use gateway.testing"
+
+
+def test_the_persons_proxy_never_imports_the_web_server() -> None:
+    """The proxy emits its own typed events (gateway/proxy/events.py); only gateway/server/
+    knows the page's wire format, so no arrow runs from the proxy up to it."""
+    graph = _graph()
+    proxy = {n: e for n, e in graph.items() if n.startswith("gateway.proxy")}
+    assert "gateway.proxy.session" in proxy and "gateway.proxy.listening" in proxy
+    upward = sorted(
+        (name, e) for name, edges in proxy.items() for e in edges if e.startswith("gateway.server")
+    )
+    assert upward == []
+
+
+def test_tests_never_load_scripts_by_path() -> None:
+    """Tests import what scripts do from the package (gateway.testing and the rest)."""
+    loaders = ("spec_from_file_location", "run_path(")
+    found = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("*.py")
+        if path != Path(__file__).resolve()
+        and any(word in path.read_text(encoding="utf-8") for word in loaders)
+    )
+    assert found == []

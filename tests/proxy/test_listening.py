@@ -1,0 +1,222 @@
+"""Listening (gateway/proxy/listening.py) driven by recorded VAD probabilities, recorded
+transcripts and a fake clock: no model is loaded and nothing sleeps.
+
+Each 32 ms chunk goes in as one input item with its own ``now``; the decodes and verdicts it
+starts are let finish (``Listener.settled``) before the next, so a verdict arrives at the
+silence where its decode started (no decode time): the turn then ends at the rule's wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gateway.proxy.events import ProxyEvent, StateShown, WakeWordHeard
+from gateway.proxy.listening import Listener
+from gateway.proxy.settings import SessionSettings
+from gateway.proxy.timing import Timing
+from gateway.voice.endpoint import Utterance
+from gateway.voice.stt import TranscriberBusy, Transcript
+from gateway.voice.vad import CHUNK_SAMPLES
+from gateway.voice.wake import WakeDetection
+
+CHUNK_S = CHUNK_SAMPLES / 16_000
+
+
+class RecordedVad:
+    """A VAD stream that gives back the recorded probability of each chunk in turn (and
+    remembers the audio it was given, and its resets)."""
+
+    def __init__(self, probabilities: list[float]) -> None:
+        self.probabilities = list(probabilities)
+        self.heard: list[np.ndarray] = []
+        self.resets = 0
+
+    def process(self, audio: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        self.heard.append(audio)
+        chunks = [audio[i : i + CHUNK_SAMPLES] for i in range(0, len(audio), CHUNK_SAMPLES)]
+        probs = [self.probabilities.pop(0) if self.probabilities else 0.0 for _ in chunks]
+        return chunks, np.array(probs, np.float32)
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def transcript(text: str) -> Transcript:
+    return Transcript(text, "en", (), 0.9, -0.1, (), "fitted", False, 1.0, 0.0)
+
+
+@dataclass
+class RecordedTranscriber:
+    """Gives the recorded transcript of the speech heard so far (by its length in samples)."""
+
+    said: list[tuple[int, str]]  # (samples of speech at least, text), shortest first
+    pending: int = 0
+    decodes: int = 0
+
+    async def transcribe(self, audio: np.ndarray, *, speech_end_s: float = 0.0) -> Transcript:
+        self.decodes += 1
+        text = ""
+        for samples, words in self.said:
+            if speech_end_s * 16_000 >= samples:
+                text = words
+        return transcript(text)
+
+    async def transcribe_partial(self, audio: np.ndarray) -> str:
+        raise TranscriberBusy("partials are not recorded")
+
+
+class Voice:
+    """A prosody signal that always hears a finished (or unfinished) voice."""
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def score(self, audio: np.ndarray, voiced_end: int) -> float | None:
+        return self.p
+
+
+@dataclass
+class Recorded:
+    """A listener over recorded streams, and what it did."""
+
+    vad: RecordedVad
+    transcriber: RecordedTranscriber
+    now: float = 100.0
+    events: list[ProxyEvent] = field(default_factory=list)
+    turns: list[tuple[Utterance, Timing]] = field(default_factory=list)
+    barge_ins: int = 0
+    wake: object = None
+    listener: Listener = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.listener = Listener(
+            SessionSettings(),
+            vad=self.vad,
+            transcriber=self.transcriber,  # type: ignore[arg-type]
+            signals={"prosody": Voice(0.9)},
+            emit=self.events.append,
+            on_turn=lambda utt, spec, timing: self.turns.append((utt, timing)),
+            on_barge_in=self._barge_in,
+            wake_factory=lambda name: self.wake,  # type: ignore[arg-type,return-value]
+            clock=lambda: self.now,
+        )
+
+    def _barge_in(self) -> None:
+        self.barge_ins += 1
+
+    async def chunks(self, n: int) -> None:
+        """``n`` chunks of audio, each one input item at its own time."""
+        for _ in range(n):
+            await self.listener.hear(np.zeros(CHUNK_SAMPLES, np.int16), self.now, self.now)
+            await self.listener.settled()
+            self.now += CHUNK_S
+
+
+def probabilities(*runs: tuple[float, int]) -> list[float]:
+    return [p for p, n in runs for _ in range(n)]
+
+
+SPEECH = 40  # chunks (1.28 s)
+LEAD = 10
+
+
+def recorded(text: str, *runs: tuple[float, int]) -> Recorded:
+    speech = sum(n for p, n in runs if p > 0.5)
+    return Recorded(
+        RecordedVad(probabilities((0.0, LEAD), *runs)),
+        RecordedTranscriber([(0, ""), (speech * CHUNK_SAMPLES - 2 * CHUNK_SAMPLES, text)]),
+    )
+
+
+async def test_a_finished_sentence_ends_the_turn_after_the_rules_short_wait() -> None:
+    r = recorded("Turn on the lights in the kitchen.", (0.9, SPEECH), (0.0, 60))
+    await r.chunks(LEAD + SPEECH)
+    assert r.listener.turns.active and not r.turns
+    await r.chunks(5)  # 160 ms of silence: under the 200 ms a finished sentence waits
+    assert not r.turns
+    await r.chunks(10)
+    [(utt, timing)] = r.turns
+    assert timing.end_reason == "finished" and timing.wait_ms == 200 and timing.early_end
+    assert r.events == [StateShown("hearing")]  # "thinking" once uttering has sent it
+    assert r.transcriber.decodes >= 1 and len(utt.audio) >= SPEECH * CHUNK_SAMPLES
+
+
+async def test_unfinished_words_wait_longer_than_a_finished_sentence() -> None:
+    r = recorded("Turn on the lights in the", (0.9, SPEECH), (0.0, 60))
+    await r.chunks(LEAD + SPEECH + 20)  # 640 ms of silence: a finished one would have ended
+    assert not r.turns and r.listener.turns.active
+    await r.chunks(40)
+    [(_, timing)] = r.turns
+    assert timing.end_reason == "unfinished" and timing.wait_ms == 900
+
+
+async def test_speech_resuming_in_the_pause_cancels_the_end_and_the_turn_goes_on() -> None:
+    r = recorded(
+        "Turn on the lights in the",
+        (0.9, SPEECH),
+        (0.0, 12),  # 384 ms: unfinished words wait 900 ms, so this pause does not end it
+        (0.9, 20),
+        (0.0, 60),
+    )
+    await r.chunks(LEAD + SPEECH + 12 + 20)
+    assert not r.turns and r.listener.turns.active
+    await r.chunks(60)
+    [(utt, _)] = r.turns  # one utterance: both parts, the pause inside it
+    assert len(utt.audio) >= (SPEECH + 12 + 20) * CHUNK_SAMPLES
+
+
+class Detector:
+    """A wake detector that hears the phrase in the item that ends at ``at`` samples."""
+
+    name = "hey_jarvis"
+    max_lookback = 16_000
+
+    def __init__(self, at: int, phrase_end: int) -> None:
+        self.at = at
+        self.phrase_end = phrase_end
+        self.heard = 0
+
+    async def listen(self, audio: np.ndarray) -> list[WakeDetection]:
+        before, self.heard = self.heard, self.heard + len(audio)
+        if before < self.at <= self.heard:
+            return [WakeDetection("hey_jarvis", self.phrase_end, self.heard, 0.9)]
+        return []
+
+    def reset(self) -> None:
+        self.heard = 0
+
+
+async def test_the_wake_word_opens_listening_from_just_after_the_phrase() -> None:
+    r = Recorded(RecordedVad([]), RecordedTranscriber([]))
+    # The phrase ends at chunk 20; it is detected at the end of chunk 24.
+    r.wake = Detector(at=25 * CHUNK_SAMPLES, phrase_end=20 * CHUNK_SAMPLES)
+    r.listener.set_wake("hey_jarvis", r.now)
+    assert r.listener.turns.state == "idle"
+    await r.chunks(24)
+    assert r.vad.heard == [], "asleep: audio goes nowhere but the detector"
+    await r.chunks(1)
+    assert WakeWordHeard("hey_jarvis") in r.events and r.vad.resets >= 1
+    # The look-back: the 5 chunks after the phrase reach the VAD, nothing from before.
+    [after] = r.vad.heard
+    assert len(after) == 5 * CHUNK_SAMPLES
+    assert r.listener.turns.state == "listening"
+    assert r.listener.strip_wake_phrase("Hey Jarvis, what time is it?") == "what time is it?"
+    # With nothing said, listening falls asleep again after ``wake_listen_ms``.
+    await r.chunks(SessionSettings().wake_listen_ms // 32 + 2)
+    assert r.listener.turns.state == "idle"
+
+
+async def test_push_to_talk_hears_only_while_held_and_letting_go_ends_the_turn() -> None:
+    r = recorded("Turn on the lights in the", (0.9, SPEECH), (0.0, 60))
+    r.listener.turns.set_mode("ptt")
+    await r.chunks(LEAD)
+    assert r.vad.heard == [], "not held: the audio goes nowhere"
+    r.listener.set_ptt(True, r.now)
+    await r.chunks(SPEECH + 3)
+    assert not r.turns, "unfinished words, held: the turn goes on"
+    r.listener.set_ptt(False, r.now)
+    await r.listener.settled()
+    [(_, timing)] = r.turns
+    assert timing.end_reason == "push-to-talk"
