@@ -1,22 +1,11 @@
-"""``scripts/bench_turns.py``'s report of a paced run, on rows made up here."""
+"""The turn-taking benchmark's report of a paced run (gateway/testing/bench_turns.py, run by
+``scripts/bench_turns.py``), on rows made up here."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_turns", ROOT / "scripts/bench_turns.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from gateway.testing import bench_turns
 
 
 def _row(kind: str, pause_ms: int, utterances: int, total: float) -> dict:
@@ -39,20 +28,20 @@ def _row(kind: str, pause_ms: int, utterances: int, total: float) -> dict:
 def test_a_run_of_paused_requests_only_is_reported():
     # --kinds paused: no complete request, so no latency line (this raised IndexError).
     rows = [_row("paused", 350, 2, 400.0), _row("paused", 500, 1, 900.0)]
-    out = _bench().report_paced("default", rows)
+    out = bench_turns.report_paced("default", rows)
     assert out["cut350"] == "1/1" and out["cut500"] == "0/1" and out["cut700"] == "0/0"
     assert "totalMedian" not in out and out["pausedWaitMedian"] == 810.0
 
 
 def test_complete_requests_give_the_latency_figures():
     rows = [_row("complete", 0, 1, t) for t in (300.0, 400.0, 500.0)]
-    out = _bench().report_paced("default", rows)
+    out = bench_turns.report_paced("default", rows)
     assert (out["totalMedian"], out["totalP95"]) == (400.0, 500.0)
     assert out["cutComplete"] == "0/3" and out["endReasons"] == {"finished": 3}
 
 
 def test_a_request_said_twice_is_split_into_its_sayings_by_when_each_utterance_began():
-    bench = _bench()
+    bench = bench_turns
     gap = bench.TWICE_GAP_S
 
     def said(*starts: float) -> dict:
@@ -87,7 +76,7 @@ def _clip(bench: ModuleType, kind: str, pause_ms: float, text: str = "Set an ala
 
 
 def test_the_replayed_session_learns_the_pause_it_cut():
-    bench = _bench()
+    bench = bench_turns
     rule = bench.RULES["default"]
     cut = _clip(bench, "paused", 512.0)
     assert bench.replay(cut, rule)[0], "the finished-looking pause ends the turn"
