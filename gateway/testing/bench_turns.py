@@ -11,10 +11,11 @@ Two parts:
 
 1. **Trade-off** (fast): every clip runs through the VAD and the turn-taker's endpointer; at
    each pause the speculative transcript and every end-of-turn signal are computed once. Each
-   candidate :class:`TurnRule` is then replayed on those verdicts: a paused request is *cut
-   off* when the rule ends the turn at a pause before the real end; on complete requests the
-   silence waited after the last word (plus the time for the verdict to arrive) is the
-   endpointing delay. A decode takes time: a rule cannot act before its verdict is ready.
+   candidate :class:`TurnRule` is then replayed on those verdicts through the real turn-taker
+   (:class:`gateway.proxy.turns.TurnTaker`, as a session drives it: chunk by chunk, each
+   pause's verdict handed back when its recorded decode would have finished): a paused request
+   is *cut off* when the turn ends at a pause before the real end; on complete requests the
+   silence waited after the last word is the endpointing delay.
 2. **Pipeline** (``--paced RULE``): the clips go through ``talk_wav`` — the code of
    ``python -m gateway talk --wav`` — paced in real time, with the built-in parrot, under that
    rule: cut-offs by pause length and voice, end of speech → first reply audio (median/p95) on
@@ -58,7 +59,15 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy import VoiceModels
 from gateway.proxy.session import SessionSettings
-from gateway.proxy.turns import TurnRule, Verdict
+from gateway.proxy.turns import (
+    Action,
+    CancelDecode,
+    EndTurn,
+    StartDecode,
+    TurnRule,
+    TurnTaker,
+    Verdict,
+)
 from gateway.talk.voice import talk_wav
 from gateway.testing.figures import piper_rtf, summarise
 from gateway.testing.speech import REQUESTS, _piper_voice, espeak_16k, espeak_wav, gateway_piper
@@ -67,7 +76,7 @@ from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utte
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.semantic import SemanticSignal
 from gateway.voice.smart_turn import SmartTurn
-from gateway.voice.vad import CHUNK_MS
+from gateway.voice.vad import CHUNK_MS, CHUNK_SAMPLES, shared_vad
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
 PAUSED = [
@@ -144,6 +153,9 @@ class Clip:
     gap_at: int = 0  # sample where the silence was inserted (paused)
     pauses: list[Pause] = field(default_factory=list)
     speaker: str = ""  # the voice in full (``piper:LENGTH:NOISE``, ``espeak:VOICE``)
+    #: The VAD's probability per chunk, over silent audio (made-up clips in tests); None: the
+    #: VAD is run on ``pcm``.
+    probs: list[float] | None = None
 
 
 @dataclass
@@ -324,9 +336,41 @@ DECODE_MS: float | None = None
 SEMANTIC_MS: float | None = None
 
 
-def _chunks_ms(ms: float) -> float:
-    """``ms`` rounded up to whole VAD chunks: silence is counted a chunk at a time."""
-    return math.ceil(ms / CHUNK_MS) * CHUNK_MS
+def replay_settings(rule: TurnRule, speculate_ms: int | None = None) -> SessionSettings:
+    """A session's settings under ``rule`` (``speculate_ms``: the silence that starts a decode,
+    idle or not; default the session's)."""
+    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    if speculate_ms is None:
+        return settings
+    endpoint = dataclasses.replace(
+        settings.endpoint, speculate_ms=speculate_ms, idle_speculate_ms=speculate_ms
+    )
+    return dataclasses.replace(settings, endpoint=endpoint)
+
+
+#: Each clip's VAD chunks and probabilities, computed once per run (by ``id`` of the clip).
+_VAD: dict[int, tuple[list[np.ndarray], list[float]]] = {}
+
+
+def vad_stream(clip: Clip) -> tuple[list[np.ndarray], list[float]]:
+    """The clip's VAD chunks and their speech probabilities, followed by silence, as
+    :func:`judge_pauses` saw them (``clip.probs``: given, over silent chunks)."""
+    given = getattr(clip, "probs", None)
+    if given is not None:
+        return [np.zeros(CHUNK_SAMPLES, np.int16) for _ in given], list(given)
+    if id(clip) not in _VAD:
+        tail = np.zeros(SAMPLE_RATE * 2, np.int16)
+        chunks, probs = shared_vad().stream().process(np.concatenate([clip.pcm, tail]))
+        _VAD[id(clip)] = (list(chunks), [float(p) for p in probs])
+    return _VAD[id(clip)]
+
+
+def _verdict_s(pause: Pause, rule: TurnRule) -> float:
+    """How long after its decode starts the pause's verdict arrives."""
+    decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
+    if rule.semantic:  # its call follows the decode
+        decode += getattr(pause, "semantic_ms", 0.0) if SEMANTIC_MS is None else SEMANTIC_MS
+    return decode / 1000
 
 
 def replay(
@@ -336,50 +380,72 @@ def replay(
     speculate_ms: int | None = None,
     floor_ms: float = 0,
 ) -> tuple[bool, float]:
-    """(cut off, silence waited at the end) for ``clip`` under ``rule``: a turn ends at a pause
-    once the pause reaches the rule's wait and the verdict is ready (the decode starts at
-    ``speculate_ms`` of silence: by default the session's for one person alone, its
-    ``idle_speculate_ms``). ``floor_ms``: the shortest wait the session has learned."""
-    cut, wait, _ = _replay(clip, rule, prosody, speculate_ms, floor_ms)
+    """(cut off, silence waited at the end) for ``clip`` under ``rule``, replayed through the
+    turn-taker (see :func:`replay_through`). ``floor_ms``: the shortest wait the session has
+    learned."""
+    taker = TurnTaker(replay_settings(rule, speculate_ms))
+    taker.learned_wait_ms = int(floor_ms)
+    cut, wait, _ = replay_through(taker, clip, prosody)
     return cut, wait
 
 
-def _replay(
-    clip: Clip,
-    rule: TurnRule,
-    prosody: ProsodySignal | None = None,
-    speculate_ms: int | None = None,
-    floor_ms: float = 0,
+def replay_through(
+    taker: TurnTaker, clip: Clip, prosody: ProsodySignal | None = None, *, go_on: bool = False
 ) -> tuple[bool, float, Pause | None]:
-    """:func:`replay`, and the pause where the turn ended."""
+    """Replay ``clip``'s recorded stream through the real turn-taker (gateway/proxy/turns.py):
+    its VAD chunks each at its own time (the audio's), and at each pause the recorded verdict
+    (transcript and signals; prosody as ``prosody`` weighs it), handed back when the recorded
+    decode (and semantic call) would have finished — as the session does. Returns (cut off,
+    silence waited after the last word of the turn that ended, in ms; nan: none ended, and the
+    pause it ended at). ``go_on``: the rest of the clip is heard after the first turn ends (the
+    person goes on: the turn-taker learns the pause it cut, ``TurnRule.learn_pauses``)."""
     prosody = prosody or ProsodySignal()
-    if speculate_ms is None:
-        speculate_ms = SessionSettings().endpoint.idle_speculate_ms
-    for pause in clip.pauses:
-        verdict = rescored(pause, prosody)
-        decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
-        if rule.semantic:  # its call follows the decode
-            decode += getattr(pause, "semantic_ms", 0.0) if SEMANTIC_MS is None else SEMANTIC_MS
-        wait = max(rule.wait_ms(verdict), floor_ms, _chunks_ms(speculate_ms) + decode)
-        wait = _chunks_ms(min(wait, rule.max_wait_ms))
-        if pause.final:
-            return False, wait, pause
-        if pause.length_ms >= wait:
-            return True, wait, pause
-    return False, float("nan"), None
+    rule = taker.rule
+    by_end = {p.voiced_end: p for p in clip.pauses}
+    real_end = max((p.voiced_end for p in clip.pauses if p.final), default=math.inf)
+    base = taker.position
+    pending: dict[int, tuple[float, Verdict]] = {}  # decode id: (when it arrives, verdict)
+    first: tuple[bool, float, Pause | None] | None = None
+
+    def carry_out(actions: list[Action], now: float) -> None:
+        nonlocal first
+        for a in actions:
+            if isinstance(a, StartDecode):
+                pause = by_end.get(taker.position - base - len(a.audio) + a.voiced_end)
+                if pause is not None:  # else a pause shorter than the recorded set's
+                    pending[a.id] = (now + _verdict_s(pause, rule), rescored(pause, prosody))
+            elif isinstance(a, CancelDecode):
+                pending.pop(a.id, None)
+            elif isinstance(a, EndTurn):
+                voiced_end = a.offset + a.utterance.voiced_end - base
+                if first is None:
+                    wait = (now - (base + voiced_end) / SAMPLE_RATE) * 1000
+                    first = (voiced_end < real_end, wait, by_end.get(voiced_end))
+                taker.sent(now)
+                taker.replied(now)
+
+    chunks, probs = vad_stream(clip)
+    silent = np.zeros(CHUNK_SAMPLES, np.int16)
+    # Silence after the clip until every wait is over (the longest is ``max_wait_ms``).
+    tail = [(silent, 0.0)] * (rule.max_wait_ms // CHUNK_MS + 2)
+    for chunk, p in [*zip(chunks, probs, strict=True), *tail]:
+        if first is not None and not go_on:
+            break
+        now = (taker.position + len(chunk)) / SAMPLE_RATE  # when this chunk is complete
+        for decode_id, (due, verdict) in sorted(pending.items(), key=lambda kv: kv[1][0]):
+            if due <= now:  # the verdict arrives before this chunk is complete
+                del pending[decode_id]
+                carry_out(taker.judged(decode_id, verdict, due), due)
+        carry_out(taker.hear(chunk, p, now, model_idle=True), now)
+    return first if first is not None else (False, float("nan"), None)
 
 
 def learned_ms(clip: Clip, rule: TurnRule) -> float:
-    """The wait a session learns when ``clip`` is cut off (``TurnRule.learn_pauses``, as the
-    turn-taker does): the pause it ended in plus a chunk, when it ended early and the person
-    went on within ``unfinished_ms``; else 0."""
-    cut, wait, pause = _replay(clip, rule)
-    plain = rule.end_silence_ms
-    if not cut or pause is None or not rule.learn_pauses or wait >= plain:
-        return 0
-    if pause.length_ms > rule.unfinished_ms:
-        return 0
-    return min(_chunks_ms(pause.length_ms) + CHUNK_MS, rule.unfinished_ms)
+    """The wait the turn-taker learns when the person goes on after ``clip`` was cut off
+    (``TurnRule.learn_pauses``): the rest of the clip is heard after the turn ended."""
+    taker = TurnTaker(replay_settings(rule))
+    replay_through(taker, clip, go_on=True)
+    return taker.learned_wait_ms
 
 
 def again(clips: list[Clip], rule: TurnRule) -> list[dict]:

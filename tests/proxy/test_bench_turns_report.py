@@ -64,15 +64,26 @@ def test_a_request_said_twice_is_split_into_its_sayings_by_when_each_utterance_b
 
 
 def _clip(bench: ModuleType, kind: str, pause_ms: float, text: str = "Set an alarm.") -> object:
-    """A clip whose first pause read as finished (no audio signal) and lasted ``pause_ms``
-    (the silence inserted, 500 ms, as the endpointer measured it)."""
+    """A clip whose first pause reads as finished (no audio signal) and lasts ``pause_ms``
+    (the silence inserted, 500 ms, as the endpointer measured it): recorded VAD probabilities
+    (0.5 s lead, 1 s of speech, the pause, 1 s of speech), recorded verdicts."""
+    chunk = 512
+    lead, speech, gap = 16, 31, round(pause_ms / 32)
     verdict = bench.Verdict
     pauses = []
+    first_end = (lead + speech) * chunk
     if kind == "paused":
-        pauses.append(bench.Pause(8000, pause_ms, False, True, verdict(text, {}), 100.0, None))
-    pauses.append(bench.Pause(40000, float("inf"), True, False, verdict(text, {}), 100.0, None))
+        pauses.append(bench.Pause(first_end, pause_ms, False, True, verdict(text, {}), 100.0, None))
+        probs = [0.0] * lead + [0.9] * speech + [0.0] * gap + [0.9] * speech + [0.0] * 10
+        end = (lead + 2 * speech + gap) * chunk
+    else:
+        probs = [0.0] * lead + [0.9] * speech + [0.0] * 10
+        end = first_end
+    pauses.append(bench.Pause(end, float("inf"), True, False, verdict(text, {}), 100.0, None))
     inserted = 500 if kind == "paused" else 0
-    return bench.Clip(kind, "piper", text, bench.np.zeros(1, "int16"), inserted, 8000, pauses)
+    return bench.Clip(
+        kind, "piper", text, bench.np.zeros(1, "int16"), inserted, first_end, pauses, probs=probs
+    )
 
 
 def test_the_replayed_session_learns_the_pause_it_cut():
