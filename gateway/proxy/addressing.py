@@ -168,14 +168,15 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
     names = [(n, a) for n, a in names if n]
     # Longest names first, so "Weather Bot" wins over an agent called "Weather".
     names.sort(key=lambda na: len(na[0]), reverse=True)
-    everyone = [(e, "everyone") for e in EVERYONE]
+    everyone: list[tuple[tuple[str, ...], Candidate | str]] = [(e, "everyone") for e in EVERYONE]
+    callable_by: list[tuple[tuple[str, ...], Candidate | str]] = [*everyone, *names]
     words = [t[0] for t in toks]
 
     # At the start, after any lead-ins.
     i = 0
     while i < len(words) - 1 and words[i] in LEAD_INS:
         i += 1
-    for said, who in [*everyone, *names]:
+    for said, who in callable_by:
         n = len(said)
         if not _same(tuple(words[i : i + n]), said):
             continue
@@ -191,7 +192,7 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
         ):
             return who
     # At the end, after a pause or a lead-in ("…, clock?", "thanks clock").
-    for said, who in [*everyone, *names]:
+    for said, who in callable_by:
         n = len(said)
         if len(words) <= n or not _same(tuple(words[-n:]), said):
             continue

@@ -39,7 +39,7 @@ from gateway.agents.errors import AgentError
 from gateway.audio import FRAME_MS
 from gateway.audio.playout import Playout
 from gateway.floor.host import FloorHost
-from gateway.ofp import Event, EventType
+from gateway.ofp import Event, EventType, To
 from gateway.proxy.addressing import Addressing, Choice
 from gateway.proxy.events import (
     Discovery,
@@ -283,7 +283,7 @@ class VoiceSession:
         known = await self.conversation.learn_manifest(url)
         # By the serviceUrl the agent calls itself (agents compare it as a plain string).
         to = known.service_url if known is not None else url
-        await self.conversation.say([Event(event_type=EventType.INVITE, to={"serviceUrl": to})])
+        await self.conversation.say([Event(event_type=EventType.INVITE, to=To(service_url=to))])
 
     async def discover(self, url: str) -> Discovery:
         """What the agent at ``url`` offers, for the page to show before the person invites:
@@ -316,7 +316,7 @@ class VoiceSession:
             [
                 Event(
                     event_type=EventType.UNINVITE,
-                    to={"speakerUri": speaker_uri},
+                    to=To(speaker_uri=speaker_uri),
                     reason="the person removed this agent",
                 )
             ]

@@ -29,7 +29,7 @@ class Timing:
     semantic: float | None = None
     semantic_ms: float | None = None
 
-    def as_ms(self) -> dict[str, float | bool | None]:
+    def as_ms(self) -> dict[str, float | bool | str | None]:
         """The stages in milliseconds (``None`` where that stage never happened)."""
 
         def ms(a: float | None, b: float | None) -> float | None:

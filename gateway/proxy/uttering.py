@@ -24,7 +24,7 @@ import numpy as np
 from gateway.audio import SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.errors import SpeechError
 from gateway.floor.host import FloorHost
-from gateway.ofp import DialogEvent, Event, EventType, text_event
+from gateway.ofp import DialogEvent, Event, EventType, Parameters, text_event
 from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.addressing import Addressing, Choice, candidates
 from gateway.proxy.events import PartialText, ProxyEvent, Told, Transcribed
@@ -248,7 +248,7 @@ class Utterer:
                 Event(
                     event_type=EventType.UTTERANCE,
                     to=choice.event_to(),
-                    parameters={"dialog_event": de},
+                    parameters=Parameters(dialog_event=de),
                 )
             ]
         )
