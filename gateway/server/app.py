@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 
 from gateway.agents.directory import AgentDirectory
 from gateway.floor.inbound import InboundDesk
@@ -69,7 +70,7 @@ class Gateway:
             if recorder is not None
             else None
         )
-        recorder = self.recorder
+        kept = self.recorder
         self.hosts = access.HostPolicy.build(
             host=settings.host,
             public_url=settings.public_url,
@@ -80,8 +81,8 @@ class Gateway:
         shelf = ClipShelf(settings.audio_url_ttl_s) if settings.audio_feature == "url" else None
         #: What sessions and conversations record through: the person's voice only if kept.
         self.voice_records: VoiceRecords | None = (
-            VoiceRecords(recorder, keep_audio=settings.keep_audio, shelf=shelf)
-            if recorder is not None or shelf is not None
+            VoiceRecords(kept, keep_audio=settings.keep_audio, shelf=shelf)
+            if kept is not None or shelf is not None
             else None
         )
         self.metrics = Metrics()
@@ -139,8 +140,9 @@ class Gateway:
             self._trimmer = loop.create_task(trimmer.run())
         if self.recorder is not None:
             self._flusher = loop.create_task(records_watch.keep_flushing(self.recorder))
-        if getattr(self.recorder, "retention_days", None):
-            self._purger = loop.create_task(self._purge_expired(self.recorder.retention_days))
+        days = None if self.recorder is None else self.recorder.retention_days
+        if self.recorder is not None and days:
+            self._purger = loop.create_task(self._purge_expired(self.recorder, days))
         return self._server
 
     async def close(self, *, handover: bool = False) -> None:
@@ -172,14 +174,14 @@ class Gateway:
             expired = self.rooms.expired(self.clock(), self.settings.rejoin_s)
             await asyncio.gather(*(self.rooms.end(r, "completed") for r in expired))
 
-    async def _purge_expired(self, retention_days: float) -> None:
+    async def _purge_expired(self, kept: KeptRecords, retention_days: float) -> None:
         """Apply the retention over and over: the recorder applies it only when it opens, and a
         server may run for months."""
         interval = min(self.settings.purge_every_s, retention_days * 86_400 / 10)
         while True:
             await asyncio.sleep(interval)
             try:
-                purged = self.recorder.purge_expired(datetime.now(UTC))
+                purged = kept.purge_expired(datetime.now(UTC))
             except Exception:  # the task must not die: a failing store (or a bug) tries next time
                 log.exception("purging expired records failed")
                 continue
@@ -201,7 +203,7 @@ class Gateway:
     # ------------------------------------------------------------------ WebSocket
     async def _accept(self, ws: ServerConnection) -> None:
         """websockets' handler: admit the connection (or refuse it), then serve the page."""
-        if urlsplit(ws.request.path).path != "/ws":
+        if ws.request is None or urlsplit(ws.request.path).path != "/ws":
             await ws.close(1008, "the WebSocket is at /ws")
             return
         refusal = self.refusal() or self._address_refusal(ws)
@@ -241,7 +243,8 @@ class Gateway:
         """Why one more session from this visitor's address is refused, or None: one visitor
         must not be able to take every session of the gateway."""
         limit = self.settings.max_sessions_per_address
-        address = access.client_address(ws.remote_address, ws.request.headers)
+        headers = ws.request.headers if ws.request is not None else Headers()
+        address = access.client_address(ws.remote_address, headers)
         if limit <= 0 or address is None:
             return None
         if sum(1 for c in self.clients if c.address == address) < limit:

@@ -26,7 +26,7 @@ from gateway.server.memory import restart_under_jemalloc
 
 if TYPE_CHECKING:
     from gateway.proxy.turns import TurnRule
-    from gateway.server.app import GatewaySettings
+    from gateway.server.settings import GatewaySettings
     from gateway.speech.services import SpeechServices
     from gateway.voice.stt import SttSettings
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # Imported when settings are built, not with the parser: the app loads the web server and the
 # session (see gateway.options.defaults_shown).
 def _gateway() -> GatewaySettings:
-    from gateway.server.app import GatewaySettings
+    from gateway.server.settings import GatewaySettings
 
     return GatewaySettings()
 
@@ -91,7 +91,7 @@ def _shown() -> dict[str, Any]:
     }
 
 
-def add_serve_command(sub: argparse._SubParsersAction) -> None:
+def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``serve`` on the main parser; the help texts show :class:`ServeSettings`'s
     defaults."""
     p = sub.add_parser(

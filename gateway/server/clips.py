@@ -104,7 +104,8 @@ class VoiceRecords:
         if self.shelf is not None:
             self.shelf.put(conversation_id, dialog_event_id, wav)
         if self.keep_audio and self.store is not None:
-            return self.store.audio(conversation_id, dialog_event_id, wav, at=at)
+            kept: Path | None = self.store.audio(conversation_id, dialog_event_id, wav, at=at)
+            return kept
         return None
 
     def envelope(self, conversation_id: str, *, envelope: dict[str, Any], **kw: Any) -> None:
@@ -125,7 +126,8 @@ class VoiceRecords:
         held = self.shelf.get(conversation_id, dialog_event_id) if self.shelf else None
         if held is not None or self.store is None:
             return held
-        return self.store.clip(conversation_id, dialog_event_id)
+        clip: bytes | None = self.store.clip(conversation_id, dialog_event_id)
+        return clip
 
     def __getattr__(self, name: str) -> Any:
         # Everything else (floor changes, reading…) is the store's own.

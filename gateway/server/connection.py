@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 
 from gateway.agents.errors import AgentError
@@ -91,7 +92,8 @@ class PageConnection:
         self.link: WebRTCLink | None = None
         self.transport = "none"
         #: The visitor's address for the per-address limit (None: this machine's own client).
-        self.address: str | None = access.client_address(ws.remote_address, ws.request.headers)
+        headers = ws.request.headers if ws.request is not None else Headers()
+        self.address: str | None = access.client_address(ws.remote_address, headers)
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
         self._timing_tasks: set[asyncio.Task[None]] = set()

@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,8 @@ _RESTARTED = "OFP_GATEWAY_JEMALLOC_TRIED"
 Allocator = Literal["jemalloc", "glibc", "other"]
 
 
-def _symbol(name: str) -> Callable[..., int] | None:
+def _symbol(name: str) -> Any:
+    """The process's C function ``name`` (a ctypes function pointer), or None."""
     try:
         process = ctypes.CDLL(None)  # the process's own symbols, the allocator's among them
     except OSError:

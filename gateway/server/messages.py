@@ -25,7 +25,7 @@ import enum
 import json
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import (
@@ -536,8 +536,7 @@ class _Field:
     has_default: bool
 
 
-@cache
-def _fields(cls: type) -> tuple[_Field, ...]:
+def _fields_of(cls: type) -> tuple[_Field, ...]:
     hints = get_type_hints(cls)
     return tuple(
         _Field(
@@ -549,6 +548,11 @@ def _fields(cls: type) -> tuple[_Field, ...]:
         )
         for f in dataclasses.fields(cls)
     )
+
+
+#: A class's fields, read once (typed as a plain callable: mypy takes a dataclass with
+#: ``eq`` for unhashable as an argument to ``functools.cache``).
+_fields: Callable[[type], tuple[_Field, ...]] = cache(_fields_of)
 
 
 def _camel(name: str) -> str:
@@ -612,7 +616,7 @@ def _decode(value: Any, hint: Any, where: str) -> Any:
             raise ProtocolError(f"{where} must be {_describe(hint)}, not {_quote(value)}") from None
     if isinstance(hint, type) and issubclass(hint, Message):
         return hint.from_dict(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ProtocolError(f"{where} must be an object")
         return _construct(hint, value, where)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
@@ -186,7 +187,7 @@ class Metrics:
         self.tasks = Gauge("ofp_gateway_tasks", "asyncio tasks alive", registry=r)
         self.threads = Gauge("ofp_gateway_threads", "Threads alive in the process", registry=r)
 
-    def observe_timing(self, timings_ms: dict[str, float | bool | None]) -> None:
+    def observe_timing(self, timings_ms: Mapping[str, float | bool | str | None]) -> None:
         """Record one utterance's stage timings (milliseconds, as ``Timing.as_ms`` gives them)."""
         names = {
             "endpoint": "endpoint",

@@ -32,7 +32,11 @@ class Node(RoomServices, Protocol):
 
     models: VoiceModels
     rooms: RoomRegistry
-    clients: Collection[Client]
+    @property
+    def clients(self) -> Collection[Client]:
+        """The pages being served."""
+        ...
+
     hosts: HostPolicy
     signer: ClipSigner
     #: The time rooms are detached and reaped on.

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
 
     from gateway.agents.directory import AgentDirectory
-    from gateway.records.base import Recorder
+    from gateway.records.kept import KeptRecords
     from gateway.server.clips import VoiceRecords
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,10 @@ class RoomServices(Protocol):
 
     settings: GatewaySettings
     directory: AgentDirectory
-    recorder: Recorder | None
+    #: The store, wrapped so that its failing costs no record (records/kept.py).
+    @property
+    def recorder(self) -> KeptRecords | None: ...
+
     voice_records: VoiceRecords | None
     metrics: Metrics
     node: str

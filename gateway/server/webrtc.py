@@ -196,6 +196,8 @@ class WebRTCLink:
                 frame = await track.recv()
             except MediaStreamError:
                 return
+            if not isinstance(frame, av.AudioFrame):
+                continue  # an audio track gives audio frames; anything else is not ours
             channels = len(frame.layout.channels)
             if resampler is None or resampler.in_rate != frame.sample_rate:
                 resampler = Resampler(frame.sample_rate, in_channels=channels)
