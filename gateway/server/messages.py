@@ -25,7 +25,7 @@ import enum
 import json
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import (
@@ -35,6 +35,7 @@ from typing import (
     Literal,
     TypeVar,
     Union,
+    cast,
     get_args,
     get_origin,
     get_type_hints,
@@ -91,7 +92,7 @@ class Message:
     def to_dict(self) -> dict[str, Any]:
         """The message as JSON-ready data, ``type`` first."""
         out: dict[str, Any] = {"type": self.TYPE} if self.TYPE else {}
-        for f in _fields(type(self)):
+        for f in _fields(cast(type, type(self))):
             value = getattr(self, f.name)
             if value is None and f.omit_none:
                 continue
@@ -536,7 +537,8 @@ class _Field:
     has_default: bool
 
 
-def _fields_of(cls: type) -> tuple[_Field, ...]:
+@cache
+def _fields(cls: type) -> tuple[_Field, ...]:
     hints = get_type_hints(cls)
     return tuple(
         _Field(
@@ -548,11 +550,6 @@ def _fields_of(cls: type) -> tuple[_Field, ...]:
         )
         for f in dataclasses.fields(cls)
     )
-
-
-#: A class's fields, read once (typed as a plain callable: mypy takes a dataclass with
-#: ``eq`` for unhashable as an argument to ``functools.cache``).
-_fields: Callable[[type], tuple[_Field, ...]] = cache(_fields_of)
 
 
 def _camel(name: str) -> str:
@@ -634,7 +631,7 @@ def _decode(value: Any, hint: Any, where: str) -> Any:
 def _construct(cls: type[T], data: Mapping[str, Any], where: str, *, lenient: bool = False) -> T:
     """An instance of the dataclass ``cls`` from its wire fields (unknown ones ignored)."""
     values: dict[str, Any] = {}
-    for f in _fields(cls):
+    for f in _fields(cast(type, cls)):
         if f.wire not in data:
             if not f.has_default:
                 raise ProtocolError(f"{where} needs {f.wire!r}")
