@@ -63,10 +63,35 @@ class AgentSaid:
 
 
 @dataclass(frozen=True)
-class FloorChanged:
-    """The floor after any change (who is on it, who holds it, the convener)."""
+class Seat:
+    """One conversant on the floor."""
 
-    floor: Floor
+    speaker_uri: str
+    service_url: str
+    name: str
+    role: str | None = None
+
+
+@dataclass(frozen=True)
+class FloorChanged:
+    """The floor after a change: who is on it, who holds it, the convener. A snapshot (the
+    floor itself goes on changing before the event is shown)."""
+
+    conversants: tuple[Seat, ...]
+    floor_granted: tuple[str, ...] = ()
+    convener: str | None = None
+
+    @classmethod
+    def of(cls, floor: Floor) -> FloorChanged:
+        """The floor as it is now."""
+        return cls(
+            tuple(
+                Seat(i.speaker_uri, i.service_url, i.display_name, i.role)
+                for i in floor.conversants
+            ),
+            floor_granted=tuple(floor.floor_granted),
+            convener=floor.convener,
+        )
 
 
 @dataclass(frozen=True)

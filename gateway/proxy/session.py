@@ -155,7 +155,7 @@ class VoiceSession:
         conversation.on_user = self.speaker.heard
         conversation.on_notice = self.speaker.noticed
         conversation.on_stream = self.speaker.open_stream
-        conversation.on_floor = lambda floor: self._emit_soon(FloorChanged(floor))
+        conversation.on_floor = lambda floor: self._emit_soon(FloorChanged.of(floor))
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._listen(), name="session-listen"),

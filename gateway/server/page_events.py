@@ -6,7 +6,6 @@ never imports the page's wire format.
 
 from __future__ import annotations
 
-from gateway.floor import Floor
 from gateway.proxy.events import (
     AgentSaid,
     Discovery,
@@ -61,8 +60,15 @@ def page_message(event: ProxyEvent) -> FromGateway:
             return AgentUtterance(
                 event.id, event.speaker_uri, event.speaker, event.text, private=event.private
             )
-        case FloorChanged(floor=floor):
-            return floor_update(floor)
+        case FloorChanged():
+            return FloorUpdate(
+                tuple(
+                    FloorConversant(c.speaker_uri, c.service_url, c.name, c.role)
+                    for c in event.conversants
+                ),
+                floor_granted=event.floor_granted,
+                convener=event.convener,
+            )
         case Flushed():
             return Flush()
         case Told(text=text, reason=reason, agent=agent):
@@ -70,18 +76,6 @@ def page_message(event: ProxyEvent) -> FromGateway:
         case WakeWordHeard(model=model):
             return WakeHeard(model)
     raise TypeError(f"no page message for {type(event).__name__}")  # pragma: no cover
-
-
-def floor_update(floor: Floor) -> FloorUpdate:
-    """The floor as the page draws it."""
-    return FloorUpdate(
-        tuple(
-            FloorConversant(i.speaker_uri, i.service_url, i.display_name, i.role)
-            for i in floor.conversants
-        ),
-        floor_granted=tuple(floor.floor_granted),
-        convener=floor.convener,
-    )
 
 
 def manifests(found: Discovery) -> Manifests:
