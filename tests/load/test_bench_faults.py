@@ -1,6 +1,7 @@
-"""scripts/bench_faults.py run small (issue 30 item 3): one person per fault, short faults. The
-figures are the script's; here, what must hold whatever the machine: no acknowledged turn and no
-acknowledged word lost, and everyone a fault reached told so in words."""
+"""The faults benchmark (gateway/testing/bench_faults.py; scripts/bench_faults.py runs it) run
+small (issue 30 item 3): one person per fault, short faults. The figures are the benchmark's;
+here, what must hold whatever the machine: no acknowledged turn and no acknowledged word lost,
+and everyone a fault reached told so in words."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from gateway.testing.faults import can_mount
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_faults.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.slow,  # real serve processes, a cluster, PostgreSQL, talked to in real time
@@ -24,17 +25,18 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    """The script as a person runs it (not under coverage's tracer: a gateway slowed several
-    times over cannot keep up in real time)."""
+    """The benchmark's command line as a person runs it, in a process of its own (not under
+    coverage's tracer: a gateway slowed several times over cannot keep up in real time)."""
     done = subprocess.run(
         [
-            sys.executable, str(SCRIPT), "--json", "--people", "1", "--warm-s", "6",
-            "--fault-s", "3", "--hang-s", "11", "--after-s", "10",
+            sys.executable, "-m", "gateway.testing.bench_faults", "--json", "--people", "1",
+            "--warm-s", "6", "--fault-s", "3", "--hang-s", "11", "--after-s", "10",
         ],
         capture_output=True,
         text=True,
         timeout=900,
         check=True,
+        cwd=ROOT,
         env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
     )  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
