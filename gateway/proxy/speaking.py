@@ -58,6 +58,7 @@ class Speaker:
         manager_uri: str,
         emit: Callable[[ProxyEvent], Awaitable[None]],
         on_playing: Callable[[bool], None],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = s = settings
         self._synthesizer = synthesizer
@@ -66,6 +67,8 @@ class Speaker:
         self._user_uri = user_uri
         self._manager_uri = manager_uri
         self._emit = emit
+        #: The clock the timings are read on (the listener's: one clock for a turn's stages).
+        self.clock = clock
         self.playout = Playout(
             s.out_rate,
             paced=s.paced,
@@ -132,7 +135,7 @@ class Speaker:
             if ev.event_type is not EventType.UTTERANCE or de is None:
                 continue
             if self.awaiting is not None and self.awaiting.reply is None:
-                self.awaiting.reply = time.monotonic()
+                self.awaiting.reply = self.clock()
             speaker = names.get(de.speaker_uri, de.speaker_uri)
             self.agent_said = de.text() or self.agent_said
             await self._emit(
@@ -225,7 +228,7 @@ class Speaker:
 
     def _first_audio(self, timing: Timing | None) -> None:
         if timing is not None and timing.first_audio is None:
-            timing.first_audio = time.monotonic()
+            timing.first_audio = self.clock()
             self.awaiting = None
             if self.on_timing is not None:
                 self.on_timing(timing)
@@ -252,7 +255,7 @@ class Speaker:
         async for sentence in stream.sentences():
             timing = self.awaiting
             if timing is not None and timing.reply is None:
-                timing.reply = time.monotonic()  # the agent's first sentence is complete
+                timing.reply = self.clock()  # the agent's first sentence is complete
             await self._emit(
                 AgentSaid(stream.event_id, stream.speaker_uri, stream.speaker, stream.text)
             )
