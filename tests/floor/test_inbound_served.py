@@ -137,6 +137,7 @@ async def test_a_slow_answer_brings_one_moment_shown_and_heard(gateway, site) ->
         )
         assert moment["type"] == "notice", moment
         assert moment["text"].startswith("One moment")
+        assert "taking longer than usual" in moment["text"] and moment["agent"] == slow
         answer = await page.wait_for(
             lambda e: e["type"] == "utterance" and e["text"] == "Sorry, that took a while."
         )
