@@ -136,8 +136,12 @@ class Limits:
 
 def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None = None) -> Limits:
     """The default :class:`Limits`, with the bounds a command was given (None: the default)."""
-    given = {"max_agent_exchanges": max_agent_exchanges, "slow_notice_s": slow_notice_s}
-    return replace(Limits(), **{k: v for k, v in given.items() if v is not None})
+    out = Limits()
+    if max_agent_exchanges is not None:
+        out = replace(out, max_agent_exchanges=max_agent_exchanges)
+    if slow_notice_s is not None:
+        out = replace(out, slow_notice_s=slow_notice_s)
+    return out
 
 
 #: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
