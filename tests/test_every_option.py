@@ -364,6 +364,14 @@ def check_talk_wav(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)
     doc = json.loads(out)
     assert code == 0 and "lisbon" in doc["transcript"].lower()
+    # The floor's options reach a spoken conversation too.
+    code, out, _ = t.run(
+        "talk", "--no-record", "--json", "--fast", "--wav", wav, "--convener", "builtin:convener"
+    )
+    conversation = json.loads(out)["heard"][-1]["openFloor"]["conversation"]
+    assert code == 0 and conversation["assignedFloorRoles"]["convener"] == [
+        "tag:ofp-gateway,2025:builtin:convener"
+    ]
     (t.tmp / "not-audio.wav").write_text("not audio")
     for bad, why in (("not-audio.wav", "is not a recording"), ("missing.wav", "cannot read")):
         code, out, err = t.run("talk", "--no-record", "--fast", "--wav", str(t.tmp / bad))
