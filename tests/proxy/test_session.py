@@ -8,6 +8,7 @@ import copy
 import io
 import time
 import wave
+from dataclasses import replace
 
 import numpy as np
 from aiohttp import web
@@ -143,6 +144,10 @@ async def test_a_short_pause_inside_a_sentence_does_not_cut_it(models) -> None:
 
 
 async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
+    # The rule's 2 s bound is moved out of reach, so that only the verdict can end the turn
+    # however long the models take on this CPU (1.7 s of wall clock at OFP_GATEWAY_THREADS=4
+    # on 2 shared cores): then what is asserted is the decision, in the audio's own time.
+    rule = replace(SessionSettings().turn_rule, max_wait_ms=20_000)
     directory = AgentDirectory(AddressPolicy([]))
     try:
         result, audio = await talk_wav(
@@ -151,14 +156,16 @@ async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
             directory=directory,
             models=models,
             paced=True,
+            settings=SessionSettings(turn_rule=rule),
         )
     finally:
         await directory.aclose()
     t = result.timings_ms
     assert t["speculative"] and t["earlyEnd"]
-    # Ended early: well before the 2 s the rule waits at most (a decision, not a speed: on a
-    # slower CPU the verdict comes later, and the end with it; bench_latency measures speed).
-    assert t["endpoint"] < SessionSettings().turn_rule.max_wait_ms * 0.75
+    # Ended early: the words and the voice said finished, and the rule chose its short pause
+    # (200 ms of silence), not a doubt's or an unfinished sentence's wait; bench_latency
+    # measures how fast.
+    assert (t["endReason"], t["waitMs"]) == ("finished", rule.pause_ms), t
     assert all(t[k] is not None for k in ("endpoint", "stt", "agent", "ttsFirstAudio", "total"))
     assert result.reply_text.startswith("You said: What time is it")
     assert len(audio) > 22050
