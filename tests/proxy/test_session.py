@@ -287,7 +287,14 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
         for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
             session.feed(speech[at : at + FRAME_SAMPLES])
-        await asyncio.sleep(0.3)
+        # Until a turn has ended and nothing more is being handled (events, not a duration:
+        # under load the semantic signal's call alone took 3 s of wall clock, and a fixed
+        # 0.3 s then found no transcript yet), so that a split-off second turn would show.
+        deadline = time.monotonic() + 60
+        while not any(e.TYPE == "transcript" for _, e in events):
+            assert time.monotonic() < deadline, "the turn never ended"
+            await asyncio.sleep(0.05)
+        assert await session.wait_quiet(60)
     finally:
         await session.close()
         await conv.close()
