@@ -76,6 +76,14 @@ TTS_RATE = 22_050
 #: Samples per ``audio-chunk`` sent (about 93 ms at 22 050 Hz).
 TTS_CHUNK = 2048
 _ATTRIBUTION = Attribution(name="ofp-gateway", url="https://github.com/openfloor")
+#: Events a client may send ahead while one job (a decode, a synthesis) runs, and their bytes.
+#: A node sends one request per connection and waits, so it never gets near; a client
+#: streaming its next utterance during a decode keeps 30 s of 20 ms chunks (1 500 events,
+#: ~1 MB) ahead. Past either, the server stops reading the connection until the job ends: TCP
+#: pushes back on the client, nothing is dropped, and a client that went away meanwhile is
+#: noticed when the job ends (its work is then already done, so nothing is left to cancel).
+MAX_STASH_EVENTS = 2048
+MAX_STASH_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -252,7 +260,8 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self._read: asyncio.Task[Event | None] | None = None
-        self._stash: list[Event] = []
+        self._stash: list[Event] = []  # bounded: MAX_STASH_EVENTS / MAX_STASH_BYTES
+        self._stash_bytes = 0
         self.mode: str | None = None  # "asr", "wake" or "tts-stream" between request and stop
         self.request: dict[str, Any] = {}
         self.audio: list[np.ndarray] = []
@@ -268,7 +277,9 @@ class _Connection:
     # ------------------------------------------------------------------ reading
     async def _next(self) -> Event | None:
         if self._stash:
-            return self._stash.pop(0)
+            event = self._stash.pop(0)
+            self._stash_bytes -= _size(event)
+            return event
         if self._read is None:
             self._read = asyncio.ensure_future(async_read_event(self.reader))
         try:
@@ -282,6 +293,11 @@ class _Connection:
         task = asyncio.ensure_future(work)
         try:
             while not task.done():
+                if self._stash_full:
+                    # The bound: read no more until the job ends (backpressure, see
+                    # MAX_STASH_EVENTS); a read already under way is kept for _next.
+                    await asyncio.wait({task})
+                    break
                 if self._read is None:
                     self._read = asyncio.ensure_future(async_read_event(self.reader))
                 await asyncio.wait({task, self._read}, return_when=asyncio.FIRST_COMPLETED)
@@ -295,10 +311,15 @@ class _Connection:
                             await task
                         raise ConnectionResetError("the client went away")
                     self._stash.append(event)
+                    self._stash_bytes += _size(event)
             return task.result()
         finally:
             if not task.done():
                 task.cancel()
+
+    @property
+    def _stash_full(self) -> bool:
+        return len(self._stash) >= MAX_STASH_EVENTS or self._stash_bytes >= MAX_STASH_BYTES
 
     async def send(self, event: Event) -> None:
         await async_write_event(event, self.writer)
@@ -502,6 +523,11 @@ class _Connection:
             await self.send(Error(text=str(exc), code="failed").event())
         if not started:
             await self.send(AudioStart(TTS_RATE, 2, 1).event())
+
+
+def _size(event: Event) -> int:
+    """An event's bytes as kept in memory (its payload; its data is small)."""
+    return len(event.payload or b"") + 64
 
 
 def _with_ofp(event: Event, extra: dict[str, Any]) -> Event:
