@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ from wyoming.wake import Detection, NotDetected
 from gateway import __version__
 from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.catalogue import wake_words
-from gateway.errors import Busy, SpeechError
+from gateway.errors import Busy, ConfigError, SpeechError
 from gateway.render.tts import Synthesizer, VoiceSettings
 from gateway.speech.asr import transcript_extras
 from gateway.speech.link import parse_address
@@ -206,7 +207,13 @@ class SpeechServer:
     async def start(self) -> asyncio.Server:
         """Listen at ``settings.uri``."""
         host, port = parse_address(self.settings.uri)
-        self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
+        try:
+            self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
+        except OSError as exc:  # in use, no such address, not allowed: the person can fix it
+            raise ConfigError(
+                f"cannot listen at {self.settings.uri}: {exc.strerror or exc} "
+                "(give another with --uri)"
+            ) from None
         return self._server
 
     async def close(self) -> None:
@@ -535,12 +542,32 @@ def _with_ofp(event: Event, extra: dict[str, Any]) -> Event:
     return event
 
 
+def _check_can_listen(uri: str) -> None:
+    """Raise :class:`ConfigError` when ``uri``'s address cannot be listened at (in use...)."""
+    host, port = parse_address(uri)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's own
+            probe.bind(address)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen at {uri}: {exc.strerror or exc} (give another with --uri)"
+        ) from None
+
+
 async def run_speech_server(settings: SpeechServerSettings) -> int:
     """Load the models, listen, and serve until SIGINT or SIGTERM."""
+    _check_can_listen(settings.uri)  # before the models' seconds of loading, not after
     print("loading speech models…", file=sys.stderr, flush=True)
     server = SpeechServer(settings)
     await server.warm_up()
-    await server.start()
+    try:
+        await server.start()
+    except ConfigError:
+        server.synthesizer.close()
+        raise
     print(f"ofp-gateway speech server is ready at {settings.uri}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
