@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import socket
@@ -44,7 +45,7 @@ from wyoming.asr import Transcript as WyTranscript
 from wyoming.asr import TranscriptChunk, TranscriptStart, TranscriptStop
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
-from wyoming.event import Event, async_read_event, async_write_event
+from wyoming.event import Event, async_write_event
 from wyoming.info import (
     AsrModel,
     AsrProgram,
@@ -85,6 +86,13 @@ _ATTRIBUTION = Attribution(name="ofp-gateway", url="https://github.com/openfloor
 #: noticed when the job ends (its work is then already done, so nothing is left to cancel).
 MAX_STASH_EVENTS = 2048
 MAX_STASH_BYTES = 4 << 20
+#: The most data or payload one event may carry. A Wyoming header may name any length and the
+#: stock reader would buffer all of it; audio chunks are a few kB (1 MB is 30 s of 16 kHz).
+MAX_EVENT_BYTES = 1 << 20
+
+
+class EventTooLarge(SpeechError):
+    """A client's event said it carries more than :data:`MAX_EVENT_BYTES`."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +256,10 @@ class SpeechServer:
         self.connections += 1
         try:
             await _Connection(self, reader, writer).run()
+        except EventTooLarge as exc:
+            self.refused += 1
+            with contextlib.suppress(OSError):
+                await async_write_event(Error(text=str(exc), code="too-large").event(), writer)
         except (OSError, asyncio.IncompleteReadError):
             pass  # the client went away
         except Exception:  # one connection's failure must not take the server down
@@ -288,7 +300,7 @@ class _Connection:
             self._stash_bytes -= _size(event)
             return event
         if self._read is None:
-            self._read = asyncio.ensure_future(async_read_event(self.reader))
+            self._read = asyncio.ensure_future(read_event(self.reader))
         try:
             return await self._read
         finally:
@@ -306,11 +318,16 @@ class _Connection:
                     await asyncio.wait({task})
                     break
                 if self._read is None:
-                    self._read = asyncio.ensure_future(async_read_event(self.reader))
+                    self._read = asyncio.ensure_future(read_event(self.reader))
                 await asyncio.wait({task, self._read}, return_when=asyncio.FIRST_COMPLETED)
                 if self._read.done():
                     read, self._read = self._read, None
                     event = None if read.exception() else read.result()
+                    if isinstance(read.exception(), EventTooLarge):
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await task
+                        raise read.exception()  # type: ignore[misc]
                     if event is None:
                         task.cancel()
                         self.server.cancelled += 1
@@ -530,6 +547,40 @@ class _Connection:
             await self.send(Error(text=str(exc), code="failed").event())
         if not started:
             await self.send(AudioStart(TTS_RATE, 2, 1).event())
+
+
+async def read_event(reader: asyncio.StreamReader) -> Event | None:
+    """The next Wyoming event, or None at the end of the stream or on one that cannot be read
+    (as ``wyoming.event.async_read_event``); but a header naming more than
+    :data:`MAX_EVENT_BYTES` of data or payload raises :class:`EventTooLarge` before any of it
+    is read."""
+    try:
+        line = await reader.readline()
+        if not line:
+            return None
+        header = json.loads(line)
+    except ValueError:  # a line past the reader's limit, or not JSON
+        return None
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        return None
+    sizes = [header.get("data_length") or 0, header.get("payload_length") or 0]
+    if not all(isinstance(n, int) and 0 <= n <= MAX_EVENT_BYTES for n in sizes):
+        raise EventTooLarge(
+            f"an event may carry at most {MAX_EVENT_BYTES} bytes of data and of payload; "
+            f"this one said {sizes[0]} and {sizes[1]}"
+        )
+    data = header.get("data") or {}
+    if not isinstance(data, dict):
+        return None
+    if sizes[0]:
+        try:
+            more = json.loads(await reader.readexactly(sizes[0]))
+        except ValueError:
+            return None
+        if isinstance(more, dict):
+            data.update(more)
+    payload = await reader.readexactly(sizes[1]) if sizes[1] else None
+    return Event(type=header["type"], data=data, payload=payload)
 
 
 def _size(event: Event) -> int:
