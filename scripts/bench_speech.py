@@ -8,16 +8,16 @@ Run it alone (``flock /tmp/bench.lock``), not nice'd: ``.venv/bin/python scripts
    ``wyoming-faster-whisper``/``wyoming-piper`` (from ``scripts/wyoming_venvs``).
 2. **People per node.** ``gateway.testing.load``'s clients (Piper speech in real time, the
    parrot answering) against one ``serve`` with speech in process, then against one with
-   ``--stt/--tts`` on the speech server, stepping the people (``--people``) until a step fails.
+   ``--stt/--tts`` on the speech server, stepping the people (``--people``).
    On a machine with 2+ cores every node is pinned to core 0 and the speech server to core 1
    (``taskset``), as on two boxes; the load clients are not pinned. A node "holds" N people
    when p95 end of speech → first reply audio ≤ 1.2 s, the loop lag p99 ≤ 50 ms, and no turn
    went unanswered.
 3. **Nodes per speech server.** Several ``serve`` processes (``--nodes``), each with the
-   people one remote node held (``--per-node``), all on the one speech server at once, stepped
-   until the worst node misses the target. Measured, not estimated — but on 2 cores all the
-   nodes share core 0, so whichever core saturates first (the nodes' or the speech server's,
-   both printed) sets the figure.
+   people one remote node held (``--per-node``), all on the one speech server at once; a step
+   holds when the worst node meets the target. Measured, not estimated — but on 2 cores all
+   the nodes share core 0, so whichever core saturates first (the nodes' or the speech
+   server's, both printed) sets the figure.
 """
 
 from __future__ import annotations
@@ -242,6 +242,8 @@ async def load_step(
         # Over the whole run (greetings and ramp included): an upper bound.
         "speechCpuPercent": round(100 * speech_cpu / elapsed, 1) if speech_pid else None,
         "clientsCpuPercent": runs[0]["loadCpuPercent"],
+        # Where the first node's turns went, medians (ms): the end-of-turn wait is most of it.
+        "stagesMs": runs[0]["turnStagesMs"].get("ws"),
         "held": bool(
             worst is not None and worst <= TARGET_P95_MS and lag <= TARGET_LAG_MS and not missed
         ),
@@ -253,39 +255,37 @@ async def load_step(
 async def people(
     counts: list[int], seconds: float, speech: str | None, speech_pid: int | None
 ) -> list[dict[str, Any]]:
-    """One node, the counts in order until one does not hold (the rest would not either)."""
-    rows = []
-    for n in counts:
-        rows.append(await load_step(1, n, seconds, speech, speech_pid))
-        if not rows[-1]["held"]:
-            break
-    return rows
+    """One node, each count in turn (all of them: on a shared machine one step can miss and
+    the next hold, and the table should show it)."""
+    return [await load_step(1, n, seconds, speech, speech_pid) for n in counts]
 
 
 async def nodes_per_server(
     steps: list[int], per_node: int, seconds: float, speech: str, speech_pid: int
 ) -> list[dict[str, Any]]:
-    """Several nodes on one speech server, ``per_node`` people each, until a step fails."""
-    rows = []
-    for nodes in steps:
-        rows.append(await load_step(nodes, per_node, seconds, speech, speech_pid))
-        if not rows[-1]["held"]:
+    """Several nodes on one speech server, ``per_node`` people each, every step."""
+    return [await load_step(nodes, per_node, seconds, speech, speech_pid) for nodes in steps]
+
+
+def most_held(rows: list[dict[str, Any]], mode: str) -> int:
+    """The most people one node held with every smaller step held too (0: not even the first)."""
+    held = 0
+    for r in sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["people"]):
+        if not r["held"]:
             break
-    return rows
+        held = r["people"]
+    return held
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     """The answers: people per node each way, the hop, nodes one speech server held."""
     rows = report.get("people", [])
 
-    def most(mode: str) -> int:
-        return max((r["people"] for r in rows if r["mode"] == mode and r["held"]), default=0)
-
     held_nodes = [r for r in report.get("nodes", []) if r["held"]]
     best = max(held_nodes, key=lambda r: r["nodes"], default=None)
     return {
-        "peopleInProcess": most("in process"),
-        "peopleRemote": most("remote"),
+        "peopleInProcess": most_held(rows, "in process"),
+        "peopleRemote": most_held(rows, "remote"),
         "sttHopMs": report["hop"][0]["sttHopMs"] if report.get("hop") else None,
         "ttsHopMs": report["hop"][0]["ttsHopMs"] if report.get("hop") else None,
         "nodesHeld": best["nodes"] if best else 0,
@@ -306,10 +306,10 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the hop's clips (2)")
     parser.add_argument(
-        "--people", default="2,4,6,8", help="people per node, stepped until one fails (2,4,6,8)"
+        "--people", default="2,4,6,8", help="people per node, each stepped (2,4,6,8)"
     )
     parser.add_argument(
-        "--nodes", default="2,3", help="nodes on one speech server, stepped likewise (2,3)"
+        "--nodes", default="2,3", help="nodes on one speech server, each stepped (2,3)"
     )
     parser.add_argument(
         "--per-node", type=int, default=0,
@@ -350,10 +350,7 @@ async def main() -> int:
             rows = await people(counts, args.seconds, None, None)
             rows += await people(counts, args.seconds, address, server.pid)
             report["people"] = rows
-            per_node = args.per_node or max(
-                (r["people"] for r in rows if r["mode"] == "remote" and r["held"]),
-                default=counts[0],
-            )
+            per_node = args.per_node or most_held(rows, "remote") or counts[0]
             steps = [int(n) for n in args.nodes.split(",") if n]
             if steps:
                 report["nodes"] = await nodes_per_server(
