@@ -68,6 +68,7 @@ def _shared() -> dict[str, Any]:
         "allow_env": ENV_VAR,
         "agent_timeout": HttpSettings().timeout,
         "max_exchanges": Limits().max_agent_exchanges,
+        "slow_notice": Limits().slow_notice_s,
     }
 
 
@@ -112,6 +113,14 @@ def add_conversation_options(p: argparse.ArgumentParser) -> None:
         "beyond it their replies are dropped and the person told (docs/floor.md)",
     )
     p.add_argument(
+        "--slow-notice",
+        dest="slow_notice_s",
+        type=_seconds_or_zero,
+        metavar="SECONDS",
+        help='seconds the person waits for an answer before the floor says "One moment…", '
+        "naming the agent it waits on ({slow_notice:g}; 0: never said; docs/floor.md)",
+    )
+    p.add_argument(
         "--agent-timeout",
         dest="agent_timeout_s",
         type=_seconds,
@@ -144,6 +153,13 @@ def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text}: give a positive number of seconds")
+    return value
+
+
+def _seconds_or_zero(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds (0: never)")
     return value
 
 

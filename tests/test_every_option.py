@@ -228,6 +228,20 @@ def check_talk_agent_timeout(t: Ctx) -> None:
         assert code == 1 and "slow to answer" not in out
 
 
+def check_talk_slow_notice(t: Ctx) -> None:
+    with silent_agent() as url:
+        args = ("talk", "--no-record", "--text", "hi", "--agent", url)
+        args += ("--allow-address", "127.0.0.0/8", "--timeout", "2")
+        # Told within 0.3 s that the agent is slow, by name; by default (3 s) not before
+        # talk gives up waiting at 2 s; 0: never.
+        code, out, _ = t.run(*args, "--slow-notice", "0.3")
+        assert "One moment: 127.0.0.1" in out and "taking longer than usual" in out, out
+        code, out, _ = t.run(*args)
+        assert code == 1 and "One moment" not in out
+        code, out, _ = t.run(*args[:-2], "--timeout", "4", "--slow-notice", "0")
+        assert code == 1 and "One moment" not in out
+
+
 @contextlib.contextmanager
 def chatty_agents() -> Iterator[list[str]]:
     """Two HTTP agents on loopback that answer every utterance, whoever it is for."""
@@ -350,6 +364,14 @@ def check_talk_wav(t: Ctx) -> None:
     code, out, _ = t.run("talk", "--no-record", "--json", "--fast", "--wav", wav)
     doc = json.loads(out)
     assert code == 0 and "lisbon" in doc["transcript"].lower()
+    # The floor's options reach a spoken conversation too.
+    code, out, _ = t.run(
+        "talk", "--no-record", "--json", "--fast", "--wav", wav, "--convener", "builtin:convener"
+    )
+    conversation = json.loads(out)["heard"][-1]["openFloor"]["conversation"]
+    assert code == 0 and conversation["assignedFloorRoles"]["convener"] == [
+        "tag:ofp-gateway,2025:builtin:convener"
+    ]
     (t.tmp / "not-audio.wav").write_text("not audio")
     for bad, why in (("not-audio.wav", "is not a recording"), ("missing.wav", "cannot read")):
         code, out, err = t.run("talk", "--no-record", "--fast", "--wav", str(t.tmp / bad))
@@ -901,6 +923,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--agent-timeout": ["4"],
     "--convener": ["builtin:convener"],
     "--max-agent-exchanges": ["5"],
+    "--slow-notice": ["1.5"],
     "--stt": ["wyoming://127.0.0.1:10300"],
     "--tts": ["wyoming://127.0.0.1:10300"],
     "--wake-service": ["wyoming://127.0.0.1:10300"],
@@ -939,6 +962,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --agent-timeout": (check_talk_agent_timeout, []),
     "talk --convener": (check_talk_convener, []),
     "talk --max-agent-exchanges": (check_talk_max_agent_exchanges, []),
+    "talk --slow-notice": (check_talk_slow_notice, []),
     "talk --data": (check_talk_data, []),
     "talk --stt": (_talk_service_check("--stt", "stt"), SLOW),
     "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
@@ -1073,6 +1097,7 @@ def test_given_options_reach_the_settings() -> None:
         "--agent-timeout": ["4"],
         "--convener": ["builtin:convener"],
         "--max-agent-exchanges": ["5"],
+        "--slow-notice": ["1.5"],
         "--llm-url": ["http://h/v1"],
         "--llm-model": ["m", "--llm-url", "http://h/v1"],
         "--llm-key-env": ["HOME", "--llm-url", "http://h/v1"],

@@ -115,13 +115,15 @@ export function floorView(floor, user, address = null) {
     if (granted.has(c.speakerUri)) badges.push(HAS_FLOOR);
     if (convener && convener === c.speakerUri) badges.push("convener");
     const isUser = Boolean(user) && c.speakerUri === user.speakerUri;
+    // The convener keeps order; it does not answer (docs/floor.md), so it is not addressed.
+    const isConvener = Boolean(convener) && convener === c.speakerUri;
     return {
       speakerUri: c.speakerUri,
       serviceUrl: c.serviceUrl || null,
       name: c.name || c.speakerUri,
       badges,
       uninvite: !isUser && Boolean(c.serviceUrl),
-      addressable: !isUser && Boolean(c.serviceUrl),
+      addressable: !isUser && !isConvener && Boolean(c.serviceUrl),
       addressed: Boolean(address && address.to === c.speakerUri),
     };
   });

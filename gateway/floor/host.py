@@ -6,8 +6,9 @@ feeds replies back in arrival order, and turns transport failures into Open Floo
 
 * an agent that times out is told about: the person hears it is slow, and after
   :attr:`Limits.max_timeouts` misses in a row it is uninvited with ``@timedOut``;
-* while the person waits for an answer longer than :attr:`Limits.one_moment_s`, the floor says
-  "One moment…" (a notice with the reason ``@wait``, which the page shows and speaks);
+* while the person waits for an answer longer than :attr:`Limits.slow_notice_s`, the floor says
+  "One moment…", naming the agent it is waiting on when it knows which (one notice, with the
+  reason ``@wait``, which the page shows and speaks);
 * an agent that answers with an HTTP error or something that is not an envelope is reported with
   ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
   when its address is refused by policy, it is uninvited with ``@error``;
@@ -28,14 +29,14 @@ import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent
 from gateway.agents.errors import AddressRefused, AgentError
 from gateway.agents.policy import MAX_URL_CHARS, clip_url
-from gateway.agents.streaming import StreamOpener, reply_streams
+from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
@@ -108,8 +109,6 @@ class Limits:
     #: Consecutive timeouts before an agent is uninvited with @timedOut: one slow answer (a
     #: cold start, a long search) costs an agent a notice, not its place.
     max_timeouts: int = 2
-    #: Seconds the person waits for the first answer before the floor says "One moment…".
-    one_moment_s: float = 3.0
     #: The person's invites carry the last utterances as ``dialogHistory`` (§1.12), at most
     #: this many and this many bytes of JSON (the newest kept), so a newcomer has context.
     history_events: int = 10
@@ -126,19 +125,23 @@ class Limits:
     #: Seconds the agents get to receive the person's ``bye`` when the conversation ends; a dead
     #: agent delays the end (a server's shutdown, ``talk``'s exit) by at most this.
     bye_timeout_s: float = 2.0
-    #: Seconds an agent may take over what the person said before the person is told it is
-    #: slow (it is still waited for, up to its timeout): a hung agent otherwise leaves the
-    #: person in silence for the whole timeout (10 s). 0: never told.
-    slow_notice_s: float = 4.0
+    #: Seconds the person waits for an answer to what they said before the floor says, once,
+    #: "One moment…" — naming the agent it is still waiting on when it knows which — shown and
+    #: spoken (the agent is still waited for, up to its timeout): a hung agent otherwise leaves
+    #: the person in silence for the whole timeout (10 s). 0: never said.
+    slow_notice_s: float = 3.0
     #: Seconds an invite waits for the agent's manifest before inviting it by URL alone.
     manifest_timeout_s: float = 3.0
 
 
-def limits(max_agent_exchanges: int | None = None) -> Limits:
-    """The default :class:`Limits`, with the agent-to-agent bound a command was given."""
-    if max_agent_exchanges is None:
-        return Limits()
-    return Limits(max_agent_exchanges=max_agent_exchanges)
+def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None = None) -> Limits:
+    """The default :class:`Limits`, with the bounds a command was given (None: the default)."""
+    out = Limits()
+    if max_agent_exchanges is not None:
+        out = replace(out, max_agent_exchanges=max_agent_exchanges)
+    if slow_notice_s is not None:
+        out = replace(out, slow_notice_s=slow_notice_s)
+    return out
 
 
 #: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
@@ -261,6 +264,10 @@ class FloorHost:
         self._agent_run = 0
         self._chatter_told = False
         self._moment: asyncio.Task[None] | None = None
+        #: The agents handling what the person said right now (for "One moment…" to name them).
+        self._answering: dict[int, Identification] = {}
+        #: Whether an answer to the person's last utterance has reached them (or begun to).
+        self._heard_answer = False
         self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
         #: Public utterances of the conversation, newest last (for invites' dialogHistory).
         self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
@@ -343,19 +350,40 @@ class FloorHost:
         return event.model_copy(update={"parameters": params})
 
     def _wait_for_answer(self) -> None:
-        """Say "One moment…" if no agent has answered the person in ``one_moment_s``."""
+        """Say "One moment…" if no agent has answered the person in ``slow_notice_s``."""
         if self._moment is not None:
             self._moment.cancel()
-        if len(self.floor.conversants) < 2 or self.limits.one_moment_s <= 0:
+        self._heard_answer = False
+        if len(self.floor.conversants) < 2 or self.limits.slow_notice_s <= 0:
             self._moment = None
             return
         self._moment = asyncio.get_running_loop().create_task(self._one_moment())
 
     async def _one_moment(self) -> None:
-        await asyncio.sleep(self.limits.one_moment_s)
+        await asyncio.sleep(self.limits.slow_notice_s)
         self._moment = None
-        if not self._idle.is_set():  # still waiting on an agent
-            await self._notify(Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri))
+        notice = self.one_moment_notice()
+        if notice is not None:
+            await self._notify(notice)
+
+    def one_moment_notice(self) -> Notice | None:
+        """The floor's one notice that the person is kept waiting, or None if they are not.
+        The agents still handling what the person said are named (the notice is about the
+        first of them), even when another agent has answered; with none known but deliveries
+        still queued and no answer yet, it is a bare "One moment…"."""
+        slow = list({i.speaker_uri: i for i in self._answering.values()}.values())
+        if not slow:
+            if self._idle.is_set() or self._heard_answer:
+                return None  # answered, or nothing pending: no one is kept waiting
+            return Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri)
+        names = [i.display_name for i in slow]
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb = "is" if len(names) == 1 else "are"
+        return Notice(
+            f"One moment: {who} {verb} taking longer than usual to answer.",
+            "@wait",
+            slow[0].speaker_uri,
+        )
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
         """The agents on the floor now (but the person and the convener), in joining order, each with
@@ -465,6 +493,9 @@ class FloorHost:
         if self._closed or self._ended:
             return True
         self._ended = True
+        if self._moment is not None:  # the person is leaving: no "one moment" after it
+            self._moment.cancel()
+            self._moment = None
         others = [i for i in self.floor.conversants if i.speaker_uri != self.user.speaker_uri]
         if not others or self.floor.conversant(self.user.speaker_uri) is None:
             return True
@@ -542,11 +573,8 @@ class FloorHost:
     async def _deliver(self, key: str, d: Delivery, depth: int = 0) -> None:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
-            if self._moment is not None and any(
-                e.event_type is EventType.UTTERANCE for e in d.envelope.events
-            ):
-                self._moment.cancel()  # answered: no "one moment"
-                self._moment = None
+            if any(e.event_type is EventType.UTTERANCE for e in d.envelope.events):
+                self._heard_answer = True
             self._remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
@@ -562,9 +590,9 @@ class FloorHost:
             in_process = not getattr(agent, "taps_wire", False)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
-            streams = reply_streams.set(self.on_stream if in_process else None)
+            streams = reply_streams.set(self._opener() if in_process else None)
             try:
-                reply = await self._handle_telling_slowness(agent, d, in_process)
+                reply = await self._handle_noting_who(agent, d)
             finally:
                 reply_streams.reset(streams)
             if in_process and reply is not None and listening():
@@ -841,30 +869,35 @@ class FloorHost:
             return to_ovon(envelope)
         return envelope.to_wire()
 
-    async def _handle_telling_slowness(
-        self, agent: Agent, d: Delivery, in_process: bool
-    ) -> Envelope | None:
-        """``agent.handle(d.envelope)``; if a remote agent takes longer than
-        :attr:`Limits.slow_notice_s` over what the person said, the person is told, once."""
-        wait_s = self.limits.slow_notice_s
-        if in_process or wait_s <= 0 or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+    def _opener(self) -> StreamOpener | None:
+        """:attr:`on_stream`, noting that an agent's answer has begun to reach the person when
+        its stream opens (an in-process agent speaking sentence by sentence is not slow)."""
+        opener = self.on_stream
+        if opener is None:
+            return None
+
+        def opened(event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+            stream = opener(event_id, speaker_uri, speaker)
+            if stream is not None:
+                self._heard_answer = True
+                for key, ident in list(self._answering.items()):
+                    if ident.speaker_uri == speaker_uri:
+                        del self._answering[key]
+            return stream
+
+        return opened
+
+    async def _handle_noting_who(self, agent: Agent, d: Delivery) -> Envelope | None:
+        """``agent.handle(d.envelope)``; while an agent handles what the person said, the floor
+        knows it is waiting on that agent (for "One moment…" to name it)."""
+        if d.envelope.sender.speaker_uri != self.user.speaker_uri:
             return await agent.handle(d.envelope)
-        task = asyncio.ensure_future(agent.handle(d.envelope))
+        key = id(d)
+        self._answering[key] = d.recipient
         try:
-            done, _ = await asyncio.wait({task}, timeout=wait_s)
-            if not done:
-                await self._notify(
-                    Notice(
-                        f"{d.recipient.display_name} is taking longer than usual to answer; "
-                        "still waiting.",
-                        "@slow",
-                        d.recipient.speaker_uri,
-                    )
-                )
-            return await task
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
+            return await agent.handle(d.envelope)
+        finally:
+            self._answering.pop(key, None)
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = self._key(recipient)

@@ -191,7 +191,9 @@ class RoomRegistry(Mapping[str, Room]):
             resolve=self.services.directory.resolve,
             on_user=lambda e: None,
             recorder=self.services.voice_records if self.services.recorder is not None else None,
-            limits=limits(self.services.settings.max_agent_exchanges),
+            limits=limits(
+                self.services.settings.max_agent_exchanges, self.services.settings.slow_notice_s
+            ),
             inbound=self.services.inbound,
         )
         conv.history_keeps_audio = self.services.settings.keep_audio  # the voice in history too
@@ -346,7 +348,9 @@ class RoomRegistry(Mapping[str, Room]):
             on_user=lambda e: None,
             # Through the same wrapper as a new room: the person's voice is kept only if told.
             recorder=self.services.voice_records,
-            limits=limits(self.services.settings.max_agent_exchanges),
+            limits=limits(
+                self.services.settings.max_agent_exchanges, self.services.settings.slow_notice_s
+            ),
             restore=state,
             inbound=self.services.inbound,
         )

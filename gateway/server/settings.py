@@ -33,6 +33,8 @@ class GatewaySettings:
     convener: str | None = None
     #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
     max_agent_exchanges: int | None = None
+    #: Seconds the person waits before "One moment…" (None: ``Limits.slow_notice_s``).
+    slow_notice_s: float | None = None
     #: The agents each new conversation invites: URLs or ``builtin:NAME``.
     agents: tuple[str, ...] = (
         "builtin:parrot",

@@ -23,6 +23,8 @@ class TalkSettings:
     convener: str | None = None
     #: Agents answering agents in one person turn (None: ``Limits.max_agent_exchanges``).
     max_agent_exchanges: int | None = None
+    #: Seconds the person waits before "One moment…" (None: ``Limits.slow_notice_s``).
+    slow_notice_s: float | None = None
     #: Print one JSON object with every envelope instead of the lines of the conversation.
     json: bool = False
     #: Seconds to wait for the greetings, and again for the replies.

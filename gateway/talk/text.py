@@ -107,6 +107,7 @@ class Talk:
         on_line: Any = None,
         *,
         max_agent_exchanges: int | None = None,
+        slow_notice_s: float | None = None,
     ) -> None:
         self.directory = directory
         self.recorder = recorder
@@ -122,7 +123,7 @@ class Talk:
             on_user=self.heard,
             on_notice=self.noticed,
             recorder=recorder,
-            limits=limits(max_agent_exchanges),
+            limits=limits(max_agent_exchanges, slow_notice_s),
         )
         self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
         self.addressing = Addressing()
@@ -300,6 +301,7 @@ async def talk_text(
     on_line: Any = None,
     convener: str | None = None,
     max_agent_exchanges: int | None = None,
+    slow_notice_s: float | None = None,
 ) -> TalkResult:
     """Hold one text conversation: each of ``texts`` (one string, several, or lines as they
     come) is an utterance, said once the replies to the one before have come;
@@ -307,7 +309,13 @@ async def talk_text(
     came at all."""
     if isinstance(texts, str):
         texts = [texts]
-    talk = Talk(directory, recorder, on_line, max_agent_exchanges=max_agent_exchanges)
+    talk = Talk(
+        directory,
+        recorder,
+        on_line,
+        max_agent_exchanges=max_agent_exchanges,
+        slow_notice_s=slow_notice_s,
+    )
     said = 0
     try:
         title = next(iter(texts), "") if isinstance(texts, list | tuple) else ""
@@ -345,6 +353,7 @@ def run_talk(
                 on_line=on_line,
                 convener=settings.convener,
                 max_agent_exchanges=settings.max_agent_exchanges,
+                slow_notice_s=settings.slow_notice_s,
             )
         finally:
             await directory.aclose()

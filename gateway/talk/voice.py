@@ -67,14 +67,23 @@ async def talk_wav(
     timeout: float = TalkSettings.timeout_s,
     on_line: Any = None,
     settings: SessionSettings | None = None,
+    convener: str | None = None,
+    max_agent_exchanges: int | None = None,
+    slow_notice_s: float | None = None,
 ) -> tuple[TalkResult, np.ndarray]:
     """Say ``pcm`` to the agents; returns what happened and the reply audio at :data:`OUT_RATE`."""
-    talk = Talk(directory, recorder, on_line)
+    talk = Talk(
+        directory,
+        recorder,
+        on_line,
+        max_agent_exchanges=max_agent_exchanges,
+        slow_notice_s=slow_notice_s,
+    )
     out: list[np.ndarray] = []
     session: VoiceSession | None = None
     collector: asyncio.Task[None] | None = None
     try:
-        await talk.start(agents, "(spoken)", timeout)
+        await talk.start(agents, "(spoken)", timeout, convener)
         settings = replace(settings or SessionSettings(), out_rate=OUT_RATE, paced=paced)
         session = VoiceSession(
             talk.conv,
@@ -157,6 +166,9 @@ def run_talk_wav(
                 timeout=s.timeout_s,
                 on_line=on_line,
                 settings=SessionSettings(**given(wake=s.wake)),
+                convener=s.convener,
+                max_agent_exchanges=s.max_agent_exchanges,
+                slow_notice_s=s.slow_notice_s,
             )
         finally:
             await directory.aclose()

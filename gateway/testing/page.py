@@ -48,6 +48,9 @@ class Page:
         #: The same, read as :mod:`gateway.server.messages` classes.
         self.messages: list[FromGateway] = []
         self.audio_bytes = 0
+        #: The audio frames themselves (16-bit mono PCM at the welcome's ``outRate``), kept only
+        #: when a test sets this to a bytearray (what was said can then be transcribed).
+        self.audio: bytearray | None = None
         self.welcome: Event = {}
         #: The close code and reason, once the gateway closed the connection.
         self.closed: tuple[int, str] | None = None
@@ -83,6 +86,8 @@ class Page:
             async for m in self.ws:
                 if isinstance(m, bytes):
                     self.audio_bytes += len(m)
+                    if self.audio is not None:
+                        self.audio += m
                 else:
                     event = json.loads(m)
                     self._check(event)

@@ -235,14 +235,18 @@ async def test_a_slow_answer_brings_one_moment_from_the_floor(site, harness) -> 
 
     url = site.route("thinker", thinker)
     h = harness()
-    h.conv.limits = replace(h.conv.limits, one_moment_s=0.2)
+    h.conv.limits = replace(h.conv.limits, slow_notice_s=0.2)
     await h.conv.say([invite(url)])
     assert await h.conv.wait_idle(10)
     assert h.notices == []
     await h.conv.say(say(h, "what is the answer?", to=url))
     assert await h.conv.wait_idle(10)
+    # One notice, naming the agent the person waits on.
     assert [n.reason for n in h.notices] == ["@wait"]
     assert h.notices[0].text.startswith("One moment")
+    host = url.split("/")[2]  # it has no manifest: it is named by its address
+    assert f"{host} is taking longer than usual" in h.notices[0].text, h.notices[0].text
+    assert h.notices[0].agent == url
     assert h.texts()[-1] == "42."
 
 
@@ -294,10 +298,11 @@ async def test_a_slow_agent_is_said_to_be_slow_and_still_waited_for(site, harnes
     url = site.route("slowpoke", slow)
     await h.conv.say([invite(url), invite("builtin:parrot")])
     assert await h.conv.wait_idle(10)
-    assert not [n for n in h.notices if n.reason == "@slow"]  # an invite is not a question
-    await h.conv.say(say(h, "anyone there?"))
+    assert not [n for n in h.notices if n.reason == "@wait"]  # an invite is not a question
+    await h.conv.say(say(h, "anyone there?"))  # the parrot answers at once; the other is slow
     assert await h.conv.wait_idle(10)
-    slow_notices = [n for n in h.notices if n.reason == "@slow"]
+    slow_notices = [n for n in h.notices if n.reason == "@wait"]
     assert len(slow_notices) == 1 and "taking longer than usual" in slow_notices[0].text
+    assert not [n for n in h.notices if n.reason == "@slow"]  # one notice, not two
     assert url in conversants(h)  # waited for, not given up on
     assert h.texts()[-1] == "You said: anyone there?"

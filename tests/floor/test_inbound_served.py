@@ -112,7 +112,7 @@ async def test_a_slow_answer_brings_one_moment_shown_and_heard(gateway, site) ->
         of = (await request.json())["openFloor"]
         events = []
         if any(e["eventType"] == "utterance" for e in of["events"]):
-            await asyncio.sleep(6)  # past Limits.one_moment_s (3 s), within the 10 s timeout
+            await asyncio.sleep(6)  # past Limits.slow_notice_s (3 s), within the 10 s timeout
             events = [say("Sorry, that took a while.")]
         return web.json_response(envelope(of["conversation"]["id"], url, events))
 
@@ -137,6 +137,7 @@ async def test_a_slow_answer_brings_one_moment_shown_and_heard(gateway, site) ->
         )
         assert moment["type"] == "notice", moment
         assert moment["text"].startswith("One moment")
+        assert "taking longer than usual" in moment["text"] and moment["agent"] == slow
         answer = await page.wait_for(
             lambda e: e["type"] == "utterance" and e["text"] == "Sorry, that took a while."
         )

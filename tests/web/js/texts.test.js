@@ -97,6 +97,20 @@ test("the floor list: badges, and only agents can be uninvited", () => {
     ],
   );
   assert.equal(addresseeText(address, state.floor), "to Parrot");
+  // The convener, even with a service URL, keeps order and is not addressed.
+  const chaired = reduce(state, {
+    type: "floor",
+    conversants: [
+      { speakerUri: "tag:me", name: "You", serviceUrl: "https://gw/self" },
+      { speakerUri: "tag:c", serviceUrl: "https://c/ofp", name: "Convener" },
+    ],
+    floorGranted: [],
+    convener: "tag:c",
+  });
+  assert.deepEqual(
+    floorView(chaired.floor, user).map((c) => c.addressable),
+    [false, false],
+  );
   assert.equal(addresseeText({ to: null, private: false }, state.floor), "");
 });
 
