@@ -54,6 +54,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
         ├── AudioDecodeError           + ValueError  [render.decode]
         ├── DecodeAbandoned            a decode stopped part-way: its caller stopped waiting
         │                              (speech resumed)  [voice.stt]
+        ├── EventTooLarge              a Wyoming client's event claims over 1 MB
+        │                              [speech.server]
         ├── SpeechServiceDown          a speech service cannot be reached or stopped
         │                              mid-request  [speech.link]
         ├── SSMLError                  + ValueError  [render.ssml]

@@ -3,7 +3,7 @@
 The benchmark itself is :mod:`gateway.testing.bench_faults` (its docstring says what it
 measures); this runs it:
 
-    nice .venv/bin/python scripts/bench_faults.py --people 4
+    flock /tmp/bench.lock .venv/bin/python scripts/bench_faults.py          # 12 people
 """
 
 import sys

@@ -16,6 +16,7 @@ held-out set (``gateway/testing/turn_sets.py``):
   cold (a new agent context first).
 
     nice .venv/bin/python scripts/bench_semantic.py [--prompts all|chosen] [--json OUT]
+    .venv/bin/python scripts/bench_semantic.py --people 12 --slots 1,4,12   # the cost at 12 people
 
 The machine's load is printed: on a shared 2-core machine a call's cost moves with it.
 """
@@ -107,12 +108,62 @@ def run(signal: SemanticSignal, items: list[tuple[str, bool]]) -> tuple[list, li
     return scored, warm_ms, tokens
 
 
+def people_cost(people: int, slots: int, rounds: int) -> dict:
+    """The cost of a call when ``people`` sessions share the signal's server, each with its own
+    agent line (as the parrot's "You said: …" makes them), their pauses interleaved: with one
+    slot most calls find another person's prompt in the cache and pay for their whole prompt;
+    with a slot each (up to ``slots``) llama.cpp gives a prompt the slot whose cache shares the
+    most of it, and a call pays only for the person's words."""
+    llm = dataclasses.replace(SemanticSettings().llm, slots=slots)
+    signal = SemanticSignal(dataclasses.replace(SemanticSettings(), llm=llm, timeout_ms=5000))
+    signal.warm_up()
+    said = [t for t, _ in texts(HELD_OUT)]
+    agents = [f"You said: {said[(i * 7) % len(said)]}" for i in range(people)]
+    ms: list[float] = []
+    new: list[float] = []
+    for r in range(rounds):
+        for i, agent in enumerate(agents):
+            signal.score(said[(r * people + i) % len(said)], agent)
+            if r:  # the first round fills the caches: a session's first pause after a reply
+                ms.append(signal.last_ms)
+                new.append(float(signal.last_new_tokens))
+    signal.close()
+    return {
+        "people": people,
+        "slots": slots,
+        "calls": len(ms),
+        "medianMs": summarise(ms)[0],
+        "p95Ms": summarise(ms)[1],
+        "newTokensMedian": summarise(new)[0],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--prompts", default="all", help="all, or one name of PROMPTS")
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument(
+        "--people",
+        type=int,
+        default=0,
+        help="only the cost of a call with this many sessions' pauses interleaved (0: the "
+        "prompt and threshold figures)",
+    )
+    parser.add_argument(
+        "--slots", default="1", help="with --people: the server's slots (comma-separated)"
+    )
+    parser.add_argument("--rounds", type=int, default=6, help="with --people: pauses each")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()} (the machine is shared)", flush=True)
+    if args.people:
+        rows = []
+        for slots in [int(v) for v in args.slots.split(",")]:
+            rows.append(people_cost(args.people, slots, args.rounds))
+            print(json.dumps(rows[-1]), flush=True)
+        print(f"load average at end: {os.getloadavg()}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
     names = list(PROMPTS) if args.prompts == "all" else [args.prompts]
     tuning = texts(TUNING)
     results: dict = {"loadStart": os.getloadavg(), "prompts": {}}

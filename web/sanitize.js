@@ -107,9 +107,12 @@ const OPTIONAL_END = new Set(["p", "li", "dt", "dd", "tr", "td", "th", "option",
 export function htmlTooHostile(html) {
   if (html.length > MAX_HTML_CHARS) return "too large to show";
   let depth = 0;
-  for (const m of html.matchAll(/<(\/?)([A-Za-z][^\s/<>]*)[^<>]*?(\/?)>/g)) {
+  // The name ends where a space, "/" or ">" begins, so the name and the rest cannot split a
+  // run of letters in more than one way: with `[^\s/<>]*[^<>]*?` they could, and "<a" then
+  // 60 000 letters with no ">" took seconds (quadratic backtracking).
+  for (const m of html.matchAll(/<(\/?)([A-Za-z][^\s/<>]*)([\s/][^<>]*)?>/g)) {
     const tag = m[2].toLowerCase();
-    if (VOID.has(tag) || OPTIONAL_END.has(tag) || m[3]) continue;
+    if (VOID.has(tag) || OPTIONAL_END.has(tag) || (m[3] || "").endsWith("/")) continue;
     if (m[1]) depth = Math.max(0, depth - 1);
     else if (++depth > MAX_HTML_DEPTH) return "nested too deeply to show";
   }

@@ -230,6 +230,19 @@ class TurnRule:
             the session no turn ends at a shorter silence than that pause (plus one VAD chunk;
             at most ``unfinished_ms``). The request already sent cannot be taken back (OFP has
             no way to), but the same person is not cut off the same way again.
+        semantic_low, semantic_high, semantic_pause_ms, semantic_wait_ms, semantic_over_voice:
+            the semantic signal (None ``semantic_low``: not consulted); see :meth:`decide`.
+        semantic_question: a question's prosody is ignored (a rising pitch ends it) only when
+            the semantic signal scores it at least this; below, the voice judges it like any
+            sentence (Whisper drops a dangling word and adds "?": "Can you find me a cheap
+            hotel in |" came back "Can you find me a cheap hotel?", 0.036). The tuning set's
+            whole questions scored 0.28-0.87: any value up to 0.28 leaves them alone.
+        semantic_unpunctuated_ms: the wait for a bare transcript (no final mark, but
+            :func:`unpunctuated_final`) whose words are sure (``semantic_high``) and whose voice
+            is very sure (``semantic_voice``), instead of ``unfinished_ms`` (None: off).
+        semantic_voice: the audio signals' P(finished) that ``semantic_unpunctuated_ms`` needs.
+            Chosen on the tuning set: its mid-sentence pauses with sure bare words sounded
+            finished at most 0.63, its whole bare sentences 0.97-0.98 (0.6 cut 1-3 of 60).
     """
 
     signals: tuple[str, ...] = ()
@@ -250,6 +263,9 @@ class TurnRule:
     semantic_pause_ms: int = 200
     semantic_wait_ms: int = 1500
     semantic_over_voice: bool = False
+    semantic_question: float = 0.1
+    semantic_unpunctuated_ms: int | None = 400
+    semantic_voice: float = 0.9
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_ms <= min(self.doubt_ms, self.unfinished_ms):
@@ -263,6 +279,14 @@ class TurnRule:
                 raise ValueError("need 0 <= semantic_low <= semantic_high <= 1")
             if not (self.semantic_pause_ms > 0 and self.semantic_wait_ms <= self.max_wait_ms):
                 raise ValueError("need 0 < semantic_pause_ms, semantic_wait_ms <= max_wait_ms")
+            if not (0.0 <= self.semantic_question <= 1.0 and 0.0 <= self.semantic_voice <= 1.0):
+                raise ValueError("need semantic_question and semantic_voice within 0..1")
+            if self.semantic_unpunctuated_ms is not None and not (
+                self.semantic_pause_ms <= self.semantic_unpunctuated_ms <= self.max_wait_ms
+            ):
+                raise ValueError(
+                    "need semantic_pause_ms <= semantic_unpunctuated_ms <= max_wait_ms"
+                )
 
     @property
     def semantic(self) -> bool:
@@ -272,7 +296,16 @@ class TurnRule:
     def finished(self, verdict: Verdict) -> float | None:
         """P(finished) from the audio signals this rule consults (None: none of them judged)."""
         text = (verdict.text or "").strip()
-        names = [n for n in self.signals if not (n == "prosody" and text.endswith("?"))]
+        question = text.endswith("?")
+        if question and self.semantic_low is not None:
+            # A rising pitch ends a question, so the prosody is not asked about one — unless
+            # the words are not clearly finished either: "Can you find me a cheap hotel in |
+            # Rome" came back "Can you find me a cheap hotel?" (the dangling "in" dropped),
+            # scored 0.036 and sounded unfinished (0.39); the tuning set's whole questions
+            # scored 0.28-0.87, its cut ones <= 0.002.
+            s = verdict.scores.get("semantic")
+            question = s is None or s >= self.semantic_question
+        names = [n for n in self.signals if not (n == "prosody" and question)]
         scores = [verdict.scores[n] for n in names if n in verdict.scores]
         return sum(scores) / len(scores) if scores else None
 
@@ -300,7 +333,24 @@ class TurnRule:
         # "turn on the light | in the kitchen please" came back bare, scored 0.057, sounded
         # finished, and was cut at the pause (the reason ``unpunctuated_ms`` is off).
         reads_final = _marked_final(verdict.text, min_words=self.min_words)
-        if s < self.semantic_high or not reads_final:
+        if s < self.semantic_high:
+            return base
+        if not reads_final:
+            # ...unless the voice is very sure too: on the tuning set "Tell me a joke" (0.15)
+            # and "cancel my alarm" (0.07) came back bare from espeak voices whose prosody
+            # scored 0.97-0.98 and waited the 900 ms of unfinished words, while the bare
+            # mid-sentence pauses with sure words sounded finished at most 0.63 ("Call my
+            # mother" | because...). Sure words, a voice that sure, and a transcript that
+            # reads as finished but for its mark wait ``semantic_unpunctuated_ms``.
+            p = self.finished(verdict)
+            if (
+                self.semantic_unpunctuated_ms is not None
+                and p is not None
+                and p >= self.semantic_voice
+                and unpunctuated_final(verdict.text, min_words=self.min_words)
+                and self.semantic_unpunctuated_ms < base.wait_ms
+            ):
+                return Decision(self.semantic_unpunctuated_ms, "semantic finished")
             return base
         # Sure words stand in for the transcript rule; the voice still judges (a complete
         # "Turn on the light" said with a voice that goes on is not ended), unless the rule

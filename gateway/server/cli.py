@@ -375,6 +375,12 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
         # finished, the early end; when clearly unfinished, at least the end silence.
         semantic_pause_ms=early,
         semantic_wait_ms=max(rule.semantic_wait_ms, end),
+        # Sure bare words wait between the two: never less than the early end.
+        semantic_unpunctuated_ms=(
+            None
+            if rule.semantic_unpunctuated_ms is None
+            else max(rule.semantic_unpunctuated_ms, early)
+        ),
         max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
     )
 

@@ -243,7 +243,13 @@ class RoomRegistry(Mapping[str, Room]):
         if room is None:
             return
         try:
-            await room.conversation.end()  # the agents are told: a bye from the person
+            # The agents are told: a bye from the person, waited for Limits.bye_timeout_s.
+            if not await room.conversation.end():
+                log.warning(
+                    "conversation %s: an agent did not take its bye within %g s; ended anyway",
+                    room_id,
+                    room.conversation.limits.bye_timeout_s,
+                )
         except Exception:  # one room's bug must not keep the others (or the server) from ending
             log.exception("conversation %s: could not say bye", room_id)
         await room.conversation.close()

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -43,7 +45,7 @@ from wyoming.asr import Transcript as WyTranscript
 from wyoming.asr import TranscriptChunk, TranscriptStart, TranscriptStop
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
-from wyoming.event import Event, async_read_event, async_write_event
+from wyoming.event import Event, async_write_event
 from wyoming.info import (
     AsrModel,
     AsrProgram,
@@ -60,7 +62,7 @@ from wyoming.wake import Detection, NotDetected
 from gateway import __version__
 from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.catalogue import wake_words
-from gateway.errors import Busy, SpeechError
+from gateway.errors import Busy, ConfigError, SpeechError
 from gateway.render.tts import Synthesizer, VoiceSettings
 from gateway.speech.asr import transcript_extras
 from gateway.speech.link import parse_address
@@ -76,6 +78,21 @@ TTS_RATE = 22_050
 #: Samples per ``audio-chunk`` sent (about 93 ms at 22 050 Hz).
 TTS_CHUNK = 2048
 _ATTRIBUTION = Attribution(name="ofp-gateway", url="https://github.com/openfloor")
+#: Events a client may send ahead while one job (a decode, a synthesis) runs, and their bytes.
+#: A node sends one request per connection and waits, so it never gets near; a client
+#: streaming its next utterance during a decode keeps 30 s of 20 ms chunks (1 500 events,
+#: ~1 MB) ahead. Past either, the server stops reading the connection until the job ends: TCP
+#: pushes back on the client, nothing is dropped, and a client that went away meanwhile is
+#: noticed when the job ends (its work is then already done, so nothing is left to cancel).
+MAX_STASH_EVENTS = 2048
+MAX_STASH_BYTES = 4 << 20
+#: The most data or payload one event may carry. A Wyoming header may name any length and the
+#: stock reader would buffer all of it; audio chunks are a few kB (1 MB is 30 s of 16 kHz).
+MAX_EVENT_BYTES = 1 << 20
+
+
+class EventTooLarge(SpeechError):
+    """A client's event said it carries more than :data:`MAX_EVENT_BYTES`."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +215,13 @@ class SpeechServer:
     async def start(self) -> asyncio.Server:
         """Listen at ``settings.uri``."""
         host, port = parse_address(self.settings.uri)
-        self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
+        try:
+            self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
+        except OSError as exc:  # in use, no such address, not allowed: the person can fix it
+            raise ConfigError(
+                f"cannot listen at {self.settings.uri}: {exc.strerror or exc} "
+                "(give another with --uri)"
+            ) from None
         return self._server
 
     async def close(self) -> None:
@@ -233,6 +256,10 @@ class SpeechServer:
         self.connections += 1
         try:
             await _Connection(self, reader, writer).run()
+        except EventTooLarge as exc:
+            self.refused += 1
+            with contextlib.suppress(OSError):
+                await async_write_event(Error(text=str(exc), code="too-large").event(), writer)
         except (OSError, asyncio.IncompleteReadError):
             pass  # the client went away
         except Exception:  # one connection's failure must not take the server down
@@ -252,7 +279,8 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self._read: asyncio.Task[Event | None] | None = None
-        self._stash: list[Event] = []
+        self._stash: list[Event] = []  # bounded: MAX_STASH_EVENTS / MAX_STASH_BYTES
+        self._stash_bytes = 0
         self.mode: str | None = None  # "asr", "wake" or "tts-stream" between request and stop
         self.request: dict[str, Any] = {}
         self.audio: list[np.ndarray] = []
@@ -268,9 +296,11 @@ class _Connection:
     # ------------------------------------------------------------------ reading
     async def _next(self) -> Event | None:
         if self._stash:
-            return self._stash.pop(0)
+            event = self._stash.pop(0)
+            self._stash_bytes -= _size(event)
+            return event
         if self._read is None:
-            self._read = asyncio.ensure_future(async_read_event(self.reader))
+            self._read = asyncio.ensure_future(read_event(self.reader))
         try:
             return await self._read
         finally:
@@ -282,12 +312,22 @@ class _Connection:
         task = asyncio.ensure_future(work)
         try:
             while not task.done():
+                if self._stash_full:
+                    # The bound: read no more until the job ends (backpressure, see
+                    # MAX_STASH_EVENTS); a read already under way is kept for _next.
+                    await asyncio.wait({task})
+                    break
                 if self._read is None:
-                    self._read = asyncio.ensure_future(async_read_event(self.reader))
+                    self._read = asyncio.ensure_future(read_event(self.reader))
                 await asyncio.wait({task, self._read}, return_when=asyncio.FIRST_COMPLETED)
                 if self._read.done():
                     read, self._read = self._read, None
                     event = None if read.exception() else read.result()
+                    if isinstance(read.exception(), EventTooLarge):
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await task
+                        raise read.exception()  # type: ignore[misc]
                     if event is None:
                         task.cancel()
                         self.server.cancelled += 1
@@ -295,10 +335,15 @@ class _Connection:
                             await task
                         raise ConnectionResetError("the client went away")
                     self._stash.append(event)
+                    self._stash_bytes += _size(event)
             return task.result()
         finally:
             if not task.done():
                 task.cancel()
+
+    @property
+    def _stash_full(self) -> bool:
+        return len(self._stash) >= MAX_STASH_EVENTS or self._stash_bytes >= MAX_STASH_BYTES
 
     async def send(self, event: Event) -> None:
         await async_write_event(event, self.writer)
@@ -504,17 +549,76 @@ class _Connection:
             await self.send(AudioStart(TTS_RATE, 2, 1).event())
 
 
+async def read_event(reader: asyncio.StreamReader) -> Event | None:
+    """The next Wyoming event, or None at the end of the stream or on one that cannot be read
+    (as ``wyoming.event.async_read_event``); but a header naming more than
+    :data:`MAX_EVENT_BYTES` of data or payload raises :class:`EventTooLarge` before any of it
+    is read."""
+    try:
+        line = await reader.readline()
+        if not line:
+            return None
+        header = json.loads(line)
+    except ValueError:  # a line past the reader's limit, or not JSON
+        return None
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        return None
+    sizes = [header.get("data_length") or 0, header.get("payload_length") or 0]
+    if not all(isinstance(n, int) and 0 <= n <= MAX_EVENT_BYTES for n in sizes):
+        raise EventTooLarge(
+            f"an event may carry at most {MAX_EVENT_BYTES} bytes of data and of payload; "
+            f"this one said {sizes[0]} and {sizes[1]}"
+        )
+    data = header.get("data") or {}
+    if not isinstance(data, dict):
+        return None
+    if sizes[0]:
+        try:
+            more = json.loads(await reader.readexactly(sizes[0]))
+        except ValueError:
+            return None
+        if isinstance(more, dict):
+            data.update(more)
+    payload = await reader.readexactly(sizes[1]) if sizes[1] else None
+    return Event(type=header["type"], data=data, payload=payload)
+
+
+def _size(event: Event) -> int:
+    """An event's bytes as kept in memory (its payload; its data is small)."""
+    return len(event.payload or b"") + 64
+
+
 def _with_ofp(event: Event, extra: dict[str, Any]) -> Event:
     event.data["ofp"] = extra
     return event
 
 
+def _check_can_listen(uri: str) -> None:
+    """Raise :class:`ConfigError` when ``uri``'s address cannot be listened at (in use...)."""
+    host, port = parse_address(uri)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's own
+            probe.bind(address)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen at {uri}: {exc.strerror or exc} (give another with --uri)"
+        ) from None
+
+
 async def run_speech_server(settings: SpeechServerSettings) -> int:
     """Load the models, listen, and serve until SIGINT or SIGTERM."""
+    _check_can_listen(settings.uri)  # before the models' seconds of loading, not after
     print("loading speech models…", file=sys.stderr, flush=True)
     server = SpeechServer(settings)
     await server.warm_up()
-    await server.start()
+    try:
+        await server.start()
+    except ConfigError:
+        server.synthesizer.close()
+        raise
     print(f"ofp-gateway speech server is ready at {settings.uri}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

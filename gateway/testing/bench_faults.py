@@ -27,7 +27,7 @@ fault ended; for the records, ``/readyz`` saying they are kept again; for a node
 rejoin), and the p95 time from the end of speech to the first reply audio, during the fault and
 after it.
 
-    nice .venv/bin/python scripts/bench_faults.py --people 4
+    flock /tmp/bench.lock .venv/bin/python scripts/bench_faults.py          # 12 people
     .venv/bin/python -m gateway.testing.bench_faults --people 1 --fault-s 3 --after-s 6 --json  # the test
 """
 
@@ -480,7 +480,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--people", type=int, default=4, help="people talking at once (4)")
+    p.add_argument("--people", type=int, default=12, help="people talking at once (12)")
     p.add_argument("--fault-s", type=float, default=10.0, help="how long a fault lasts (10)")
     p.add_argument(
         "--hang-s",

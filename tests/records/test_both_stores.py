@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import psycopg
@@ -197,27 +197,49 @@ def test_passwords_are_kept_out_of_messages():
     assert redact("postgresql://u@h/x") == "postgresql://u@h/x"
 
 
-def test_a_lost_database_costs_a_bounded_stall_then_fails_fast():
+def test_a_lost_database_costs_a_bounded_stall_then_fails_fast(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Shown by what the recorder does, not by how long it took: the one call that meets the
+    outage waits for a connection CALL_TIMEOUT_S at most (not the TCP timeout, not the pool's
+    patience); for BACKOFF_S after it, calls fail without asking the pool at all; then one asks
+    again. The backoff runs on a clock the test moves."""
     # Its own server: this test stops it.
     from gateway.cluster.postgres import PostgresUnavailable, TempPostgres
+    from gateway.records import postgres
 
     try:
         server = TempPostgres(fsync=False).start()
     except PostgresUnavailable as exc:  # the session fixture reports this loudly already
         pytest.skip(f"NO POSTGRESQL HERE: {exc}")
     rec = PostgresRecorder(server.url)
+    now = [1000.0]
+    # The module's own clock only (the pool's timeouts keep the real one).
+    monkeypatch.setattr(postgres, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    asked: list[float | None] = []
+    pool_connection = rec._pool.connection
+
+    def connection(timeout: float | None = None) -> Any:
+        asked.append(timeout)
+        return pool_connection(timeout=timeout)
+
+    monkeypatch.setattr(rec._pool, "connection", connection)
     try:
         rec.conversation_started("c", at=datetime.now(UTC))
         server.stop()
-        started = time.monotonic()
-        with pytest.raises(RecordsError, match="unreachable"):
+        asked.clear()
+        with pytest.raises(RecordsError, match="unreachable: "):
             rec.envelope("c", direction="in", peer="p", envelope={}, at=datetime.now(UTC))
-        assert time.monotonic() - started < 5  # not the TCP timeout, not the pool's patience
-        started = time.monotonic()
-        for _ in range(20):  # meanwhile every call fails at once
-            with pytest.raises(RecordsError, match="unreachable"):
+        assert asked == [postgres.CALL_TIMEOUT_S]  # the stall's bound
+        for _ in range(20):  # meanwhile every call fails at once: the pool is not asked
+            now[0] += postgres.BACKOFF_S / 21
+            with pytest.raises(RecordsError, match="unreachable; retrying soon"):
                 rec.envelope("c", direction="in", peer="p", envelope={}, at=datetime.now(UTC))
-        assert time.monotonic() - started < 0.5
+        assert asked == [postgres.CALL_TIMEOUT_S]
+        now[0] += postgres.BACKOFF_S  # the backoff over: the next call tries again
+        with pytest.raises(RecordsError, match="unreachable: "):
+            rec.envelope("c", direction="in", peer="p", envelope={}, at=datetime.now(UTC))
+        assert asked == [postgres.CALL_TIMEOUT_S] * 2
     finally:
         rec.close()
         server.stop()

@@ -96,6 +96,13 @@ def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
         turn_taker("--finished-wait-ms", "400"), "What are you looking at?", 0.9, semantic=0.5
     )
     assert sure.reason == "semantic finished" and sure.wait_ms == 400
+    # Sure bare words with a very sure voice wait between the two, never under the early end.
+    _, bare = silence_at_end(turn_taker(), "Turn the lights off", 0.99, semantic=0.5)
+    _, bare_later = silence_at_end(
+        turn_taker("--finished-wait-ms", "600"), "Turn the lights off", 0.99, semantic=0.5
+    )
+    assert bare.reason == bare_later.reason == "semantic finished"
+    assert (bare.wait_ms, bare_later.wait_ms) == (400, 600)
 
 
 def test_end_silence_is_the_least_wait_for_clearly_unfinished_words() -> None:

@@ -65,10 +65,10 @@ async def test_killed_mid_request_then_restarted(tmp_path: Path) -> None:
         request = asyncio.ensure_future(stt.transcribe(speech))
         await asyncio.sleep(0.05)  # sent, and being decoded
         server.kill()
-        started = time.monotonic()
+        # Noticed by the stream ending, not a timeout: the link's timeout is 60 s, and
+        # SpeechServiceDown must come before the 20 s guard ends the wait.
         with pytest.raises(SpeechServiceDown):
             await asyncio.wait_for(request, 20)
-        assert time.monotonic() - started < 10  # noticed by the stream ending, not a timeout
         assert link.down
         server.start()
         for _ in range(300):

@@ -15,6 +15,7 @@ import pytest
 from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
+from wyoming.event import async_read_event
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
@@ -146,3 +147,23 @@ async def test_a_client_that_goes_away_cancels_its_decode(own_speech: WyomingSer
             break
         await asyncio.sleep(0.1)
     assert await cancelled() == before + 1
+
+
+async def test_an_event_claiming_a_huge_payload_is_refused_unread(
+    own_speech: WyomingServer,
+) -> None:
+    """A header naming 10 GB of payload gets ``error`` code ``too-large`` at once and the
+    connection ends — the server does not try to buffer it — and the server goes on serving."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", own_speech.port)
+    try:
+        writer.write(b'{"type": "audio-chunk", "payload_length": 10000000000}\n')
+        await writer.drain()
+        event = await asyncio.wait_for(async_read_event(reader), 30)
+        assert event is not None and event.type == "error"
+        assert event.data["code"] == "too-large"
+        assert await asyncio.wait_for(reader.read(), 30) == b""
+    finally:
+        writer.close()
+    async with AsyncTcpClient("127.0.0.1", own_speech.port) as client:
+        await client.write_event(Describe().event())
+        assert Info.is_type((await client.read_event()).type)

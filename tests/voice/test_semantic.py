@@ -57,3 +57,16 @@ def test_no_words_and_no_answer_give_no_score(semantic: SemanticSignal) -> None:
     dead._end_ids = frozenset({2})  # started, but its server is gone (nothing on this port)
     dead._llm.port = 9  # discard: nothing listens there on loopback
     assert dead.score("what time is it") is None
+
+
+def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
+    """At 12 people calls queued on the one slot delayed every turn: a busy signal answers
+    None at once (the turn is judged without it) and counts the call it skipped."""
+    skipped = semantic.skipped
+    assert semantic._free.acquire(blocking=False), "no call is running"
+    try:
+        assert semantic.score("what time is it") is None
+        assert semantic.skipped == skipped + 1 and semantic.last_ms == 0.0
+    finally:
+        semantic._free.release()
+    assert semantic.score("what time is it") is not None, "free again"

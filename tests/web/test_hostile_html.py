@@ -16,8 +16,10 @@ from gateway.testing.loopback import threaded_http
 
 pytestmark = pytest.mark.slow
 
-#: The page must answer a trivial script this fast while and after hostile html arrives.
-RESPONSIVE_S = 0.5
+#: The page must answer a trivial script this fast while and after hostile html arrives. The
+#: defect froze it 6 and 24 s; a round trip to Chromium on a busy 2-core machine can take a
+#: good part of a second, so the bound is the freeze's scale, not this machine's speed.
+RESPONSIVE_S = 3.0
 
 HOSTILE = {
     "nested b": "<b>" * 50_000 + "deep" + "</b>" * 50_000,

@@ -129,4 +129,9 @@ test("html over the page's bounds is refused in one scan", () => {
   // Closed tags, void tags and optional end tags do not add up.
   assert.equal(htmlTooHostile("<div></div>".repeat(MAX_HTML_DEPTH * 2)), null);
   assert.equal(htmlTooHostile("<li>a<br>".repeat(MAX_HTML_DEPTH * 2)), null);
+  // Self-closed and attributed tags are told apart from the name (one way to split a tag:
+  // "<a" and 60 000 letters with no ">" once took seconds of backtracking).
+  assert.equal(htmlTooHostile("<b/>".repeat(MAX_HTML_DEPTH * 2)), null);
+  assert.equal(htmlTooHostile('<b class="x">'.repeat(MAX_HTML_DEPTH + 1)), "nested too deeply to show");
+  assert.equal(htmlTooHostile("<a" + "b".repeat(60_000)), null);
 });
