@@ -1,8 +1,9 @@
-"""scripts/bench_speech.py run small, as a person runs it: one person per node, a short window,
-two nodes on one speech server. The figures are the script's (docs/performance.md); here, what
-must hold whatever the machine: the hop is measured both ways, a node is loaded with speech in
-process and with it remote, several nodes really share the one speech server (it does their
-work), every turn is answered, and the summary answers the issue's three questions."""
+"""The speech benchmark (gateway/testing/bench_speech.py; scripts/bench_speech.py runs it) run
+small, as a person runs it: one person per node, a short window, two nodes on one speech server.
+The figures are the benchmark's (docs/performance.md); here, what must hold whatever the
+machine: the hop is measured both ways, a node is loaded with speech in process and with it
+remote, several nodes really share the one speech server (it does their work), every turn is
+answered, and the summary answers the issue's three questions."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_speech.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow  # a speech server, three serve processes, speech in real time
 
@@ -24,13 +25,14 @@ def report() -> dict:
     """Not under coverage's tracer: a gateway slowed several times over cannot keep up."""
     done = subprocess.run(
         [
-            sys.executable, str(SCRIPT), "--json", "--rounds", "1", "--people", "1",
-            "--nodes", "2", "--per-node", "1", "--seconds", "8",
+            sys.executable, "-m", "gateway.testing.bench_speech", "--json", "--rounds", "1",
+            "--people", "1", "--nodes", "2", "--per-node", "1", "--seconds", "8",
         ],
         capture_output=True,
         text=True,
         timeout=900,
         check=True,
+        cwd=ROOT,
         env={k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"},
     )  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
