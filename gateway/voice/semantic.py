@@ -92,6 +92,10 @@ class SemanticSignal:
         self._free = threading.BoundedSemaphore(self.settings.llm.slots)
         #: Calls not made because every slot was busy (for benchmarks).
         self.skipped = 0
+        #: Calls that got no answer (a timeout, a server not answering), and whether the last
+        #: one did: the log says so once per episode, not once per pause.
+        self.failures = 0
+        self._failing = False
         #: Milliseconds of the last call (for benchmarks).
         self.last_ms = 0.0
         #: Prompt tokens the server processed at the last call (the rest came from its cache).
@@ -163,13 +167,26 @@ class SemanticSignal:
             top = reply["completion_probabilities"][0]["top_logprobs"]
             p = sum(math.exp(c["logprob"]) for c in top if c["id"] in self._end_ids)
             self.last_new_tokens = int(reply.get("timings", {}).get("prompt_n", 0))
-        except (OSError, ValueError, KeyError, IndexError, TypeError):
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             # A timeout, or a server that is not answering: the turn ends on the other signals.
-            log.warning("the semantic end-of-turn signal did not answer", exc_info=True)
+            # One line per episode, no traceback: under load (2 cores, 8-9 runnable) a call
+            # can miss its deadline every pause, and a log of tracebacks helps nobody.
+            self.failures += 1
+            if not self._failing:
+                self._failing = True
+                log.warning(
+                    "the semantic end-of-turn signal did not answer (%s: %s); turns end on "
+                    "the other signals until it does",
+                    type(exc).__name__,
+                    exc,
+                )
             return None
         finally:
             self._free.release()
             self.last_ms = (time.perf_counter() - t) * 1000
+        if self._failing:
+            self._failing = False
+            log.info("the semantic end-of-turn signal answers again")
         return min(1.0, max(0.0, p))
 
     def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict:

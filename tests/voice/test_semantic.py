@@ -59,6 +59,26 @@ def test_no_words_and_no_answer_give_no_score(semantic: SemanticSignal) -> None:
     assert dead.score("what time is it") is None
 
 
+def test_a_signal_that_does_not_answer_is_logged_once_without_a_traceback(
+    semantic: SemanticSignal, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under load a call can miss its deadline at every pause: one line per episode, no
+    traceback (a serve log is checked for tracebacks), and a line when it answers again."""
+    port = semantic._llm.port
+    failures = semantic.failures
+    caplog.set_level("INFO", logger="gateway.voice.semantic")
+    try:
+        semantic._llm.port = 9  # discard: nothing listens there on loopback
+        assert [semantic.score("what time is it") for _ in range(3)] == [None] * 3
+    finally:
+        semantic._llm.port = port
+    assert semantic.failures == failures + 3
+    assert semantic.score("what time is it") is not None
+    said = [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records]
+    assert [(level, exc) for level, _, exc in said] == [("WARNING", None), ("INFO", None)], said
+    assert "did not answer" in said[0][1] and "answers again" in said[1][1]
+
+
 def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
     """At 12 people calls queued on the one slot delayed every turn: a busy signal answers
     None at once (the turn is judged without it) and counts the call it skipped."""
