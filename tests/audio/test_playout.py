@@ -11,6 +11,7 @@ import pytest
 from gateway.audio.playout import Playout
 from gateway.ofp import text_event
 from gateway.render import render_dialog_event
+from tests.audio.helpers import VirtualTime, virtual_playout_clock
 from tests.render.helpers import STEADY, no_fetch
 
 RATE = 16_000
@@ -22,37 +23,9 @@ def tone(seconds: float) -> np.ndarray:
     return (8000 * np.sin(2 * np.pi * 440 * np.arange(n) / RATE)).astype(np.int16) | 1  # no zeros
 
 
-class VirtualTime:
-    """The playout's clock and ``asyncio.sleep``, made virtual: a sleep moves the clock on by
-    exactly its delay, so the schedule is checked to the microsecond on any machine, however
-    busy (issue 30: these were real-time checks that failed under load)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        """The event loop was blocked this long."""
-        self.now += seconds
-
-
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualTime:
-    import gateway.audio.playout as playout_module
-
-    virtual = VirtualTime()
-    real_sleep = asyncio.sleep
-
-    async def sleep(delay: float, result: object = None) -> object:
-        virtual.now += max(0.0, delay)
-        await real_sleep(0)
-        return result
-
-    monkeypatch.setattr(playout_module, "time", virtual)
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    return virtual
+    return virtual_playout_clock(monkeypatch)
 
 
 async def collect(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import fractions
-import time
 
 import av
 import numpy as np
@@ -28,6 +27,7 @@ from gateway.server.webrtc import (
 )
 from gateway.testing.load_client import Client, Tally, load_clips
 from gateway.testing.processes import free_port
+from tests.audio.helpers import virtual_playout_clock
 
 FRAME = WEBRTC_RATE // 50  # 20 ms
 
@@ -112,13 +112,17 @@ async def test_inbound_audio_is_not_held_for_later_packets() -> None:
         await link.close()
 
 
-async def test_after_a_stall_the_outbound_timestamps_skip_the_time_lost() -> None:
+async def test_after_a_stall_the_outbound_timestamps_skip_the_time_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A receiver plays by the timestamps: contiguous ones after a stall would arrive late for
-    the rest of the call, and a browser's jitter buffer would grow to hold that."""
+    the rest of the call, and a browser's jitter buffer would grow to hold that. On the
+    playout's virtual clock: on the real one a busy machine stalled the first frames too."""
+    clock = virtual_playout_clock(monkeypatch)
     playout = Playout(WEBRTC_RATE, fill_silence=True, max_lag_ms=200)
     track = PlayoutTrack(playout)
     assert [(await track.recv()).pts for _ in range(3)] == [0, FRAME, 2 * FRAME]
-    time.sleep(0.4)  # the event loop is blocked: beyond max_lag, the schedule starts anew
+    clock.advance(0.4)  # the event loop is blocked: beyond max_lag, the schedule starts anew
     after = await track.recv()
     assert playout.skipped_samples >= 10 * FRAME  # at least the 200 ms beyond which it skips
     assert after.pts == 3 * FRAME + playout.skipped_samples
