@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import re
 import sys
 from enum import Enum
 from typing import Any
+
+from gateway.workers import THREADS_ENV
 
 #: The settings documented, by where they apply: (title, "module:Class", what it is).
 ROOTS: tuple[tuple[str, str, str], ...] = (
@@ -126,14 +129,21 @@ def _cell(text: str) -> str:
 
 
 def render() -> str:
-    """docs/settings.md."""
-    parts = [HEADER]
-    for title, spec, what in ROOTS:
-        cls = _load(spec)
-        parts.append(f"\n## {title}\n\n`{cls.__module__}.{cls.__name__}`: {what}.\n")
-        parts.append("\n| setting | default | meaning |\n|---|---|---|\n")
-        for name, default, meaning in rows(cls()):
-            parts.append(f"| `{name}` | {_cell(default)} | {_cell(meaning)} |\n")
+    """docs/settings.md: the built-in defaults, whatever this process's environment says (the
+    model threads' ``$OFP_GATEWAY_THREADS``, which the test suite sets to 1 and 4 to shake out
+    numerics, made the table read 4 under that run)."""
+    saved = os.environ.pop(THREADS_ENV, None)
+    try:
+        parts = [HEADER]
+        for title, spec, what in ROOTS:
+            cls = _load(spec)
+            parts.append(f"\n## {title}\n\n`{cls.__module__}.{cls.__name__}`: {what}.\n")
+            parts.append("\n| setting | default | meaning |\n|---|---|---|\n")
+            for name, default, meaning in rows(cls()):
+                parts.append(f"| `{name}` | {_cell(default)} | {_cell(meaning)} |\n")
+    finally:
+        if saved is not None:
+            os.environ[THREADS_ENV] = saved
     return "".join(parts)
 
 

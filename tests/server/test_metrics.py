@@ -17,6 +17,7 @@ from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import ALLOCATOR
 from gateway.server.metrics import Metrics
 from gateway.testing.processes import free_port, metric_samples
+from tests.server.helpers import admitting
 
 
 def test_stage_timings_go_in_under_their_prometheus_names_in_seconds() -> None:
@@ -75,6 +76,7 @@ async def test_metrics_of_a_real_gateway_after_a_typed_turn() -> None:
     await gateway.start()
     url = f"http://127.0.0.1:{settings.port}"
     try:
+        await admitting(gateway)
         async with connect(url.replace("http", "ws", 1) + "/ws") as ws:
             await ws.send(json.dumps({"type": "hello", "transport": "none"}))
             assert json.loads(await ws.recv())["type"] == "welcome"

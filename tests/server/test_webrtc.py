@@ -28,6 +28,7 @@ from gateway.server.webrtc import (
 from gateway.testing.load_client import Client, Tally, load_clips
 from gateway.testing.processes import free_port
 from tests.audio.helpers import virtual_playout_clock
+from tests.server.helpers import admitting
 
 FRAME = WEBRTC_RATE // 50  # 20 ms
 
@@ -149,7 +150,8 @@ async def test_a_spoken_turn_over_webrtc_reports_where_its_time_went() -> None:
     clips = load_clips()
     client = Client(f"ws://127.0.0.1:{settings.port}/ws", clips, tally, transport="webrtc", seed=0)
     try:
-        assert await client.open()
+        await admitting(gateway)
+        assert await client.open(), tally.refused
         await client.greeted(30)
         turn = await client.take_turn(clips[6])  # "Open the garage door."
         assert turn is not None and tally.errors == []
