@@ -58,6 +58,14 @@ def test_a_spoken_question_is_answered_by_the_assistant_aloud(context, assistant
     assert wait_for_energy(page, "ofpDebug.playedEnergy()", timeout_s=30) > 0
     # It grew in place: the first text shown (its first sentence) begins the answer's turn as
     # it ends — one turn updated, not a turn per sentence.
-    seen = page.evaluate("window.assistantTexts")
-    final = answers.first.locator(".text").inner_text()
+    # Both read in one evaluation: read one after the other, the answer could grow in between
+    # (a CI run read the first sentence as "seen", then the whole answer as "final").
+    seen, final = page.evaluate(
+        """() => {
+          const mine = [...document.querySelectorAll("[data-testid=agent-utterance]")].filter(
+            (li) => li.querySelector(".who").textContent.startsWith("Assistant")
+              && !li.querySelector(".text").textContent.startsWith("Hi, I'm"));
+          return [window.assistantTexts.slice(), mine[0].querySelector(".text").textContent];
+        }"""
+    )
     assert seen and final.startswith(seen[0]) and final in seen, (seen, final)
