@@ -16,7 +16,7 @@ held-out set (``gateway/testing/turn_sets.py``):
   cold (a new agent context first).
 
     nice .venv/bin/python scripts/bench_semantic.py [--prompts all|chosen] [--json OUT]
-    .venv/bin/python scripts/bench_semantic.py --people 12 --slots 1,4,12   # the cost at 12 people
+    .venv/bin/python scripts/bench_semantic.py --people 12   # the cost of a call at 12 people
 
 The machine's load is printed: on a shared 2-core machine a call's cost moves with it.
 """
@@ -28,6 +28,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -108,33 +109,57 @@ def run(signal: SemanticSignal, items: list[tuple[str, bool]]) -> tuple[list, li
     return scored, warm_ms, tokens
 
 
-def people_cost(people: int, slots: int, rounds: int) -> dict:
-    """The cost of a call when ``people`` sessions share the signal's server, each with its own
-    agent line (as the parrot's "You said: …" makes them), their pauses interleaved: with one
-    slot most calls find another person's prompt in the cache and pay for their whole prompt;
-    with a slot each (up to ``slots``) llama.cpp gives a prompt the slot whose cache shares the
-    most of it, and a call pays only for the person's words."""
-    llm = dataclasses.replace(SemanticSettings().llm, slots=slots)
+#: How twelve people's calls meet the server (``--people``): one slot shared as before issue 28's
+#: third pass; a slot each; a slot each with the agent's new line put in it as the person starts
+#: to speak (the default).
+MODES = {
+    "shared": (1, False, False),
+    "own-slot": (12, True, False),
+    "own-slot+prime": (12, True, True),
+}
+
+
+def people_cost(people: int, mode: str, rounds: int) -> dict:
+    """The cost of a pause's call when ``people`` sessions share the signal's server, their
+    pauses interleaved, each round after a new agent line of their own (the parrot's "You said:
+    …" of their last words, as a conversation goes). Wall-clock ms of the call a pause waits
+    for, the prompt tokens it processed, and the process's CPU-ms for it (llama.cpp runs in
+    this process); a prime's own cost apart (it is paid while the person speaks)."""
+    slots, keyed, primed = MODES[mode]
+    llm = dataclasses.replace(SemanticSettings().llm, slots=max(slots, 1))
     signal = SemanticSignal(dataclasses.replace(SemanticSettings(), llm=llm, timeout_ms=5000))
     signal.warm_up()
     said = [t for t, _ in texts(HELD_OUT)]
-    agents = [f"You said: {said[(i * 7) % len(said)]}" for i in range(people)]
     ms: list[float] = []
+    cpu: list[float] = []
     new: list[float] = []
+    prime_cpu: list[float] = []
     for r in range(rounds):
-        for i, agent in enumerate(agents):
-            signal.score(said[(r * people + i) % len(said)], agent)
-            if r:  # the first round fills the caches: a session's first pause after a reply
+        for i in range(people):
+            agent = f"You said: {said[((r - 1) * people + i) % len(said)]}" if r else None
+            key = i if keyed else None
+            if primed:
+                c = time.process_time()
+                if signal.prime(agent, key=i):
+                    prime_cpu.append((time.process_time() - c) * 1000)
+            c = time.process_time()
+            signal.score(said[(r * people + i) % len(said)], agent, key=key)
+            if r:  # the first round fills the caches
+                cpu.append((time.process_time() - c) * 1000)
                 ms.append(signal.last_ms)
                 new.append(float(signal.last_new_tokens))
     signal.close()
     return {
         "people": people,
-        "slots": slots,
+        "mode": mode,
         "calls": len(ms),
         "medianMs": summarise(ms)[0],
         "p95Ms": summarise(ms)[1],
+        "cpuMedianMs": summarise(cpu)[0],
+        "cpuP95Ms": summarise(cpu)[1],
         "newTokensMedian": summarise(new)[0],
+        "primes": len(prime_cpu),
+        "primeCpuMedianMs": summarise(prime_cpu)[0] if prime_cpu else None,
     }
 
 
@@ -150,15 +175,19 @@ def main() -> None:
         "prompt and threshold figures)",
     )
     parser.add_argument(
-        "--slots", default="1", help="with --people: the server's slots (comma-separated)"
+        "--modes",
+        default=",".join(MODES),
+        help=f"with --people: how calls meet the server, comma-separated ({', '.join(MODES)})",
     )
     parser.add_argument("--rounds", type=int, default=6, help="with --people: pauses each")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()} (the machine is shared)", flush=True)
     if args.people:
         rows = []
-        for slots in [int(v) for v in args.slots.split(",")]:
-            rows.append(people_cost(args.people, slots, args.rounds))
+        for mode in args.modes.split(","):
+            if mode not in MODES:
+                parser.error(f"--modes: no mode {mode!r} (one of {', '.join(MODES)})")
+            rows.append(people_cost(args.people, mode, args.rounds))
             print(json.dumps(rows[-1]), flush=True)
         print(f"load average at end: {os.getloadavg()}")
         if args.json:

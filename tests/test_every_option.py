@@ -908,6 +908,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--stt-model": ["base"],
     "--unfinished-wait-ms": ["1200"],
     "--finished-wait-ms": ["400"],
+    "--no-semantic": [],
     "--trim-memory": ["5"],
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],

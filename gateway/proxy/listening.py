@@ -17,6 +17,7 @@ barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import deque
@@ -131,6 +132,8 @@ class Listener:
         self._decodes: dict[int, asyncio.Task[Transcript]] = {}
         #: The semantic signal's score and cost by decode id (bounded like ``_decodes``).
         self._semantic: dict[int, tuple[float | None, float]] = {}
+        #: Who this person is to the semantic signal: their calls keep a slot of their own.
+        self._semantic_key = object()
         self._partial: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[None]] = set()
         self._wake: WakeListener | None = None
@@ -220,6 +223,8 @@ class Listener:
                 self._on_barge_in()
             elif isinstance(a, StateChanged):
                 self._emit(StateShown(a.state))
+                if a.state == "hearing":
+                    self._prime_semantic()
             elif isinstance(a, Sleep):
                 self._vad.reset()
             elif isinstance(a, StartPartial):
@@ -267,7 +272,11 @@ class Listener:
         p: float | None
         try:
             p = await asyncio.wait_for(
-                asyncio.to_thread(semantic.score, text, self._agent_said()),
+                asyncio.to_thread(
+                    functools.partial(
+                        semantic.score, text, self._agent_said(), key=self._semantic_key
+                    )
+                ),
                 semantic.settings.timeout_ms / 1000,
             )
         except TimeoutError:
@@ -279,6 +288,19 @@ class Listener:
         while len(self._semantic) > 8:
             self._semantic.pop(next(iter(self._semantic)))
         return p
+
+    def _prime_semantic(self) -> None:
+        """The person started to speak: have the semantic signal read what the agent said last
+        now, while they talk, so that their pause's call pays only for their words."""
+        semantic = self._semantic_signal()
+        if semantic is None or not self.settings.turn_rule.semantic:
+            return
+        prime = functools.partial(semantic.prime, self._agent_said(), key=self._semantic_key)
+        self._background_task(self._prime(prime))
+
+    @staticmethod
+    async def _prime(prime: Callable[[], bool]) -> None:
+        await asyncio.to_thread(prime)  # best effort: it reports nothing, raises nothing
 
     def _end_turn(self, a: EndTurn, now: float) -> None:
         task = self._decodes.pop(a.decode, None) if a.decode is not None else None

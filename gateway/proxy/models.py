@@ -44,6 +44,7 @@ class VoiceModels:
         voices: VoiceBook | None = None,
         synthesizer: TextToSpeech | None = None,
         services: SpeechServices | None = None,
+        semantic: bool = True,
     ) -> None:
         # Speech on the network (--stt/--tts/--wake-service): those parts are Wyoming clients
         # behind the same interfaces, and the in-process models they replace are not loaded.
@@ -67,7 +68,7 @@ class VoiceModels:
         #: The semantic end-of-turn signal, read from the words (None: its model is not
         #: installed, and turn rules go without it). Its own llama.cpp server, apart from any
         #: assistant's, so a long generation never delays a turn's verdict.
-        self.semantic: SemanticSignal | None = default_semantic()
+        self.semantic: SemanticSignal | None = default_semantic() if semantic else None
         #: The sessions using these models, for :meth:`idle_for`.
         self.sessions: weakref.WeakSet[Listening] = weakref.WeakSet()
 

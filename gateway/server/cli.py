@@ -231,6 +231,15 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "mid-sentence: the turn-taking trade-off in docs/performance.md measures 400 and 500",
     )
     p.add_argument(
+        "--no-semantic",
+        dest="semantic",
+        action="store_false",
+        default=None,
+        help="end turns on the transcript and the voice alone: the semantic end-of-turn "
+        "signal's language model is not loaded (about 100 MB less, no call at each pause; "
+        "more people cut off mid-sentence: docs/performance.md)",
+    )
+    p.add_argument(
         "--trim-memory",
         dest="trim_memory_s",
         type=_seconds,
@@ -344,6 +353,8 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
 
     Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
     unfinished wait is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
+    if getattr(args, "semantic", None) is False:  # --no-semantic: the words' signal not consulted
+        rule = replace(rule, semantic_low=None)
     # Named for the rule's fields here, not by dest: the endpointer has a pause_ms of its own.
     asked = given(
         unfinished_ms=getattr(args, "unfinished_ms", None),
@@ -410,7 +421,13 @@ async def serve(s: ServeSettings) -> int:
         recorder = open_recorder(s.data, retention_days=s.retention_days)
     print("loading speech models…", file=sys.stderr, flush=True)
     voices = VoiceBook.from_file(s.voices) if s.voices else None
-    models = VoiceModels(s.stt, voices=voices, services=s.speech)
+    models = VoiceModels(
+        s.stt,
+        voices=voices,
+        services=s.speech,
+        # The semantic signal's model is loaded only for a turn rule that consults it.
+        semantic=s.gateway.session.turn_rule.semantic,
+    )
     settings = s.gateway
     directory = AgentDirectory(
         AddressPolicy.from_env_and_args(s.allow_addresses),

@@ -10,16 +10,19 @@ last mark is P(finished)::
     P(end) = P(<|im_end|>) + P(".") + P("?") + P("!")
 
 The model is SmolLM2-135M-Instruct (the default weights of :mod:`gateway.llm.embedded`), run by
-its own :class:`~gateway.llm.embedded.EmbeddedLlama` — a separate llama.cpp server with one slot,
-not the assistant's, so an assistant generating a long answer never delays a turn verdict. One
-call is one ``/completion`` with ``n_predict: 1`` and ``n_probs``; special tokens are matched by
-id (their text comes back empty), ``.?!`` by the ids the server's tokenizer gives them.
+its own :class:`~gateway.llm.embedded.EmbeddedLlama` — a separate llama.cpp server, not the
+assistant's, so an assistant generating a long answer never delays a turn verdict. One call is
+one ``/completion`` with ``n_predict: 1`` and ``n_probs``; special tokens are matched by id
+(their text comes back empty), ``.?!`` by the ids the server's tokenizer gives them.
 
-Cost: llama.cpp keeps the slot's last prompt (``cache_prompt``), so the fixed prefix (system
+Cost: llama.cpp keeps each slot's last prompt (``cache_prompt``), so the fixed prefix (system
 line, the agent's last words) is processed once and each call pays only for the person's words:
 about 7–10 ms a token on one thread of a 2-core machine (measured in
-``scripts/bench_semantic.py``). The prompt, the thresholds and the figures are chosen on a tuning
-set and reported on a held-out one (``docs/turn-taking.md``, "The semantic signal").
+``scripts/bench_semantic.py``). So that this holds with many people, each person (a ``key``) has
+a slot of their own (``id_slot``), and :meth:`SemanticSignal.prime` puts a new agent line in it
+when the person starts to speak — not at their pause, where the turn waits for the answer. The
+prompt, the thresholds and the figures are chosen on a tuning set and reported on a held-out one
+(``docs/turn-taking.md``, "The semantic signal").
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ import re
 import threading
 import time
 import urllib.request
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gateway.llm.embedded import EmbeddedLlama, LlamaSettings
 
@@ -56,12 +62,21 @@ def plain(text: str) -> str:
 class SemanticSettings:
     """How the semantic signal runs (defaults chosen on the tuning set: ``bench_semantic``)."""
 
-    #: Its own llama.cpp server: one slot, a small context (the prompt is short), one thread.
-    #: Two threads nearly halve a call alone (29 ms median against 50, 20 held-out sentences
-    #: after the cached prefix, 2-core machine, 2026-11-25), but right after a Whisper decode
-    #: (whose threads keep spinning) 95 of 152 calls on two threads missed a 250 ms timeout;
-    #: on one thread none did.
-    llm: LlamaSettings = field(default_factory=lambda: LlamaSettings(threads=1, context=512))
+    #: Its own llama.cpp server: a slot per person (the gateway's 12 sessions), each keeping
+    #: that person's prompt prefix, with a small context (the longest prompt, 40 words after
+    #: 200 characters, is about 150 tokens), on one thread. Twelve people shared one slot at
+    #: first: with their different agent lines nearly every call was cold (16.5 prompt tokens
+    #: a call, 156 ms median / 227 ms p95 against 4 tokens and ~40 ms warm). A slot costs its
+    #: context's keys and values, about 23 kB a token: 12 x 320 tokens is 88 MB.
+    #: One thread: two nearly halve a call alone (29 ms median against 50, 20 held-out
+    #: sentences after the cached prefix, 2-core machine, 2026-11-25), but right after a
+    #: Whisper decode (whose threads keep spinning) 95 of 152 calls on two threads missed a
+    #: 250 ms timeout; on one thread none did.
+    llm: LlamaSettings = field(
+        default_factory=lambda: LlamaSettings(threads=1, context=320, slots=12)
+    )
+    #: Calls at once; one more is not made (the turn is judged without it). See ``score``.
+    parallel: int = 1
     #: The system line of the prompt ("" : none). Chosen on the tuning set.
     system: str = "You are a helpful assistant."
     #: What the agent is taken to have said last when nothing has been said yet.
@@ -80,18 +95,26 @@ class SemanticSettings:
 class SemanticSignal:
     """P(finished) from a person's words, on an embedded llama.cpp server of its own.
 
-    :meth:`score` blocks (an HTTP call on loopback): call it in a thread. Thread-safe: the
-    server queues concurrent calls on its one slot."""
+    :meth:`score` and :meth:`prime` block (an HTTP call on loopback): call them in a thread.
+    Thread-safe. ``key`` names a person: their calls go to a slot of their own (the least
+    recently used one when every slot is taken), so their prompt prefix stays cached."""
 
     def __init__(self, settings: SemanticSettings | None = None) -> None:
         self.settings = settings or SemanticSettings()
         self._llm = EmbeddedLlama(self.settings.llm)  # raises ModelNotAvailable early
         self._end_ids: frozenset[int] | None = None
         self._lock = threading.Lock()
-        # One call per slot at a time; a call that would queue is not made (see :meth:`score`).
-        self._free = threading.BoundedSemaphore(self.settings.llm.slots)
-        #: Calls not made because every slot was busy (for benchmarks).
+        # The slots: whose each is (least recently used first), which are in use, and the prefix
+        # each was last given. ``_calls`` counts calls in flight (at most ``parallel``).
+        self._slots_lock = threading.Lock()
+        self._owners: OrderedDict[Hashable, int] = OrderedDict()
+        self._busy: set[int] = set()
+        self._prefix: dict[int, str] = {}
+        self._calls = 0
+        #: Calls not made because ``parallel`` calls were in flight (for benchmarks).
         self.skipped = 0
+        #: Prefixes put in a person's slot before their pause (for benchmarks and tests).
+        self.primed = 0
         #: Calls that got no answer (a timeout, a server not answering), and whether the last
         #: one did: the log says so once per episode, not once per pause.
         self.failures = 0
@@ -124,49 +147,85 @@ class SemanticSignal:
             self._llm.close()
             self._end_ids = None
 
-    def prompt(self, text: str, context: str | None = None) -> str:
-        """The ChatML prompt: the system line, the agent's last utterance, the person's words
-        left open (no ``<|im_end|>``: whether it comes next is the question)."""
+    def prefix(self, context: str | None = None) -> str:
+        """The ChatML prompt up to the person's words: the system line, the agent's last
+        utterance, the opening of the user's turn."""
         s = self.settings
-        said = plain(text).split()[-s.max_words :]
         agent = " ".join((context or s.opening).split())[-s.max_context_chars :]
         system = f"<|im_start|>system\n{s.system}<|im_end|>\n" if s.system else ""
-        return (
-            f"{system}<|im_start|>assistant\n{agent}<|im_end|>\n<|im_start|>user\n{' '.join(said)}"
-        )
+        return f"{system}<|im_start|>assistant\n{agent}<|im_end|>\n<|im_start|>user\n"
+
+    def prompt(self, text: str, context: str | None = None) -> str:
+        """The ChatML prompt: :meth:`prefix`, then the person's words left open (no
+        ``<|im_end|>``: whether it comes next is the question)."""
+        said = plain(text).split()[-self.settings.max_words :]
+        return self.prefix(context) + " ".join(said)
+
+    def prime(self, context: str | None = None, *, key: Hashable) -> bool:
+        """Put the prompt's prefix after ``context`` in ``key``'s slot, so that their pause's
+        call pays only for their words (a new agent line is 15–50 tokens: 100–300 ms on one
+        thread). Made only when nothing else is in flight and the slot does not hold it
+        already; True when it was made. Best effort: a failure only leaves the slot cold."""
+        if self._end_ids is None:
+            return False
+        prefix = self.prefix(context)
+        slot = self._take(key, prefix=prefix, alone=True)
+        if slot is None:
+            return False
+        body = {"prompt": prefix, "n_predict": 0, "cache_prompt": True, "id_slot": slot}
+        done = False
+        try:
+            self._post("/completion", body, 5000)
+            done = True
+            self.primed += 1
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._give_back(slot, prefix if done else None)
+        return done
 
     def score(
-        self, text: str, context: str | None = None, *, timeout_ms: int | None = None
+        self,
+        text: str,
+        context: str | None = None,
+        *,
+        key: Hashable | None = None,
+        timeout_ms: int | None = None,
     ) -> float | None:
         """P(finished) for the person's ``text`` after the agent's ``context`` (None: no words
-        to judge, or the model did not answer within ``timeout_ms``, by default the
-        settings')."""
+        to judge, the model busy, or no answer within ``timeout_ms``, by default the
+        settings'). ``key``: whose slot (None: any slot, llama.cpp's choice)."""
         if not plain(text):
             return None
         if self._end_ids is None:
             self.start()
         assert self._end_ids is not None
+        prefix = self.prefix(context)
+        # A call that would wait for another to finish is not made: at 12 people the calls,
+        # queued on one slot, each mostly cold (every session has its own agent line), took
+        # the end of speech -> reply median from 644 to 1 084-1 558 ms (p95 1.9 -> 2.5 s). A
+        # busy signal's turn is judged by the transcript and the voice, as before it existed.
+        slot = self._take(key, prefix=prefix, alone=False)
+        if slot is None:
+            self.skipped += 1
+            self.last_ms = 0.0
+            return None
         body = {
             "prompt": self.prompt(text, context),
             "n_predict": 1,
             "n_probs": self.settings.top,
             "cache_prompt": True,
             "temperature": 0,
+            "id_slot": slot,
         }
-        # A call that would wait for another to finish is not made: at 12 people the calls,
-        # queued on one slot, each mostly cold (every session has its own agent line), took
-        # the end of speech -> reply median from 644 to 1 084-1 558 ms (p95 1.9 -> 2.5 s). A
-        # busy signal's turn is judged by the transcript and the voice, as before it existed.
-        if not self._free.acquire(blocking=False):
-            self.skipped += 1
-            self.last_ms = 0.0
-            return None
         t = time.perf_counter()
+        answered = False
         try:
             reply = self._post("/completion", body, timeout_ms or self.settings.timeout_ms)
             top = reply["completion_probabilities"][0]["top_logprobs"]
             p = sum(math.exp(c["logprob"]) for c in top if c["id"] in self._end_ids)
             self.last_new_tokens = int(reply.get("timings", {}).get("prompt_n", 0))
+            answered = True
         except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             # A timeout, or a server that is not answering: the turn ends on the other signals.
             # One line per episode, no traceback: under load (2 cores, 8-9 runnable) a call
@@ -182,21 +241,64 @@ class SemanticSignal:
                 )
             return None
         finally:
-            self._free.release()
+            # A call given up may still run on the server: its slot's cache is then unknown.
+            self._give_back(slot, prefix if answered else None)
             self.last_ms = (time.perf_counter() - t) * 1000
         if self._failing:
             self._failing = False
             log.info("the semantic end-of-turn signal answers again")
         return min(1.0, max(0.0, p))
 
-    def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict:
+    def _take(self, key: Hashable | None, *, prefix: str, alone: bool) -> int | None:
+        """A slot for ``key``'s call, marked in use; None when the call is not to be made:
+        ``parallel`` calls in flight (for a prime: any call, or the slot already holds
+        ``prefix``), or the person's slot still busy with their last call."""
+        with self._slots_lock:
+            if self._calls >= (1 if alone else self.settings.parallel) or (alone and self._calls):
+                return None
+            if key is None:
+                free = [i for i in range(self.settings.llm.slots) if i not in self._busy]
+                if not free:
+                    return None
+                slot = next((i for i in free if self._prefix.get(i) == prefix), free[0])
+            elif key in self._owners:
+                slot = self._owners[key]
+                self._owners.move_to_end(key)
+                if slot in self._busy or (alone and self._prefix.get(slot) == prefix):
+                    return None
+            else:
+                taken = set(self._owners.values())
+                unowned = [i for i in range(self.settings.llm.slots) if i not in taken]
+                if unowned:
+                    slot = unowned[0]
+                else:  # every slot has a person: the one heard from longest ago gives theirs up
+                    old = next((k for k, i in self._owners.items() if i not in self._busy), None)
+                    if old is None:
+                        return None
+                    slot = self._owners.pop(old)
+                self._owners[key] = slot
+            self._busy.add(slot)
+            self._calls += 1
+            return slot
+
+    def _give_back(self, slot: int, prefix: str | None) -> None:
+        with self._slots_lock:
+            self._busy.discard(slot)
+            self._calls -= 1
+            if prefix is None:
+                self._prefix.pop(slot, None)
+            else:
+                self._prefix[slot] = prefix
+
+    def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict[str, Any]:
         request = urllib.request.Request(
             self._llm.root_url + path,
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=timeout_ms / 1000) as reply:
-            return json.loads(reply.read())
+            answer: dict[str, Any] = json.loads(reply.read())
+            return answer
 
 
 def default_semantic(settings: SemanticSettings | None = None) -> SemanticSignal | None:

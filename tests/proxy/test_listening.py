@@ -8,7 +8,8 @@ silence where its decode started (no decode time): the turn then ends at the rul
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from unittest.mock import ANY
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from gateway.proxy.listening import Listener
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.voice.endpoint import Utterance
+from gateway.voice.semantic import SemanticSettings
 from gateway.voice.stt import TranscriberBusy, Transcript
 from gateway.voice.vad import CHUNK_SAMPLES
 from gateway.voice.wake import WakeDetection
@@ -88,6 +90,8 @@ class Recorded:
     turns: list[tuple[Utterance, Timing]] = field(default_factory=list)
     barge_ins: int = 0
     wake: object = None
+    semantic: object = None
+    agent_said: str | None = None
     listener: Listener = field(init=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +104,8 @@ class Recorded:
             on_turn=lambda utt, spec, timing: self.turns.append((utt, timing)),
             on_barge_in=self._barge_in,
             wake_factory=lambda name: self.wake,  # type: ignore[arg-type,return-value]
+            semantic=lambda: self.semantic,  # type: ignore[arg-type,return-value]
+            agent_said=lambda: self.agent_said,
             clock=lambda: self.now,
         )
 
@@ -220,3 +226,53 @@ async def test_push_to_talk_hears_only_while_held_and_letting_go_ends_the_turn()
     await r.listener.settled()
     [(_, timing)] = r.turns
     assert timing.end_reason == "push-to-talk"
+
+
+class Semantic:
+    """A semantic signal that says how sure it is and records what it was asked, in order."""
+
+    settings = SemanticSettings()
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+        self.calls: list[tuple[str, str | None, object]] = []
+
+    def prime(self, context: str | None = None, *, key: object) -> bool:
+        self.calls.append(("prime", context, key))
+        return True
+
+    def score(self, text: str, context: str | None = None, *, key: object = None) -> float:
+        self.calls.append(("score", context, key))
+        return self.p
+
+
+async def test_the_agents_line_is_read_when_the_person_starts_and_their_pause_pays_for_words() -> (
+    None
+):
+    """The semantic signal's prompt prefix (what the agent said last) is put in the person's
+    slot as they start to speak, once; the pause's call then names the same person."""
+    r = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    r.semantic, r.agent_said = Semantic(0.5), "Which city would you like to visit?"
+    other = recorded("Rome.", (0.9, SPEECH), (0.0, 40))
+    other.semantic, other.agent_said = r.semantic, "Where to?"
+    await r.chunks(LEAD + 12)  # speech counts as started after its first 250 ms
+    assert r.semantic.calls == [("prime", "Which city would you like to visit?", ANY)]
+    await r.chunks(SPEECH - 12 + 30)
+    await other.chunks(LEAD + SPEECH + 30)
+    [(_, timing)] = r.turns
+    assert timing.semantic == 0.5
+    mine = [c for c in r.semantic.calls if c[1] != "Where to?"]
+    theirs = [c for c in r.semantic.calls if c[1] == "Where to?"]
+    assert [c[0] for c in mine][:2] == ["prime", "score"] and mine.count(mine[0]) == 1
+    assert {c[2] for c in mine} == {mine[0][2]}, "one person, one key"
+    assert theirs and {c[2] for c in theirs}.isdisjoint({mine[0][2]}), "another person's key"
+
+
+async def test_no_prime_when_the_turn_rule_does_not_read_words() -> None:
+    r = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    r.semantic = Semantic(0.5)
+    r.listener.settings = replace(
+        r.listener.settings, turn_rule=replace(r.listener.settings.turn_rule, semantic_low=None)
+    )
+    await r.chunks(LEAD + SPEECH + 40)
+    assert r.turns and r.semantic.calls == []

@@ -114,6 +114,19 @@ def test_end_silence_is_the_least_wait_for_clearly_unfinished_words() -> None:
     assert (default.wait_ms, longer.wait_ms) == (1500, 1800)
 
 
+def test_no_semantic_ends_turns_on_the_transcript_and_the_voice_alone() -> None:
+    """``--no-semantic``: words the signal would call clearly unfinished are not waited for
+    (its score, were one given, is not read), and its model is not loaded."""
+    _, with_signal = silence_at_end(turn_taker(), "Can you tell me.", 0.9, semantic=0.001)
+    silence, without = silence_at_end(
+        turn_taker("--no-semantic"), "Can you tell me.", 0.9, semantic=0.001
+    )
+    assert with_signal.reason == "semantic unfinished" and with_signal.wait_ms == 1500
+    assert without.reason == "finished" and silence < 1500
+    settings = from_args(build_parser().parse_args(["serve", "--no-semantic"]))
+    assert not settings.gateway.session.turn_rule.semantic
+
+
 def run_serve(*options: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     serve = [sys.executable, "-m", "gateway", "serve", "--allocator", "system", "--port", "0"]
     return subprocess.run(

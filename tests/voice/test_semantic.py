@@ -80,13 +80,50 @@ def test_a_signal_that_does_not_answer_is_logged_once_without_a_traceback(
 
 
 def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
-    """At 12 people calls queued on the one slot delayed every turn: a busy signal answers
-    None at once (the turn is judged without it) and counts the call it skipped."""
+    """At 12 people calls queued on the server delayed every turn: a busy signal answers None
+    at once (the turn is judged without it) and counts the call it skipped."""
     skipped = semantic.skipped
-    assert semantic._free.acquire(blocking=False), "no call is running"
+    busy = semantic._take("someone else", prefix="", alone=False)
+    assert busy is not None, "no call is running"
     try:
-        assert semantic.score("what time is it") is None
+        assert semantic.score("what time is it", key="me") is None
         assert semantic.skipped == skipped + 1 and semantic.last_ms == 0.0
+        assert not semantic.prime("What can I do for you?", key="me"), "nor a prime"
     finally:
-        semantic._free.release()
-    assert semantic.score("what time is it") is not None, "free again"
+        semantic._give_back(busy, None)
+    assert semantic.score("what time is it", key="me") is not None, "free again"
+
+
+LONG_LINE = (
+    "You said: please turn on the lights in the living room and the kitchen, then play some "
+    "quiet music until I fall asleep."
+)
+
+
+def words_tokens(semantic: SemanticSignal, text: str) -> int:
+    """Prompt tokens of the person's words alone (what a warm call processes)."""
+    return len(semantic._post("/tokenize", {"content": text}, 5000)["tokens"])
+
+
+def test_each_person_keeps_their_own_prompt_warm(semantic: SemanticSignal) -> None:
+    """Twelve people's different agent lines on one slot made nearly every call cold; with a
+    slot each, two people's calls interleaved still pay only for their words."""
+    alice, bob = object(), object()
+    for key, n in ((alice, 1), (bob, 2), (alice, 3), (bob, 4)):
+        assert semantic.score(f"play song number {n}", f"{LONG_LINE} {key!r}", key=key) is not None
+        if n <= 2:  # a person's first call pays for the agent's line
+            assert semantic.last_new_tokens > 25, semantic.last_new_tokens
+        else:  # their next one finds it in their slot, though the other called in between
+            assert semantic.last_new_tokens <= words_tokens(semantic, f" song number {n}") + 2
+
+
+def test_a_prime_puts_the_agents_line_in_the_persons_slot(semantic: SemanticSignal) -> None:
+    """The agent's new line is read while the person speaks (a prime), so their pause's call
+    pays only for their words; the same line is not read twice."""
+    carol = object()
+    primed = semantic.primed
+    assert semantic.prime(f"{LONG_LINE} carol", key=carol)
+    assert not semantic.prime(f"{LONG_LINE} carol", key=carol), "already in the slot"
+    assert semantic.primed == primed + 1
+    assert semantic.score("set a timer for", f"{LONG_LINE} carol", key=carol) is not None
+    assert semantic.last_new_tokens <= words_tokens(semantic, " a timer for") + 2
