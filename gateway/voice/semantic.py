@@ -63,17 +63,19 @@ class SemanticSettings:
     """How the semantic signal runs (defaults chosen on the tuning set: ``bench_semantic``)."""
 
     #: Its own llama.cpp server: a slot per person (the gateway's 12 sessions), each keeping
-    #: that person's prompt prefix, with a small context (the longest prompt, 40 words after
-    #: 200 characters, is about 150 tokens), on one thread. Twelve people shared one slot at
-    #: first: with their different agent lines nearly every call was cold (16.5 prompt tokens
-    #: a call, 156 ms median / 227 ms p95 against 4 tokens and ~40 ms warm). A slot costs its
-    #: context's keys and values, about 23 kB a token: 12 x 320 tokens is 88 MB.
+    #: that person's prompt prefix, with a small context (an English prompt at its bounds, 40
+    #: words after 200 characters, is about 130 tokens), on one thread. Twelve people shared
+    #: one slot at first: with their different agent lines nearly every call was cold (16.5
+    #: prompt tokens a call, 156 ms median / 227 ms p95 against 4 tokens and ~40 ms warm).
+    #: Memory (RSS of the loaded server): one slot of 512 tokens 137 MB, 12 of 256 195 MB,
+    #: 12 of 320 262 MB; keys and values in Q8_0 would save a third but move the scores the
+    #: thresholds were chosen on (0.0693 -> 0.0636), so they stay F16.
     #: One thread: two nearly halve a call alone (29 ms median against 50, 20 held-out
     #: sentences after the cached prefix, 2-core machine, 2026-11-25), but right after a
     #: Whisper decode (whose threads keep spinning) 95 of 152 calls on two threads missed a
     #: 250 ms timeout; on one thread none did.
     llm: LlamaSettings = field(
-        default_factory=lambda: LlamaSettings(threads=1, context=320, slots=12)
+        default_factory=lambda: LlamaSettings(threads=1, context=256, slots=12)
     )
     #: Calls at once; one more is not made (the turn is judged without it). See ``score``.
     parallel: int = 1
