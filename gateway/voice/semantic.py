@@ -37,7 +37,7 @@ import urllib.request
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gateway.llm.embedded import EmbeddedLlama, LlamaSettings
 
@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 IM_END = 2
 #: Texts whose token ids also mean "the sentence is over".
 END_MARKS = (".", "?", "!")
+
+#: What :meth:`SemanticSignal.prime` did: read the prefix in, found it there, found the model
+#: busy (try again), or could not (the slot stays cold).
+Primed = Literal["primed", "held", "busy", "failed"]
 
 _NOT_WORD = re.compile(r"[^a-z0-9' ]+")
 
@@ -163,17 +167,22 @@ class SemanticSignal:
         said = plain(text).split()[-self.settings.max_words :]
         return self.prefix(context) + " ".join(said)
 
-    def prime(self, context: str | None = None, *, key: Hashable) -> bool:
+    def prime(self, context: str | None = None, *, key: Hashable) -> Primed:
         """Put the prompt's prefix after ``context`` in ``key``'s slot, so that their pause's
         call pays only for their words (a new agent line is 15–50 tokens: 100–300 ms on one
-        thread). Made only when nothing else is in flight and the slot does not hold it
-        already; True when it was made. Best effort: a failure only leaves the slot cold."""
+        thread). Made only when nothing else is in flight (``"busy"``: try again later) and
+        the slot does not hold it already (``"held"``). Best effort: ``"failed"`` (the
+        model not started or not answering) only leaves the slot cold."""
         if self._end_ids is None:
-            return False
+            return "failed"
         prefix = self.prefix(context)
+        with self._slots_lock:
+            slot = self._owners.get(key)
+            if slot is not None and slot not in self._busy and self._prefix.get(slot) == prefix:
+                return "held"
         slot = self._take(key, prefix=prefix, alone=True)
         if slot is None:
-            return False
+            return "busy"
         body = {"prompt": prefix, "n_predict": 0, "cache_prompt": True, "id_slot": slot}
         done = False
         try:
@@ -184,7 +193,7 @@ class SemanticSignal:
             pass
         finally:
             self._give_back(slot, prefix if done else None)
-        return done
+        return "primed" if done else "failed"
 
     def score(
         self,

@@ -14,7 +14,7 @@ from unittest.mock import ANY
 import numpy as np
 
 from gateway.proxy.events import ProxyEvent, StateShown, WakeWordHeard
-from gateway.proxy.listening import Listener
+from gateway.proxy.listening import PRIME_TRIES, Listener
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.voice.endpoint import Utterance
@@ -233,13 +233,14 @@ class Semantic:
 
     settings = SemanticSettings()
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, busy: int = 0) -> None:
         self.p = p
+        self.busy = ["busy"] * busy  # the first primes find the model busy
         self.calls: list[tuple[str, str | None, object]] = []
 
-    def prime(self, context: str | None = None, *, key: object) -> bool:
+    def prime(self, context: str | None = None, *, key: object) -> str:
         self.calls.append(("prime", context, key))
-        return True
+        return self.busy.pop(0) if self.busy else "primed"
 
     def score(self, text: str, context: str | None = None, *, key: object = None) -> float:
         self.calls.append(("score", context, key))
@@ -276,3 +277,14 @@ async def test_no_prime_when_the_turn_rule_does_not_read_words() -> None:
     )
     await r.chunks(LEAD + SPEECH + 40)
     assert r.turns and r.semantic.calls == []
+
+
+async def test_a_prime_that_finds_the_model_busy_is_tried_again_while_the_person_speaks() -> None:
+    r = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    r.semantic, r.agent_said = Semantic(0.5, busy=2), "Which city?"
+    await r.chunks(LEAD + 12)
+    assert [c[0] for c in r.semantic.calls] == ["prime"] * 3, "busy twice, then made"
+    never = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    never.semantic = Semantic(0.5, busy=10)
+    await never.chunks(LEAD + 12)
+    assert [c[0] for c in never.semantic.calls] == ["prime"] * PRIME_TRIES, "bounded"

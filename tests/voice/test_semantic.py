@@ -88,7 +88,7 @@ def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
     try:
         assert semantic.score("what time is it", key="me") is None
         assert semantic.skipped == skipped + 1 and semantic.last_ms == 0.0
-        assert not semantic.prime("What can I do for you?", key="me"), "nor a prime"
+        assert semantic.prime("What can I do for you?", key="me") == "busy", "nor a prime"
     finally:
         semantic._give_back(busy, None)
     assert semantic.score("what time is it", key="me") is not None, "free again"
@@ -122,8 +122,8 @@ def test_a_prime_puts_the_agents_line_in_the_persons_slot(semantic: SemanticSign
     pays only for their words; the same line is not read twice."""
     carol = object()
     primed = semantic.primed
-    assert semantic.prime(f"{LONG_LINE} carol", key=carol)
-    assert not semantic.prime(f"{LONG_LINE} carol", key=carol), "already in the slot"
+    assert semantic.prime(f"{LONG_LINE} carol", key=carol) == "primed"
+    assert semantic.prime(f"{LONG_LINE} carol", key=carol) == "held", "already in the slot"
     assert semantic.primed == primed + 1
     assert semantic.score("set a timer for", f"{LONG_LINE} carol", key=carol) is not None
     assert semantic.last_new_tokens <= words_tokens(semantic, " a timer for") + 2
