@@ -111,12 +111,14 @@ class SemanticSignal:
         self._end_ids: frozenset[int] | None = None
         self._lock = threading.Lock()
         # The slots: whose each is (least recently used first), which are in use, and the prompt
-        # each last read (its cache). ``_calls`` counts calls in flight (at most ``parallel``).
-        self._slots_lock = threading.Lock()
+        # each last read (its cache). ``_scores`` counts scores in flight (at most
+        # ``parallel``), ``_primes`` primes (one, and only while no score runs).
+        self._slots_lock = threading.Condition()
         self._owners: OrderedDict[Hashable, int] = OrderedDict()
         self._busy: set[int] = set()
         self._prompts: dict[int, str] = {}
-        self._calls = 0
+        self._scores = 0
+        self._primes = 0
         #: Calls not made because ``parallel`` calls were in flight (for benchmarks).
         self.skipped = 0
         #: Prefixes put in a person's slot before their pause (for benchmarks and tests).
@@ -181,7 +183,7 @@ class SemanticSignal:
             slot = self._owners.get(key)
             if slot is not None and slot not in self._busy and self._holds(slot, prompt):
                 return "held"
-        slot = self._take(key, prompt=prompt, alone=True)
+        slot = self._take(key, prompt=prompt, prime=True)
         if slot is None:
             return "busy"
         body = {"prompt": prompt, "n_predict": 0, "cache_prompt": True, "id_slot": slot}
@@ -193,7 +195,7 @@ class SemanticSignal:
         except (OSError, ValueError):
             pass
         finally:
-            self._give_back(slot, prompt if done else None)
+            self._give_back(slot, prompt if done else None, prime=True)
         return "primed" if done else "failed"
 
     def score(
@@ -217,7 +219,8 @@ class SemanticSignal:
         # queued on one slot, each mostly cold (every session has its own agent line), took
         # the end of speech -> reply median from 644 to 1 084-1 558 ms (p95 1.9 -> 2.5 s). A
         # busy signal's turn is judged by the transcript and the voice, as before it existed.
-        slot = self._take(key, prompt=prompt, alone=False)
+        timeout_ms = timeout_ms or self.settings.timeout_ms
+        slot = self._take(key, prompt=prompt, prime=False, wait_s=timeout_ms / 2000)
         if slot is None:
             self.skipped += 1
             self.last_ms = 0.0
@@ -233,7 +236,7 @@ class SemanticSignal:
         t = time.perf_counter()
         answered = False
         try:
-            reply = self._post("/completion", body, timeout_ms or self.settings.timeout_ms)
+            reply = self._post("/completion", body, timeout_ms)
             top = reply["completion_probabilities"][0]["top_logprobs"]
             p = sum(math.exp(c["logprob"]) for c in top if c["id"] in self._end_ids)
             self.last_new_tokens = int(reply.get("timings", {}).get("prompt_n", 0))
@@ -254,7 +257,7 @@ class SemanticSignal:
             return None
         finally:
             # A call given up may still run on the server: its slot's cache is then unknown.
-            self._give_back(slot, prompt if answered else None)
+            self._give_back(slot, prompt if answered else None, prime=False)
             self.last_ms = (time.perf_counter() - t) * 1000
         if self._failing:
             self._failing = False
@@ -265,12 +268,17 @@ class SemanticSignal:
         """Whether ``slot``'s cache already holds all of ``prompt``."""
         return self._prompts.get(slot, "\0").startswith(prompt)
 
-    def _take(self, key: Hashable | None, *, prompt: str, alone: bool) -> int | None:
-        """A slot for ``key``'s call, marked in use; None when the call is not to be made:
-        ``parallel`` calls in flight (for a prime: any call, or the slot already holds
-        ``prompt``), or the person's slot still busy with their last call."""
+    def _take(
+        self, key: Hashable | None, *, prompt: str, prime: bool, wait_s: float = 0.0
+    ) -> int | None:
+        """A slot for ``key``'s call, marked in use; None when the call is not to be made.
+        A prime is made only when nothing else runs and the slot does not hold ``prompt``
+        already. A score is not made past ``parallel`` scores in flight — but a prime never
+        stops one: a score whose slot is being primed waits for it (up to ``wait_s``; the
+        prime reads what the score would have read), and runs beside a prime in another
+        slot."""
         with self._slots_lock:
-            if self._calls >= (1 if alone else self.settings.parallel) or (alone and self._calls):
+            if self._scores >= (1 if prime else self.settings.parallel) or (prime and self._primes):
                 return None
             if key is None:
                 free = [i for i in range(self.settings.llm.slots) if i not in self._busy]
@@ -280,7 +288,11 @@ class SemanticSignal:
             elif key in self._owners:
                 slot = self._owners[key]
                 self._owners.move_to_end(key)
-                if slot in self._busy or (alone and self._holds(slot, prompt)):
+                if prime and (slot in self._busy or self._holds(slot, prompt)):
+                    return None
+                if not self._slots_lock.wait_for(lambda: slot not in self._busy, wait_s):
+                    return None
+                if self._scores >= self.settings.parallel:  # another came while it waited
                     return None
             else:
                 taken = set(self._owners.values())
@@ -294,17 +306,24 @@ class SemanticSignal:
                     slot = self._owners.pop(old)
                 self._owners[key] = slot
             self._busy.add(slot)
-            self._calls += 1
+            if prime:
+                self._primes += 1
+            else:
+                self._scores += 1
             return slot
 
-    def _give_back(self, slot: int, prompt: str | None) -> None:
+    def _give_back(self, slot: int, prompt: str | None, *, prime: bool) -> None:
         with self._slots_lock:
             self._busy.discard(slot)
-            self._calls -= 1
+            if prime:
+                self._primes -= 1
+            else:
+                self._scores -= 1
             if prompt is None:
                 self._prompts.pop(slot, None)
             else:
                 self._prompts[slot] = prompt
+            self._slots_lock.notify_all()
 
     def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict[str, Any]:
         request = urllib.request.Request(

@@ -7,6 +7,7 @@ question. Where the model's numbers sit between (the thresholds, the borderline 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -83,15 +84,34 @@ def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
     """At 12 people calls queued on the server delayed every turn: a busy signal answers None
     at once (the turn is judged without it) and counts the call it skipped."""
     skipped = semantic.skipped
-    busy = semantic._take("someone else", prompt="", alone=False)
+    busy = semantic._take("someone else", prompt="", prime=False)
     assert busy is not None, "no call is running"
     try:
         assert semantic.score("what time is it", key="me") is None
         assert semantic.skipped == skipped + 1 and semantic.last_ms == 0.0
         assert semantic.prime("What can I do for you?", key="me") == "busy", "nor a prime"
     finally:
-        semantic._give_back(busy, None)
+        semantic._give_back(busy, None, prime=False)
     assert semantic.score("what time is it", key="me") is not None, "free again"
+
+
+def test_a_prime_never_costs_a_pause_its_score(semantic: SemanticSignal) -> None:
+    """A prime in flight (another person's, or this person's own) does not make a pause's call
+    be skipped: another person's score runs beside it, and a score whose own slot is being
+    primed waits for the prime and then runs."""
+    erin, frank = object(), object()
+    assert semantic.score("hello there", key=erin) is not None  # erin and frank own slots
+    assert semantic.score("hello there", key=frank) is not None
+    priming = semantic._take(erin, prompt="x", prime=True)
+    assert priming is not None
+    try:
+        assert semantic.score("what time is it", key=frank) is not None, "another person's"
+        done = threading.Timer(0.2, semantic._give_back, (priming, None), {"prime": True})
+        done.start()
+        assert semantic.score("what time is it", key=erin) is not None, "waited for its prime"
+    finally:
+        done.join()
+    assert semantic._primes == 0 and semantic._scores == 0
 
 
 LONG_LINE = (
