@@ -82,7 +82,8 @@ def pitch_track(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     frames = frames - frames.mean(axis=1, keepdims=True)
     energy = 10 * np.log10(np.mean(frames**2, axis=1) + 1e-10)
     w = np.hanning(FRAME)
-    spec = np.fft.rfft(frames * w, 2 * FRAME)
+    # 1024 points: lags up to 384 stay free of wrap-around (linear, not circular, correlation).
+    spec = np.fft.rfft(frames * w, 1024)
     r = np.fft.irfft(np.abs(spec) ** 2)[:, : MAX_LAG + 2]
     # Unbias for the shrinking overlap of a windowed frame with its shifted self.
     wr = np.correlate(w * w, w * w, mode="full")[FRAME - 1 : FRAME + MAX_LAG + 1]
@@ -118,7 +119,7 @@ def pitch_track(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     back = np.zeros((n, CANDIDATES + 1), np.int64)
     for t in range(1, n):
         total = best[:, None] - cost[t - 1]
-        back[t] = np.argmax(total, axis=0)
+        back[t] = total.argmax(axis=0)
         best = score[t] + total[back[t], states]
     path = np.empty(n, np.int64)
     path[-1] = int(np.argmax(best))
