@@ -60,6 +60,8 @@ VOICING_THRESHOLD = 0.6
 #: down: the faint end of the last syllable is where the tracker jumped an octave, by where
 #: the VAD's chunks cut the fade (10 of 80 chunk alignments of the load benchmark's sentences).
 SILENCE_DB = 25.0
+#: Unvoiced frames bridged inside the final voiced run.
+RUN_GAP = 2
 
 
 def pitch_track(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +162,7 @@ def features(audio: np.ndarray, voiced_end: int) -> ProsodyFeatures | None:
     # The final voiced run: consecutive voiced frames (gaps of one frame bridged).
     run = 1
     for a, b in zip(voiced[::-1][1:], voiced[::-1][:-1], strict=False):
-        if b - a > 2:
+        if b - a > RUN_GAP:
             break
         run += 1
     return ProsodyFeatures(end_st, slope, decay, run * HOP * 1000 / SAMPLE_RATE)
