@@ -11,10 +11,9 @@ numpy only, with Praat's (Boersma 1993) and RAPT's (Talkin 1995) answer to octav
 frame keeps its strongest autocorrelation peaks as candidates, and the track is the path through
 them that a dynamic programme (Viterbi) finds strongest, less a cost per octave jumped between
 frames and per voicing switch; frames far under the loud ones, and fricatives (most power above
-1 kHz), turn unvoiced. A lone frame, or
-the faint end of a syllable, no longer reads an octave up (issue 28: the VAD's chunk alignment
-alone swung the last frames' pitch from -2.5 to +3.7 semitones on two of eight load-benchmark
-sentences). Features, over the voiced audio before the pause:
+1 kHz), turn unvoiced. A lone frame, or the faint end of a syllable, no longer reads an octave
+up (issue 28: the VAD's chunk alignment alone swung the last frames' pitch from -2.5 to +3.7
+semitones on two of eight load-benchmark sentences). Features, over the voiced audio before the pause:
 
 * ``end_st``: pitch of the last voiced frames in semitones relative to the utterance's median
   (negative: ended low);
