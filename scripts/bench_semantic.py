@@ -140,7 +140,7 @@ def people_cost(people: int, mode: str, rounds: int) -> dict:
             key = i if keyed else None
             if primed:
                 c = time.process_time()
-                if signal.prime(agent, key=i):
+                if signal.prime(agent, key=i) == "primed":
                     prime_cpu.append((time.process_time() - c) * 1000)
             c = time.process_time()
             signal.score(said[(r * people + i) % len(said)], agent, key=key)

@@ -29,6 +29,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -174,8 +175,24 @@ async def run_load(
             {"transport": "webrtc" if _is_rtc(t, tally) else "ws", **(t.breakdown() or {})}
             for t in window
         ],
+        # Why the turns ended (the turn rule's reasons), and the semantic signal's call at the
+        # pause that ended each turn as the session waited for it (ms; None: not made).
+        "turnEnds": _turn_ends(window),
         "notices": sorted(set(tally.notices)),
         "errors": sorted(set(tally.errors)),
+    }
+
+
+def _turn_ends(turns: list[Turn]) -> dict[str, Any]:
+    stages = [t.stages for t in turns if t.stages is not None]
+    called = [float(s["semanticMs"]) for s in stages if s.get("semanticMs") is not None]
+    scored = [s for s in stages if s.get("semantic") is not None]
+    return {
+        "reasons": dict(Counter(str(s.get("endReason")) for s in stages).most_common()),
+        "semanticScored": len(scored),
+        "semanticCalled": len(called),
+        "semanticMsP50": _percentile(called, 50),
+        "semanticMsP95": _percentile(called, 95),
     }
 
 

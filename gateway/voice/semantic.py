@@ -37,7 +37,7 @@ import urllib.request
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gateway.llm.embedded import EmbeddedLlama, LlamaSettings
 
@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 IM_END = 2
 #: Texts whose token ids also mean "the sentence is over".
 END_MARKS = (".", "?", "!")
+
+#: What :meth:`SemanticSignal.prime` did: read the prefix in, found it there, found the model
+#: busy (try again), or could not (the slot stays cold).
+Primed = Literal["primed", "held", "busy", "failed"]
 
 _NOT_WORD = re.compile(r"[^a-z0-9' ]+")
 
@@ -63,17 +67,19 @@ class SemanticSettings:
     """How the semantic signal runs (defaults chosen on the tuning set: ``bench_semantic``)."""
 
     #: Its own llama.cpp server: a slot per person (the gateway's 12 sessions), each keeping
-    #: that person's prompt prefix, with a small context (the longest prompt, 40 words after
-    #: 200 characters, is about 150 tokens), on one thread. Twelve people shared one slot at
-    #: first: with their different agent lines nearly every call was cold (16.5 prompt tokens
-    #: a call, 156 ms median / 227 ms p95 against 4 tokens and ~40 ms warm). A slot costs its
-    #: context's keys and values, about 23 kB a token: 12 x 320 tokens is 88 MB.
+    #: that person's prompt prefix, with a small context (an English prompt at its bounds, 40
+    #: words after 200 characters, is about 130 tokens), on one thread. Twelve people shared
+    #: one slot at first: with their different agent lines nearly every call was cold (16.5
+    #: prompt tokens a call, 156 ms median / 227 ms p95 against 4 tokens and ~40 ms warm).
+    #: Memory (RSS of the loaded server): one slot of 512 tokens 137 MB, 12 of 256 195 MB,
+    #: 12 of 320 262 MB; keys and values in Q8_0 would save a third but move the scores the
+    #: thresholds were chosen on (0.0693 -> 0.0636), so they stay F16.
     #: One thread: two nearly halve a call alone (29 ms median against 50, 20 held-out
     #: sentences after the cached prefix, 2-core machine, 2026-11-25), but right after a
     #: Whisper decode (whose threads keep spinning) 95 of 152 calls on two threads missed a
     #: 250 ms timeout; on one thread none did.
     llm: LlamaSettings = field(
-        default_factory=lambda: LlamaSettings(threads=1, context=320, slots=12)
+        default_factory=lambda: LlamaSettings(threads=1, context=256, slots=12)
     )
     #: Calls at once; one more is not made (the turn is judged without it). See ``score``.
     parallel: int = 1
@@ -104,12 +110,12 @@ class SemanticSignal:
         self._llm = EmbeddedLlama(self.settings.llm)  # raises ModelNotAvailable early
         self._end_ids: frozenset[int] | None = None
         self._lock = threading.Lock()
-        # The slots: whose each is (least recently used first), which are in use, and the prefix
-        # each was last given. ``_calls`` counts calls in flight (at most ``parallel``).
+        # The slots: whose each is (least recently used first), which are in use, and the prompt
+        # each last read (its cache). ``_calls`` counts calls in flight (at most ``parallel``).
         self._slots_lock = threading.Lock()
         self._owners: OrderedDict[Hashable, int] = OrderedDict()
         self._busy: set[int] = set()
-        self._prefix: dict[int, str] = {}
+        self._prompts: dict[int, str] = {}
         self._calls = 0
         #: Calls not made because ``parallel`` calls were in flight (for benchmarks).
         self.skipped = 0
@@ -161,18 +167,24 @@ class SemanticSignal:
         said = plain(text).split()[-self.settings.max_words :]
         return self.prefix(context) + " ".join(said)
 
-    def prime(self, context: str | None = None, *, key: Hashable) -> bool:
-        """Put the prompt's prefix after ``context`` in ``key``'s slot, so that their pause's
-        call pays only for their words (a new agent line is 15–50 tokens: 100–300 ms on one
-        thread). Made only when nothing else is in flight and the slot does not hold it
-        already; True when it was made. Best effort: a failure only leaves the slot cold."""
+    def prime(self, context: str | None = None, words: str = "", *, key: Hashable) -> Primed:
+        """Put the prompt after ``context`` in ``key``'s slot — its prefix, and ``words`` the
+        person has said so far (a partial transcript) — so that their pause's call pays only
+        for what is new (a new agent line is 15–50 tokens: 100–300 ms on one thread). Made
+        only when nothing else is in flight (``"busy"``: try again later) and the slot does
+        not hold it already (``"held"``). Best effort: ``"failed"`` (the model not started
+        or not answering) only leaves the slot cold."""
         if self._end_ids is None:
-            return False
-        prefix = self.prefix(context)
-        slot = self._take(key, prefix=prefix, alone=True)
+            return "failed"
+        prompt = self.prefix(context) + " ".join(plain(words).split()[-self.settings.max_words :])
+        with self._slots_lock:
+            slot = self._owners.get(key)
+            if slot is not None and slot not in self._busy and self._holds(slot, prompt):
+                return "held"
+        slot = self._take(key, prompt=prompt, alone=True)
         if slot is None:
-            return False
-        body = {"prompt": prefix, "n_predict": 0, "cache_prompt": True, "id_slot": slot}
+            return "busy"
+        body = {"prompt": prompt, "n_predict": 0, "cache_prompt": True, "id_slot": slot}
         done = False
         try:
             self._post("/completion", body, 5000)
@@ -181,8 +193,8 @@ class SemanticSignal:
         except (OSError, ValueError):
             pass
         finally:
-            self._give_back(slot, prefix if done else None)
-        return done
+            self._give_back(slot, prompt if done else None)
+        return "primed" if done else "failed"
 
     def score(
         self,
@@ -200,18 +212,18 @@ class SemanticSignal:
         if self._end_ids is None:
             self.start()
         assert self._end_ids is not None
-        prefix = self.prefix(context)
+        prompt = self.prompt(text, context)
         # A call that would wait for another to finish is not made: at 12 people the calls,
         # queued on one slot, each mostly cold (every session has its own agent line), took
         # the end of speech -> reply median from 644 to 1 084-1 558 ms (p95 1.9 -> 2.5 s). A
         # busy signal's turn is judged by the transcript and the voice, as before it existed.
-        slot = self._take(key, prefix=prefix, alone=False)
+        slot = self._take(key, prompt=prompt, alone=False)
         if slot is None:
             self.skipped += 1
             self.last_ms = 0.0
             return None
         body = {
-            "prompt": self.prompt(text, context),
+            "prompt": prompt,
             "n_predict": 1,
             "n_probs": self.settings.top,
             "cache_prompt": True,
@@ -242,17 +254,21 @@ class SemanticSignal:
             return None
         finally:
             # A call given up may still run on the server: its slot's cache is then unknown.
-            self._give_back(slot, prefix if answered else None)
+            self._give_back(slot, prompt if answered else None)
             self.last_ms = (time.perf_counter() - t) * 1000
         if self._failing:
             self._failing = False
             log.info("the semantic end-of-turn signal answers again")
         return min(1.0, max(0.0, p))
 
-    def _take(self, key: Hashable | None, *, prefix: str, alone: bool) -> int | None:
+    def _holds(self, slot: int, prompt: str) -> bool:
+        """Whether ``slot``'s cache already holds all of ``prompt``."""
+        return self._prompts.get(slot, "\0").startswith(prompt)
+
+    def _take(self, key: Hashable | None, *, prompt: str, alone: bool) -> int | None:
         """A slot for ``key``'s call, marked in use; None when the call is not to be made:
         ``parallel`` calls in flight (for a prime: any call, or the slot already holds
-        ``prefix``), or the person's slot still busy with their last call."""
+        ``prompt``), or the person's slot still busy with their last call."""
         with self._slots_lock:
             if self._calls >= (1 if alone else self.settings.parallel) or (alone and self._calls):
                 return None
@@ -260,11 +276,11 @@ class SemanticSignal:
                 free = [i for i in range(self.settings.llm.slots) if i not in self._busy]
                 if not free:
                     return None
-                slot = next((i for i in free if self._prefix.get(i) == prefix), free[0])
+                slot = max(free, key=lambda i: _shared(self._prompts.get(i, ""), prompt))
             elif key in self._owners:
                 slot = self._owners[key]
                 self._owners.move_to_end(key)
-                if slot in self._busy or (alone and self._prefix.get(slot) == prefix):
+                if slot in self._busy or (alone and self._holds(slot, prompt)):
                     return None
             else:
                 taken = set(self._owners.values())
@@ -281,14 +297,14 @@ class SemanticSignal:
             self._calls += 1
             return slot
 
-    def _give_back(self, slot: int, prefix: str | None) -> None:
+    def _give_back(self, slot: int, prompt: str | None) -> None:
         with self._slots_lock:
             self._busy.discard(slot)
             self._calls -= 1
-            if prefix is None:
-                self._prefix.pop(slot, None)
+            if prompt is None:
+                self._prompts.pop(slot, None)
             else:
-                self._prefix[slot] = prefix
+                self._prompts[slot] = prompt
 
     def _post(self, path: str, body: dict[str, object], timeout_ms: int) -> dict[str, Any]:
         request = urllib.request.Request(
@@ -299,6 +315,16 @@ class SemanticSignal:
         with urllib.request.urlopen(request, timeout=timeout_ms / 1000) as reply:
             answer: dict[str, Any] = json.loads(reply.read())
             return answer
+
+
+def _shared(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share from their start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def default_semantic(settings: SemanticSettings | None = None) -> SemanticSignal | None:

@@ -5,9 +5,11 @@ themselves are the script's, on an idle machine)."""
 from __future__ import annotations
 
 import asyncio
+from typing import get_args
 
 import pytest
 
+from gateway.proxy.turns import EndReason
 from gateway.testing.figures import piper_rtf
 from gateway.testing.load import run_load
 from gateway.testing.load_client import load_clips
@@ -54,3 +56,14 @@ def test_every_turn_is_split_into_its_stages(one_person: dict) -> None:
         assert turn["decode"] >= 0  # the first reply frame's packet arrived before it decoded
     medians = one_person["turnStagesMs"]["webrtc"]
     assert medians["turns"] == len(detail) and set(medians) - {"turns"} == STAGES
+
+
+def test_why_each_turn_ended_is_counted(one_person: dict) -> None:
+    """The turn rule's reason for every turn, and the semantic signal's call as the session
+    waited for it (the load clips are complete requests: the rule ends them on its reasons)."""
+    ends = one_person["turnEnds"]
+    assert sum(ends["reasons"].values()) == one_person["turns"]
+    assert set(ends["reasons"]) <= set(get_args(EndReason)), ends
+    assert ends["semanticScored"] <= ends["semanticCalled"] <= one_person["turns"]
+    if ends["semanticCalled"]:
+        assert 0 < ends["semanticMsP50"] <= ends["semanticMsP95"]

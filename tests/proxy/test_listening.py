@@ -14,7 +14,7 @@ from unittest.mock import ANY
 import numpy as np
 
 from gateway.proxy.events import ProxyEvent, StateShown, WakeWordHeard
-from gateway.proxy.listening import Listener
+from gateway.proxy.listening import PRIME_TRIES, Listener
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.voice.endpoint import Utterance
@@ -65,8 +65,12 @@ class RecordedTranscriber:
                 text = words
         return transcript(text)
 
+    partial: str | None = None  # what a partial transcript says (None: the model is busy)
+
     async def transcribe_partial(self, audio: np.ndarray) -> str:
-        raise TranscriberBusy("partials are not recorded")
+        if self.partial is None:
+            raise TranscriberBusy("partials are not recorded")
+        return self.partial
 
 
 class Voice:
@@ -233,16 +237,17 @@ class Semantic:
 
     settings = SemanticSettings()
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, busy: int = 0) -> None:
         self.p = p
-        self.calls: list[tuple[str, str | None, object]] = []
+        self.busy = ["busy"] * busy  # the first primes find the model busy
+        self.calls: list[tuple[object, ...]] = []
 
-    def prime(self, context: str | None = None, *, key: object) -> bool:
-        self.calls.append(("prime", context, key))
-        return True
+    def prime(self, context: str | None = None, words: str = "", *, key: object) -> str:
+        self.calls.append(("prime", context, words, key))
+        return self.busy.pop(0) if self.busy else "primed"
 
     def score(self, text: str, context: str | None = None, *, key: object = None) -> float:
-        self.calls.append(("score", context, key))
+        self.calls.append(("score", context, "", key))
         return self.p
 
 
@@ -256,7 +261,7 @@ async def test_the_agents_line_is_read_when_the_person_starts_and_their_pause_pa
     other = recorded("Rome.", (0.9, SPEECH), (0.0, 40))
     other.semantic, other.agent_said = r.semantic, "Where to?"
     await r.chunks(LEAD + 12)  # speech counts as started after its first 250 ms
-    assert r.semantic.calls == [("prime", "Which city would you like to visit?", ANY)]
+    assert r.semantic.calls == [("prime", "Which city would you like to visit?", "", ANY)]
     await r.chunks(SPEECH - 12 + 30)
     await other.chunks(LEAD + SPEECH + 30)
     [(_, timing)] = r.turns
@@ -264,8 +269,8 @@ async def test_the_agents_line_is_read_when_the_person_starts_and_their_pause_pa
     mine = [c for c in r.semantic.calls if c[1] != "Where to?"]
     theirs = [c for c in r.semantic.calls if c[1] == "Where to?"]
     assert [c[0] for c in mine][:2] == ["prime", "score"] and mine.count(mine[0]) == 1
-    assert {c[2] for c in mine} == {mine[0][2]}, "one person, one key"
-    assert theirs and {c[2] for c in theirs}.isdisjoint({mine[0][2]}), "another person's key"
+    assert {c[3] for c in mine} == {mine[0][3]}, "one person, one key"
+    assert theirs and {c[3] for c in theirs}.isdisjoint({mine[0][3]}), "another person's key"
 
 
 async def test_no_prime_when_the_turn_rule_does_not_read_words() -> None:
@@ -276,3 +281,26 @@ async def test_no_prime_when_the_turn_rule_does_not_read_words() -> None:
     )
     await r.chunks(LEAD + SPEECH + 40)
     assert r.turns and r.semantic.calls == []
+
+
+async def test_a_prime_that_finds_the_model_busy_is_tried_again_while_the_person_speaks() -> None:
+    r = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    r.semantic, r.agent_said = Semantic(0.5, busy=2), "Which city?"
+    await r.chunks(LEAD + 12)
+    assert [c[0] for c in r.semantic.calls] == ["prime"] * 3, "busy twice, then made"
+    never = recorded("Paris.", (0.9, SPEECH), (0.0, 40))
+    never.semantic = Semantic(0.5, busy=10)
+    await never.chunks(LEAD + 12)
+    assert [c[0] for c in never.semantic.calls] == ["prime"] * PRIME_TRIES, "bounded"
+
+
+async def test_a_partial_transcript_is_read_ahead_but_its_last_word() -> None:
+    """What the person has said so far (a partial transcript) goes into their slot too, without
+    the word still being said: the pause's call then reads only the last few words."""
+    r = recorded("Set a timer for ten minutes.", (0.9, 60), (0.0, 40))
+    r.transcriber.partial = "Set a timer for te"
+    r.semantic, r.agent_said = Semantic(0.5), "Anything else?"
+    await r.chunks(LEAD + 60)
+    primes = [c for c in r.semantic.calls if c[0] == "prime"]
+    assert primes[0] == ("prime", "Anything else?", "", ANY), "the agent's line, at the start"
+    assert ("prime", "Anything else?", "Set a timer for", primes[0][3]) in primes, primes

@@ -83,12 +83,12 @@ def test_a_call_that_would_queue_is_not_made(semantic: SemanticSignal) -> None:
     """At 12 people calls queued on the server delayed every turn: a busy signal answers None
     at once (the turn is judged without it) and counts the call it skipped."""
     skipped = semantic.skipped
-    busy = semantic._take("someone else", prefix="", alone=False)
+    busy = semantic._take("someone else", prompt="", alone=False)
     assert busy is not None, "no call is running"
     try:
         assert semantic.score("what time is it", key="me") is None
         assert semantic.skipped == skipped + 1 and semantic.last_ms == 0.0
-        assert not semantic.prime("What can I do for you?", key="me"), "nor a prime"
+        assert semantic.prime("What can I do for you?", key="me") == "busy", "nor a prime"
     finally:
         semantic._give_back(busy, None)
     assert semantic.score("what time is it", key="me") is not None, "free again"
@@ -122,8 +122,18 @@ def test_a_prime_puts_the_agents_line_in_the_persons_slot(semantic: SemanticSign
     pays only for their words; the same line is not read twice."""
     carol = object()
     primed = semantic.primed
-    assert semantic.prime(f"{LONG_LINE} carol", key=carol)
-    assert not semantic.prime(f"{LONG_LINE} carol", key=carol), "already in the slot"
+    assert semantic.prime(f"{LONG_LINE} carol", key=carol) == "primed"
+    assert semantic.prime(f"{LONG_LINE} carol", key=carol) == "held", "already in the slot"
     assert semantic.primed == primed + 1
     assert semantic.score("set a timer for", f"{LONG_LINE} carol", key=carol) is not None
     assert semantic.last_new_tokens <= words_tokens(semantic, " a timer for") + 2
+
+
+def test_what_the_person_said_so_far_can_be_read_ahead_too(semantic: SemanticSignal) -> None:
+    """A partial transcript read into the slot while the person speaks: the pause's call reads
+    only the words after it."""
+    dave = object()
+    assert semantic.prime(f"{LONG_LINE} dave", "set a timer for ten", key=dave) == "primed"
+    assert semantic.prime(f"{LONG_LINE} dave", "set a timer", key=dave) == "held"
+    assert semantic.score("Set a timer for ten minutes.", f"{LONG_LINE} dave", key=dave)
+    assert semantic.last_new_tokens <= words_tokens(semantic, " minutes") + 2
