@@ -124,7 +124,11 @@ async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None
     once = paused(
         say("Send a message to Anna saying I will be late."), say("Send a message to Anna."), 500
     )
-    result = await _talk(models, np.concatenate([once, silence(2500), once]))
+    # The second saying starts at the same place against the VAD's 32 ms chunks as the first,
+    # so its pause measures the same (the learned wait is the measured pause plus one chunk).
+    gap = silence(2500)
+    gap = np.concatenate([gap, np.zeros(-(len(once) + len(gap)) % 512, np.int16)])
+    result = await _talk(models, np.concatenate([once, gap, once]))
     first, _rest, again = result.utterances  # cut off, then whole
     assert first["earlyEnd"] and first["endReason"] == "finished", first
     assert first["waitMs"] == SessionSettings().turn_rule.pause_ms
