@@ -187,12 +187,16 @@ def _turn_ends(turns: list[Turn]) -> dict[str, Any]:
     stages = [t.stages for t in turns if t.stages is not None]
     called = [float(s["semanticMs"]) for s in stages if s.get("semanticMs") is not None]
     scored = [s for s in stages if s.get("semantic") is not None]
+    verdicts = [float(s["verdictMs"]) for s in stages if s.get("verdictMs") is not None]
     return {
         "reasons": dict(Counter(str(s.get("endReason")) for s in stages).most_common()),
         "semanticScored": len(scored),
         "semanticCalled": len(called),
         "semanticMsP50": _percentile(called, 50),
         "semanticMsP95": _percentile(called, 95),
+        # When the verdict (decode, signals and semantic call) came, from the pause's start.
+        "verdictMsP50": _percentile(verdicts, 50),
+        "verdictMsP95": _percentile(verdicts, 95),
     }
 
 
