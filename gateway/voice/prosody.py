@@ -13,7 +13,9 @@ them that a dynamic programme (Viterbi) finds strongest, less a cost per octave 
 frames and per voicing switch; frames far under the loud ones, and fricatives (most power above
 1 kHz), turn unvoiced. A lone frame, or the faint end of a syllable, no longer reads an octave
 up (issue 28: the VAD's chunk alignment alone swung the last frames' pitch from -2.5 to +3.7
-semitones on two of eight load-benchmark sentences). Features, over the voiced audio before the pause:
+semitones on two of eight load-benchmark sentences).
+
+Features, over the voiced audio before the pause:
 
 * ``end_st``: pitch of the last voiced frames in semitones relative to the utterance's median
   (negative: ended low);
