@@ -15,7 +15,8 @@ living room.", "Set an alarm for seven in the morning.") sound unfinished (P 0.3
 1.5 s doubt wait) at 6 and 4 of 10 alignments, finished (0.90–0.97) at the others: the pitch
 tracker doubles f0 in the faint end of the last syllable for 0–3 frames, by where the chunk cut
 the fade. 2 sentences of 8 at about half the alignments is the 12–25 % of load turns that waited
-1.5 s.
+1.5 s. With the path tracker (the same day, later): 0 of 80 wait ≥ 1 s, every alignment 200 ms
+(those two sentences read 0.98–0.99); see docs/performance.md, "Pitch tracker, octave errors".
 """
 
 from __future__ import annotations
