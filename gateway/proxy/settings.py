@@ -43,11 +43,12 @@ class SessionSettings:
     #: tuning set of ``bench_turns --set tuning --sweep-semantic`` (a plateau: low 0.002–0.02,
     #: high 0.01–0.03, any wait 1.2–2 s; these values sit in its middle), reported on the
     #: held-out set (docs/turn-taking.md). Words that sure, with a final mark and a voice that
-    #: sounds finished, end the turn after 128 ms instead of 200: replayed on the tuning,
-    #: held-out and older sets, every value from 64 to 200 ms cut the same paused requests and
-    #: no complete one, and complete requests waited 129 ms median instead of 224 on the tuning
-    #: set (134 held-out); below 128 the verdict itself (a decode from 32 ms of silence, then the
-    #: call) seldom comes sooner. One person over WebRTC answered at 362-372 ms median with 200.
+    #: sounds finished, end the turn after 192 ms of silence — six VAD chunks — where 200 ms
+    #: rounds up to 224: replayed on the tuning, held-out and older sets, every value from 64 to
+    #: 200 ms cut the same paused requests and no complete one (tuning median wait 224 -> 192
+    #: ms; 129 at 128). Not lower: the sets' pauses are all 350 ms or more, so they cannot show
+    #: what a shorter wait does to a person's own brief hesitation after words that read and
+    #: sound finished. One person over WebRTC answered at 362-372 ms median with 200.
     turn_rule: TurnRule = field(
         default_factory=lambda: TurnRule(
             signals=("prosody",),
@@ -59,7 +60,7 @@ class SessionSettings:
             max_wait_ms=2000,
             semantic_low=0.005,
             semantic_high=0.02,
-            semantic_pause_ms=128,
+            semantic_pause_ms=192,
             semantic_wait_ms=1500,
         )
     )

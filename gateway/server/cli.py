@@ -383,7 +383,7 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
         pause_ms=early,
         doubt_ms=max(rule.doubt_ms, early),
         # The semantic signal's two waits follow: clearly finished words wait the early end
-        # in the rule's proportion (128 of 200 ms by default); clearly unfinished ones at least
+        # in the rule's proportion (192 of 200 ms by default); clearly unfinished ones at least
         # the end silence.
         semantic_pause_ms=max(1, round(early * rule.semantic_pause_ms / rule.pause_ms)),
         semantic_wait_ms=max(rule.semantic_wait_ms, end),

@@ -91,14 +91,14 @@ def test_early_end_is_how_long_a_finished_sentence_waits() -> None:
     # A doubtful voice still waits longer than the finished wait.
     _, doubtful = silence_at_end(turn_taker("--finished-wait-ms", "400"), "Turn on the lights.", 0.2)
     assert doubtful.reason == "doubt" and doubtful.wait_ms == 1500
-    # Words the semantic signal is sure of wait less than the early end, in the rule's
-    # proportion (128 of 200 ms): twice the early end, twice their wait.
+    # Words the semantic signal is sure of wait the early end in the rule's proportion (192
+    # of 200 ms): twice the early end, twice their wait.
     _, sure_default = silence_at_end(turn_taker(), "What are you looking at?", 0.9, semantic=0.5)
     _, sure = silence_at_end(
         turn_taker("--finished-wait-ms", "400"), "What are you looking at?", 0.9, semantic=0.5
     )
     assert sure.reason == sure_default.reason == "semantic finished"
-    assert (sure_default.wait_ms, sure.wait_ms) == (128, 256)
+    assert (sure_default.wait_ms, sure.wait_ms) == (192, 384)
     # Sure bare words with a very sure voice wait between the two, never under the early end.
     _, bare = silence_at_end(turn_taker(), "Turn the lights off", 0.99, semantic=0.5)
     _, bare_later = silence_at_end(
