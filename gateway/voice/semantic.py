@@ -48,6 +48,10 @@ IM_END = 2
 #: Texts whose token ids also mean "the sentence is over".
 END_MARKS = (".", "?", "!")
 
+#: A warm call's time on one thread of a quiet 2-core machine (ms; ``bench_semantic --people 12``:
+#: 44 median), the moving average's start.
+TYPICAL_MS = 45.0
+
 #: What :meth:`SemanticSignal.prime` did: read the prefix in, found it there, found the model
 #: busy (try again), or could not (the slot stays cold).
 Primed = Literal["primed", "held", "busy", "failed"]
@@ -121,6 +125,9 @@ class SemanticSignal:
         self._primes = 0
         #: Calls not made because ``parallel`` calls were in flight (for benchmarks).
         self.skipped = 0
+        #: Calls not made because the turn would end before such a call answers (counted by
+        #: the caller, ``proxy.listening``).
+        self.late = 0
         #: Prefixes put in a person's slot before their pause (for benchmarks and tests).
         self.primed = 0
         #: Calls that got no answer (a timeout, a server not answering), and whether the last
@@ -131,6 +138,9 @@ class SemanticSignal:
         self.last_ms = 0.0
         #: Prompt tokens the server processed at the last call (the rest came from its cache).
         self.last_new_tokens = 0
+        #: What an answered call takes these days (ms, a moving average): a caller with less
+        #: time than this before the turn ends without it need not ask (see ``proxy.listening``).
+        self.typical_ms = TYPICAL_MS
 
     def start(self) -> SemanticSignal:
         """Load the model (about 0.4 s) and learn the end marks' token ids."""
@@ -148,6 +158,7 @@ class SemanticSignal:
         cold: 100–300 ms, past the timeout)."""
         self.start()
         self.score("hello", timeout_ms=5000)
+        self.typical_ms = TYPICAL_MS  # that call was cold: it says nothing of the next ones
 
     def close(self) -> None:
         """Stop the model's server."""
@@ -259,6 +270,7 @@ class SemanticSignal:
             # A call given up may still run on the server: its slot's cache is then unknown.
             self._give_back(slot, prompt if answered else None, prime=False)
             self.last_ms = (time.perf_counter() - t) * 1000
+        self.typical_ms += 0.2 * (self.last_ms - self.typical_ms)
         if self._failing:
             self._failing = False
             log.info("the semantic end-of-turn signal answers again")

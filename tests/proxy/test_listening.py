@@ -237,8 +237,10 @@ class Semantic:
 
     settings = SemanticSettings()
 
-    def __init__(self, p: float, busy: int = 0) -> None:
+    def __init__(self, p: float, busy: int = 0, typical_ms: float = 45.0) -> None:
         self.p = p
+        self.typical_ms = typical_ms  # what a call takes these days
+        self.late = 0
         self.busy = ["busy"] * busy  # the first primes find the model busy
         self.calls: list[tuple[object, ...]] = []
 
@@ -304,3 +306,22 @@ async def test_a_partial_transcript_is_read_ahead_but_its_last_word() -> None:
     primes = [c for c in r.semantic.calls if c[0] == "prime"]
     assert primes[0] == ("prime", "Anything else?", "", ANY), "the agent's line, at the start"
     assert ("prime", "Anything else?", "Set a timer for", primes[0][3]) in primes, primes
+
+
+async def test_the_words_amend_the_verdict_in_time_and_never_hold_the_turn_past_it() -> None:
+    """In real time the transcript and the voice decide at once; the words' score amends it
+    when it comes before the turn ends ("Turn on the lights." that the words call unfinished
+    waits the longer wait), and is not even asked for when the turn would end sooner than a
+    call takes (a saturated machine: the turn goes as without the signal, at its own wait)."""
+    said = "Turn on the lights."  # what the words signal (a fake here) calls unfinished
+    amended = recorded(said, (0.9, SPEECH), (0.0, 80))
+    amended.semantic = Semantic(0.001)  # clearly unfinished, and in time
+    await amended.chunks(LEAD + SPEECH + 80)
+    [(_, timing)] = amended.turns
+    assert timing.end_reason == "semantic unfinished" and timing.wait_ms == 1500, timing
+    late = recorded(said, (0.9, SPEECH), (0.0, 80))
+    late.semantic = Semantic(0.001, typical_ms=400)  # a call would come after the 200 ms
+    await late.chunks(LEAD + SPEECH + 80)
+    [(_, timing)] = late.turns
+    assert timing.end_reason == "finished" and timing.wait_ms == 200, timing
+    assert [c[0] for c in late.semantic.calls] == ["prime"] and late.semantic.late >= 1
