@@ -297,9 +297,10 @@ class Listener:
         semantic = self._semantic_signal()
         if semantic is None:
             return None
-        if left_ms is not None and left_ms < semantic.typical_ms:
-            semantic.late += 1
-            return None
+        if left_ms is not None:
+            semantic.attempted(left_ms >= semantic.typical_ms)
+            if left_ms < semantic.typical_ms:
+                return None
         t = time.monotonic()  # the call's cost, in real time whatever the clock
         p: float | None
         try:

@@ -49,12 +49,19 @@ IM_END = 2
 END_MARKS = (".", "?", "!")
 
 #: A warm call's time on one thread of a quiet 2-core machine (ms; ``bench_semantic --people 12``:
-#: 44 median), the moving average's start.
+#: 44 median).
 TYPICAL_MS = 45.0
 
 #: What :meth:`SemanticSignal.prime` did: read the prefix in, found it there, found the model
-#: busy (try again), or could not (the slot stays cold).
-Primed = Literal["primed", "held", "busy", "failed"]
+#: busy (try again), found the signal's calls coming too late these days to be worth it, or could
+#: not (the slot stays cold).
+Primed = Literal["primed", "held", "busy", "late", "failed"]
+
+#: Primes are made while at least this share of recent pauses got their call in time. At 12
+#: people on 2 cores 4-7 of 76-78 did (the decode left no time before the rule's wait), and the
+#: primes' CPU (one per turn, 70-80 ms) still slowed everyone: end of speech -> reply p95
+#: 1.13-1.22 s against 0.86-1.0 s without the signal.
+PRIME_SHARE = 0.25
 
 _NOT_WORD = re.compile(r"[^a-z0-9' ]+")
 
@@ -125,8 +132,7 @@ class SemanticSignal:
         self._primes = 0
         #: Calls not made because ``parallel`` calls were in flight (for benchmarks).
         self.skipped = 0
-        #: Calls not made because the turn would end before such a call answers (counted by
-        #: the caller, ``proxy.listening``).
+        #: Calls not made because the turn would end before such a call answers.
         self.late = 0
         #: Prefixes put in a person's slot before their pause (for benchmarks and tests).
         self.primed = 0
@@ -138,9 +144,14 @@ class SemanticSignal:
         self.last_ms = 0.0
         #: Prompt tokens the server processed at the last call (the rest came from its cache).
         self.last_new_tokens = 0
-        #: What an answered call takes these days (ms, a moving average): a caller with less
-        #: time than this before the turn ends without it need not ask (see ``proxy.listening``).
+        #: What a warm call takes (ms): a caller with less time than this before the turn ends
+        #: without it need not ask (see ``proxy.listening``). Fixed, not a moving average of
+        #: calls made: under load few are made, and cold ones would lock the signal out.
         self.typical_ms = TYPICAL_MS
+        #: The share of recent pauses whose call was made in time (a moving average of
+        #: :meth:`attempted`): while it is low the machine is saturated, and primes are not
+        #: made — their CPU would only slow everyone's speech.
+        self.made_share = 1.0
 
     def start(self) -> SemanticSignal:
         """Load the model (about 0.4 s) and learn the end marks' token ids."""
@@ -158,7 +169,6 @@ class SemanticSignal:
         cold: 100–300 ms, past the timeout)."""
         self.start()
         self.score("hello", timeout_ms=5000)
-        self.typical_ms = TYPICAL_MS  # that call was cold: it says nothing of the next ones
 
     def close(self) -> None:
         """Stop the model's server."""
@@ -189,6 +199,8 @@ class SemanticSignal:
         or not answering) only leaves the slot cold."""
         if self._end_ids is None:
             return "failed"
+        if self.made_share < PRIME_SHARE:
+            return "late"
         prompt = self.prefix(context) + " ".join(plain(words).split()[-self.settings.max_words :])
         with self._slots_lock:
             slot = self._owners.get(key)
@@ -270,11 +282,16 @@ class SemanticSignal:
             # A call given up may still run on the server: its slot's cache is then unknown.
             self._give_back(slot, prompt if answered else None, prime=False)
             self.last_ms = (time.perf_counter() - t) * 1000
-        self.typical_ms += 0.2 * (self.last_ms - self.typical_ms)
         if self._failing:
             self._failing = False
             log.info("the semantic end-of-turn signal answers again")
         return min(1.0, max(0.0, p))
+
+    def attempted(self, made: bool) -> None:
+        """A pause wanted a call; ``made``: there was time to make it (see ``made_share``)."""
+        if not made:
+            self.late += 1
+        self.made_share += 0.1 * (float(made) - self.made_share)
 
     def _holds(self, slot: int, prompt: str) -> bool:
         """Whether ``slot``'s cache already holds all of ``prompt``."""

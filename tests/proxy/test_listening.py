@@ -244,6 +244,9 @@ class Semantic:
         self.busy = ["busy"] * busy  # the first primes find the model busy
         self.calls: list[tuple[object, ...]] = []
 
+    def attempted(self, made: bool) -> None:
+        self.late += not made
+
     def prime(self, context: str | None = None, words: str = "", *, key: object) -> str:
         self.calls.append(("prime", context, words, key))
         return self.busy.pop(0) if self.busy else "primed"

@@ -157,3 +157,18 @@ def test_what_the_person_said_so_far_can_be_read_ahead_too(semantic: SemanticSig
     assert semantic.prime(f"{LONG_LINE} dave", "set a timer", key=dave) == "held"
     assert semantic.score("Set a timer for ten minutes.", f"{LONG_LINE} dave", key=dave)
     assert semantic.last_new_tokens <= words_tokens(semantic, " minutes") + 2
+
+
+def test_no_prime_while_the_calls_come_too_late(semantic: SemanticSignal) -> None:
+    """A saturated machine leaves pauses no time for a call: primes then only cost CPU, and are
+    not made until calls are made in time again."""
+    grace = object()
+    try:
+        for _ in range(30):
+            semantic.attempted(False)
+        assert semantic.prime(f"{LONG_LINE} grace", key=grace) == "late"
+        for _ in range(30):
+            semantic.attempted(True)
+        assert semantic.prime(f"{LONG_LINE} grace", key=grace) == "primed"
+    finally:
+        semantic.made_share = 1.0
