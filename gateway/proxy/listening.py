@@ -273,9 +273,12 @@ class Listener:
                 # faster than real time, the verdict waits for it: silence there is not time.)
                 now = self.clock()
                 self._apply(self.turns.judged(a.id, verdict, now), now)
-                if not self.turns.awaiting(a.id):
-                    return
                 left_ms = self.turns.due_ms() - self.turns.silence_ms
+                if not self.turns.awaiting(a.id):  # the verdict ended the turn: no time at all
+                    semantic = self._semantic_signal()
+                    if semantic is not None:
+                        semantic.attempted(False)
+                    return
             p = await self._semantic_score(a.id, text, left_ms)
             if p is None:
                 if self.settings.paced:
