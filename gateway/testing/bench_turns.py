@@ -633,6 +633,8 @@ async def paced_run(
                     "endReason": first.get("endReason"),
                     "waitMs": first.get("waitMs"),
                     "verdictMs": first.get("verdictMs"),
+                    "semantic": first.get("semantic"),
+                    "semanticMs": first.get("semanticMs"),
                     "decode": first.get("decode"),
                     "queued": first.get("queued"),
                     "reasons": [u.get("endReason") for u in result.utterances],

@@ -5,7 +5,7 @@ sentence is split where a person might stop to think — after a preposition, a 
 conjunction, or mid-clause — and its first part does not read as finished. The *complete*
 sentences include ones that end on those same words ("What are you looking at?"), so a rule that
 only looks at the last word fails them. The prompt and thresholds are chosen on ``TUNING`` and
-reported on ``HELD_OUT``; the two share no sentence.
+reported on ``HELD_OUT`` (and ``FRESH``, written later: see there); no two share a sentence.
 """
 
 from __future__ import annotations
@@ -124,4 +124,60 @@ HELD_OUT = TurnSet(
     voices=("piper:1.15:0.8", "espeak:en-us+f3", "piper:0.9:0.5", "espeak:en-gb-x-rp"),
 )
 
-SETS = {s.name: s for s in (TUNING, HELD_OUT)}
+#: A second held-out set, written 2026-11-26 after a rule (unsure words need a very sure voice)
+#: was added on what the first held-out set's pipeline run showed, so that the rule is reported
+#: on sentences nothing was chosen on. Its own voices; no sentence shared with the sets above.
+FRESH = TurnSet(
+    "fresh",
+    paused=(
+        ("Could you send the report to", "everyone on the team?"),
+        ("Turn down the volume a", "little bit please."),
+        ("I think we should leave before", "the traffic gets bad."),
+        ("Add a reminder to call the", "dentist on Friday."),
+        ("What is the best way to", "learn a new language?"),
+        ("Find me a recipe that uses", "chicken and rice."),
+        ("My flight leaves at", "nine in the evening."),
+        ("Tell my sister that I will", "pick her up at noon."),
+        ("How much does it cost to", "fly to New York?"),
+        ("Start a playlist of", "relaxing piano music."),
+        ("Check if the store is open and", "how late it closes."),
+        ("I am looking for a", "pharmacy near the hospital."),
+        ("Please move the meeting from Tuesday", "to Wednesday afternoon."),
+        ("Read me the headlines from", "this morning's paper."),
+    ),
+    complete=(
+        "Who are you going with?",
+        "What is this made from?",
+        "Where are we headed?",
+        "Turn the music up.",
+        "Which room is it in?",
+        "What did you say?",
+        "Shut the blinds.",
+        "Put the kettle on.",
+        "Is the bank open today?",
+        "How far away is the moon?",
+        "Send a text to my father.",
+        "What is the score?",
+        "Set a reminder for noon.",
+        "Play the next episode.",
+        "Dim the lights.",
+        "How do I get to the station?",
+        "What should I cook tonight?",
+        "Call the office.",
+        "Will it be sunny this weekend?",
+        "Stop the timer.",
+        "Tell me about the weather.",
+        "How big is the Pacific Ocean?",
+        "I need a doctor.",
+        "Add apples to my list.",
+        "What does that mean?",
+        "Repeat that please.",
+        "Where did I leave my keys?",
+        "Convert ten miles into kilometres.",
+        "Who is calling?",
+        "Thank you very much.",
+    ),
+    voices=("piper:1.05:0.75", "espeak:en-us+m3", "piper:0.95:0.6", "espeak:en-gb-scotland"),
+)
+
+SETS = {s.name: s for s in (TUNING, HELD_OUT, FRESH)}
