@@ -102,6 +102,8 @@ export const END_REASONS = Object.freeze({
   finished: "the words and the voice said you had finished",
   "semantic finished": "the language model was sure your sentence was finished",
   "semantic unfinished": "the language model heard an unfinished sentence, so it waited longer",
+  "semantic unsure":
+    "the language model was unsure your sentence was finished and the voice not sure enough, so it waited longer",
   doubt: "the words read as finished but the voice did not, so it waited longer",
   unfinished: "the words did not read as finished, so it waited longer",
   unpunctuated: "the words read as finished but for the full stop, and the voice agreed",

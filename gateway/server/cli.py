@@ -393,6 +393,9 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
             if rule.semantic_unpunctuated_ms is None
             else max(rule.semantic_unpunctuated_ms, early)
         ),
+        # Words the signal is unsure of, with a voice that is not very sure, wait as
+        # unfinished ones.
+        semantic_unsure_ms=None if rule.semantic_unsure_ms is None else end,
         max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
     )
 

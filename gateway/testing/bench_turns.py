@@ -122,6 +122,10 @@ RULES: dict[str, TurnRule] = {
     "default+semantic-over-voice": dataclasses.replace(
         SessionSettings().turn_rule, semantic_over_voice=True
     ),
+    # Without the rule that unsure words need a very sure voice (added 2026-11-26).
+    "default-unsure-off": dataclasses.replace(
+        SessionSettings().turn_rule, semantic_unsure_ms=None
+    ),
     "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),

@@ -680,6 +680,45 @@ def test_clearly_finished_words_stand_in_for_the_transcript_rule():
         assert SEMANTIC.decide(Verdict(cut, {"prosody": 0.99, "semantic": 0.8})).wait_ms == 900
 
 
+def test_unsure_words_end_the_turn_only_with_a_very_sure_voice():
+    # "Text Maria that I am running | ten minutes late" came back "…running." at the pause,
+    # scored between the thresholds, and sounded finished enough for the older rule.
+    rule = replace(SEMANTIC, semantic_unsure_ms=900, semantic_voice=0.9)
+    running = Verdict("Text Maria that I am running.", {"prosody": 0.72, "semantic": 0.05})
+    assert SEMANTIC.decide(running) == Decision(200, "finished"), "off: the older rule"
+    assert rule.decide(running) == Decision(900, "semantic unsure")
+    # A very sure voice ends it as before; so do sure words and clearly unfinished ones decide
+    # as before.
+    sure_voice = Verdict("Set the temperature to 20 degrees.", {"prosody": 0.95, "semantic": 0.05})
+    assert rule.decide(sure_voice) == Decision(200, "finished")
+    assert rule.decide(Verdict(running.text, {"prosody": 0.72, "semantic": 0.5})) == Decision(
+        200, "finished"
+    )
+    assert rule.decide(Verdict(running.text, {"prosody": 0.72, "semantic": 0.001})) == Decision(
+        2000, "semantic unfinished"
+    )
+    # No audio signal to be sure: the unsure words wait.
+    assert replace(rule, signals=()).decide(Verdict(running.text, {"semantic": 0.05})) == (
+        Decision(900, "semantic unsure")
+    )
+    # Never shorter than what the older rule already waits, and one word is the one-word rule's.
+    doubt = Verdict(running.text, {"prosody": 0.1, "semantic": 0.05})
+    assert rule.decide(doubt) == Decision(1500, "doubt")
+    assert rule.decide(Verdict("Thanks.", {"prosody": 0.7, "semantic": 0.05})).reason != (
+        "semantic unsure"
+    )
+    with pytest.raises(ValueError, match="semantic_unsure_ms"):
+        replace(rule, semantic_unsure_ms=5000)
+
+
+def test_the_default_rule_makes_unsure_words_wait_as_unfinished_ones():
+    rule = SessionSettings().turn_rule
+    assert rule.semantic_low is not None and rule.semantic_unsure_ms == rule.unfinished_ms
+    between = (rule.semantic_low + rule.semantic_high) / 2
+    running = Verdict("Text Maria that I am running.", {"prosody": 0.72, "semantic": between})
+    assert rule.decide(running) == Decision(rule.unfinished_ms, "semantic unsure")
+
+
 def test_a_doubting_voice_still_waits_unless_the_words_may_overrule_it():
     # "Turn on the light" is complete to any reader; a voice that goes on says otherwise.
     verdict = Verdict("Turn on the light.", {"prosody": 0.1, "semantic": 0.8})

@@ -32,3 +32,17 @@ def test_the_page_modules_pass_their_node_unit_tests() -> None:
     counts = {k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped|todo) (\d+)$", report, re.M)}
     assert counts.get("pass", 0) >= 20, report
     assert counts.get("fail") == 0 and counts.get("skipped") == 0 and counts.get("todo") == 0
+
+
+def test_every_end_reason_the_gateway_gives_is_explained_on_the_page() -> None:
+    """The page says why a turn ended from its own table (web/state.js ``END_REASONS``); a
+    reason the turn-taker gives that is missing there would show as a bare code."""
+    from typing import get_args
+
+    from gateway.proxy.turns import EndReason
+
+    source = (ROOT / "web" / "state.js").read_text()
+    table = source.split("export const END_REASONS = Object.freeze({", 1)[1].split("});", 1)[0]
+    keys = set(re.findall(r'^\s*(?:"([^"]+)"|([a-z]+)):', table, re.M))
+    explained = {quoted or bare for quoted, bare in keys}
+    assert set(get_args(EndReason)) <= explained, set(get_args(EndReason)) - explained
