@@ -257,36 +257,44 @@ class Listener:
         if signals:
             scores = await asyncio.to_thread(score_signals, signals, a.audio, a.voiced_end)
         await asyncio.wait([task])
-        text = None
-        if not task.cancelled() and task.exception() is None:
-            text = task.result().text
-        verdict = None if text is None else Verdict(text, scores)
-        if text is not None and rule.semantic and self.turns.awaiting(a.id):
-            left_ms: float | None = None
-            if self.settings.paced:
-                # In real time the words' signal never holds the turn past the rule's own
-                # wait: the transcript and the voice decide now, and the signal's score amends
-                # that if it comes before the turn ends. At 12 people its calls (70-80 ms
-                # median, 255 p95 while the machine was saturated) held every verdict back:
-                # the end of speech -> reply p95 went from 0.81-0.94 s to 1.31-1.46 s. Under
-                # such load it now comes late and the turn goes as without it. (Replayed
-                # faster than real time, the verdict waits for it: silence there is not time.)
-                now = self.clock()
-                self._apply(self.turns.judged(a.id, verdict, now), now)
-                left_ms = self.turns.due_ms() - self.turns.silence_ms
-                if not self.turns.awaiting(a.id):  # the verdict ended the turn: no time at all
-                    semantic = self._semantic_signal()
-                    if semantic is not None:
-                        semantic.attempted(False)
-                    return
-            p = await self._semantic_score(a.id, text, left_ms)
-            if p is None:
-                if self.settings.paced:
-                    return
-            else:
-                verdict = Verdict(text, {**scores, "semantic": p})
+        if task.cancelled() or task.exception() is not None:
+            self._verdict(a.id, None)
+        elif not (rule.semantic and self.turns.awaiting(a.id)):
+            self._verdict(a.id, Verdict(task.result().text, scores))
+        elif self.settings.paced:
+            await self._amend_with_semantic(a.id, task.result().text, scores)
+        else:
+            await self._wait_for_semantic(a.id, task.result().text, scores)
+
+    def _verdict(self, decode_id: int, verdict: Verdict | None) -> None:
         now = self.clock()
-        self._apply(self.turns.judged(a.id, verdict, now), now)
+        self._apply(self.turns.judged(decode_id, verdict, now), now)
+
+    async def _amend_with_semantic(
+        self, decode_id: int, text: str, scores: dict[str, float]
+    ) -> None:
+        """In real time the words' signal never holds the turn past the rule's own wait: the
+        transcript and the voice decide now, and the signal's score amends that if it comes
+        before the turn ends. At 12 people its calls (70-80 ms median, 255 p95 while the machine
+        was saturated) held every verdict back: the end of speech -> reply p95 went from
+        0.81-0.94 s to 1.31-1.46 s. Under such load it now comes late and the turn goes as
+        without it."""
+        self._verdict(decode_id, Verdict(text, scores))
+        if not self.turns.awaiting(decode_id):  # the verdict ended the turn: no time at all
+            semantic = self._semantic_signal()
+            if semantic is not None:
+                semantic.attempted(False)
+            return
+        left_ms = self.turns.due_ms() - self.turns.silence_ms
+        p = await self._semantic_score(decode_id, text, left_ms)
+        if p is not None:
+            self._verdict(decode_id, Verdict(text, {**scores, "semantic": p}))
+
+    async def _wait_for_semantic(self, decode_id: int, text: str, scores: dict[str, float]) -> None:
+        """Replayed faster than real time (``talk --fast``, tests) the verdict waits for the
+        words' score: silence there is not time."""
+        p = await self._semantic_score(decode_id, text)
+        self._verdict(decode_id, Verdict(text, scores if p is None else {**scores, "semantic": p}))
 
     async def _semantic_score(
         self, decode_id: int, text: str, left_ms: float | None = None

@@ -51,6 +51,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -123,9 +124,7 @@ RULES: dict[str, TurnRule] = {
         SessionSettings().turn_rule, semantic_over_voice=True
     ),
     # Without the rule that unsure words need a very sure voice (added 2026-11-26).
-    "default-unsure-off": dataclasses.replace(
-        SessionSettings().turn_rule, semantic_unsure_ms=None
-    ),
+    "default-unsure-off": dataclasses.replace(SessionSettings().turn_rule, semantic_unsure_ms=None),
     "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
@@ -269,7 +268,7 @@ async def make_set(models: VoiceModels) -> list[Clip]:
 
 
 async def judge_pauses(
-    clip: Clip, models: VoiceModels, signals: dict, semantic: SemanticSignal | None = None
+    clip: Clip, models: VoiceModels, signals: dict[str, Any], semantic: SemanticSignal | None = None
 ) -> None:
     """Every pause in ``clip`` with its verdict (decode + signals), the endpointer never ending
     the turn before the clip is over."""
@@ -282,6 +281,7 @@ async def judge_pauses(
         for ev in ep.process(chunk, float(p)):
             if isinstance(ev, SpeechPaused):
                 audio = ep.current_audio()
+                assert audio is not None, "a pause inside an utterance has its audio"
                 start = ep.position - len(audio)
                 pending.append((ev.voiced_end, audio, -1, start))
             elif isinstance(ev, SpeechResumed) and pending:
@@ -452,7 +452,7 @@ def learned_ms(clip: Clip, rule: TurnRule) -> float:
     return taker.learned_wait_ms
 
 
-def again(clips: list[Clip], rule: TurnRule) -> list[dict]:
+def again(clips: list[Clip], rule: TurnRule) -> list[dict[str, Any]]:
     """The same person after a cut-off: each paused request said again in the session that cut
     it (so with what it learned), and what the learned wait costs their complete requests."""
     rows = []
@@ -461,7 +461,7 @@ def again(clips: list[Clip], rule: TurnRule) -> list[dict]:
         floors = [f for c in cut_clips if (f := learned_ms(c, rule))]
         complete = [c for c in clips if c.kind == "complete" and c.voice == voice]
         waits = [replay(c, rule, floor_ms=f)[1] for f in floors for c in complete]
-        row: dict = {"voice": voice, "learnedMedian": summarise(floors or [0.0])[0]}
+        row: dict[str, Any] = {"voice": voice, "learnedMedian": summarise(floors or [0.0])[0]}
         for ms in PAUSES_MS:
             sel = [c for c in cut_clips if c.pause_ms == ms]
             first = [c for c in sel if replay(c, rule)[0]]
@@ -485,7 +485,7 @@ def again(clips: list[Clip], rule: TurnRule) -> list[dict]:
     return rows
 
 
-def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
+def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict[str, Any]]:
     rows = []
     for name, rule in rules.items():
         if any(
@@ -495,7 +495,7 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
             if clip.pauses
         ):
             continue  # a signal this run did not compute
-        row: dict = {"rule": name}
+        row: dict[str, Any] = {"rule": name}
         for ms in PAUSES_MS:
             paused = [c for c in clips if c.kind == "paused" and c.pause_ms == ms]
             row[f"cut{ms}"] = sum(replay(c, rule)[0] for c in paused) / len(paused)
@@ -516,10 +516,10 @@ def tradeoff(clips: list[Clip], rules: dict[str, TurnRule]) -> list[dict]:
     return rows
 
 
-def pareto(rows: list[dict], keep: set[str]) -> list[dict]:
+def pareto(rows: list[dict[str, Any]], keep: set[str]) -> list[dict[str, Any]]:
     """The named rules, and the swept ones no other beats on worst cut-off, median and p95."""
 
-    def key(r: dict) -> tuple[float, float, float]:
+    def key(r: dict[str, Any]) -> tuple[float, float, float]:
         worst = max(r[f"cut{v}{ms}"] for v in VOICES for ms in PAUSES_MS)
         return (worst, r["waitP95"], r["waitMedian"])
 
@@ -555,18 +555,18 @@ def fit_prosody(clips: list[Clip], label: str = "all") -> ProsodySignal:
     z = np.hstack([np.ones((len(x), 1)), (x - mu) / sd])
     w = np.zeros(z.shape[1])
     for _ in range(5000):
-        p = 1 / (1 + np.exp(-z @ w))
-        w -= 0.1 * (z.T @ (p - y) / len(y) + 0.01 * np.r_[0, w[1:]])
+        prob = 1 / (1 + np.exp(-z @ w))
+        w -= 0.1 * (z.T @ (prob - y) / len(y) + 0.01 * np.r_[0, w[1:]])
     raw = w[1:] / sd
     bias = w[0] - (raw * mu).sum()
     acc = ((1 / (1 + np.exp(-z @ w)) > 0.5) == (y > 0.5)).mean()
     names = ("end_st", "slope", "decay", "last_run")
     print(f"prosody fit on {label}: {len(y)} pauses (accuracy {acc:.0%}): bias={bias:.3f}")
     print("  " + ", ".join(f"w_{n}={v:.4f}" for n, v in zip(names, raw, strict=True)))
-    for label in (1.0, 0.0):
-        sel = x[y == label]
+    for final in (1.0, 0.0):
+        sel = x[y == final]
         print(
-            f"  {'final' if label else 'mid  '} mean "
+            f"  {'final' if final else 'mid  '} mean "
             + ", ".join(f"{n}={v:.2f}" for n, v in zip(names, sel.mean(0), strict=True))
         )
     return ProsodySignal(float(bias), *(float(v) for v in raw))
@@ -595,7 +595,7 @@ async def paced_run(
     *,
     twice: bool = False,
     shift_ms: int = 0,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Each clip through ``talk_wav`` in a session of its own, paced in real time. ``twice``:
     each clip is said twice in its session (``TWICE_GAP_S`` apart), so the second time meets
     what the session learned the first (``TurnRule.learn_pauses``). ``shift_ms``: silence put
@@ -651,13 +651,13 @@ async def paced_run(
     return rows
 
 
-def _paused(rows: list[dict], ms: int, voice: str) -> list[dict]:
+def _paused(rows: list[dict[str, Any]], ms: int, voice: str) -> list[dict[str, Any]]:
     """The paced rows of paused requests with ``ms`` of pause in ``voice``."""
     return [r for r in rows if r["kind"] == "paused" and r["pauseMs"] == ms and r["voice"] == voice]
 
 
-def report_paced(name: str, rows: list[dict]) -> dict:
-    out: dict = {"rule": name}
+def report_paced(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"rule": name}
     print(f"\n== pipeline, rule {name!r} (paced in real time; load: {uptime()})")
     print(f"{'pause':>6} {'voice':>7} {'cut off':>9}")
     for ms in PAUSES_MS:
@@ -712,7 +712,7 @@ def report_paced(name: str, rows: list[dict]) -> dict:
     return out
 
 
-def utterance_starts(said: list[dict]) -> list[float]:
+def utterance_starts(said: list[dict[str, Any]]) -> list[float]:
     """When each utterance the person said began (POSIX seconds, from its dialogEvent's span)."""
     starts = []
     for envelope in said:
@@ -723,7 +723,7 @@ def utterance_starts(said: list[dict]) -> list[float]:
     return starts
 
 
-def sayings(row: dict) -> tuple[int, int]:
+def sayings(row: dict[str, Any]) -> tuple[int, int]:
     """How many utterances each of a twice-said request's two sayings became: the run is
     paced in real time, so an utterance that began before the middle of the gap between
     them (counted from the first utterance's start) belongs to the first."""
@@ -735,9 +735,9 @@ def sayings(row: dict) -> tuple[int, int]:
     return first, len(starts) - first
 
 
-def report_twice(name: str, rows: list[dict]) -> dict:
+def report_twice(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Paused requests said twice in one session: how often each saying was cut off."""
-    out: dict = {"rule": name}
+    out: dict[str, Any] = {"rule": name}
     print(f"\n== pipeline, rule {name!r}, each paused request said twice in one session")
     print(f"{'pause':>6} {'voice':>7} {'cut first':>10} {'second':>7} {'second, after a cut':>20}")
     for ms in PAUSES_MS:
@@ -844,7 +844,7 @@ async def main() -> None:
     SEMANTIC_MS = args.semantic_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
-    results: dict = {"loadStart": uptime(), "piperRtf": speed}
+    results: dict[str, Any] = {"loadStart": uptime(), "piperRtf": speed}
     if not args.skip_tradeoff:
         signals = dict(models.turn_signals)
         if args.smart_turn:
@@ -882,11 +882,11 @@ async def main() -> None:
                 for p in c.pauses
                 if p.final
             ]
-            mid = [v for v in mid if v is not None]
-            end = [v for v in end if v is not None]
+            mids = [v for v in mid if v is not None]
+            ends = [v for v in end if v is not None]
             print(
-                f"  {sig}: says 'finished' at {sum(v >= 0.5 for v in mid)}/{len(mid)} inserted "
-                f"pauses, at {sum(v >= 0.5 for v in end)}/{len(end)} real ends"
+                f"  {sig}: says 'finished' at {sum(v >= 0.5 for v in mids)}/{len(mids)} inserted "
+                f"pauses, at {sum(v >= 0.5 for v in ends)}/{len(ends)} real ends"
             )
         rules = dict(RULES)
         if args.sweep:
@@ -961,7 +961,7 @@ async def main() -> None:
                 flush=True,
             )
     kinds = set(args.kinds.split(","))
-    speculate = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
+    speculate: list[int | None] = [int(v) for v in args.speculate_ms.split(",") if v] or [None]
     shifts = [int(v) for v in args.shift_ms.split(",") if v] or [0]
     runs = itertools.product(filter(None, args.paced.split(",")), speculate, shifts)
     for name, spec, shift in runs:

@@ -23,7 +23,7 @@ from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
 from gateway.voice.wake import edit_distance
 
 if TYPE_CHECKING:
-    from gateway.render.tts import Synthesizer
+    from gateway.render.tts import TextToSpeech
 
 CACHE_DIR = Path(os.environ.get("OFP_SPEECH_CACHE", "/tmp/ofp-speech-cache"))
 
@@ -145,7 +145,7 @@ def espeak_16k(text: str, voice: str | None = None) -> np.ndarray:
         return decode_audio(path.read_bytes(), SAMPLE_RATE)
 
 
-async def gateway_piper(synth: Synthesizer, text: str) -> np.ndarray:
+async def gateway_piper(synth: TextToSpeech, text: str) -> np.ndarray:
     """``text`` spoken by the gateway's own synthesizer in its default voice (piper's natural,
     random prosody on), at 16 kHz: what a person would hear from the gateway."""
     from gateway.render.tts import VoiceSettings

@@ -114,27 +114,28 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
 
 
 async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None:
-    """Piper's "Send a message to Anna | saying I will be late" sounds finished at the pause
-    (its pitch falls on "Anna"): the first time, the turn ends there and the rest comes as a
-    second request. The session learns the pause, so the same request said again arrives whole.
-    (It was "Set an alarm | for seven in the morning" until the pitch tracker stopped reading
-    that pause's last frames an octave off, issue 28.)"""
+    """Piper's "Play some music | by the Beatles" reads and sounds finished at the pause (the
+    words' P 0.44): the first time, the turn ends there and the rest comes as a second request.
+    The session learns the pause, so the same request said again arrives whole. (It was "Send a
+    message to Anna | saying I will be late" until unsure words — P 0.09 there — needed a very
+    sure voice; before that "Set an alarm | for seven in the morning", until the pitch tracker
+    stopped reading that pause's last frames an octave off; issue 28.)"""
 
     def say(text: str) -> np.ndarray:
         return trim(piper_variant(text))
 
-    once = paused(
-        say("Send a message to Anna saying I will be late."), say("Send a message to Anna."), 500
-    )
+    once = paused(say("Play some music by the Beatles."), say("Play some music."), 500)
     # The second saying starts at the same place against the VAD's 32 ms chunks as the first,
     # so its pause measures the same (the learned wait is the measured pause plus one chunk).
     gap = silence(2500)
     gap = np.concatenate([gap, np.zeros(-(len(once) + len(gap)) % 512, np.int16)])
     result = await _talk(models, np.concatenate([once, gap, once]))
     first, _rest, again = result.utterances  # cut off, then whole
-    assert first["earlyEnd"] and first["endReason"] == "finished", first
-    assert first["waitMs"] == SessionSettings().turn_rule.pause_ms
+    rule = SessionSettings().turn_rule
+    assert first["earlyEnd"] and first["endReason"] in ("finished", "semantic finished"), first
+    assert first["waitMs"] in (rule.pause_ms, rule.semantic_pause_ms), first
     # The second time the finished-sounding pause is waited out: at least the 500 ms it lasted.
     assert again["waitMs"] is not None and again["waitMs"] > 500, again
     heard = result.transcript.lower()
-    assert heard.count("message") == 2 and heard.rstrip(".").endswith("late"), heard
+    assert heard.count("music") == 2, heard
+    assert heard.rstrip(".").endswith(("beatles", "beetles")), heard
