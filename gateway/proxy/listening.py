@@ -285,8 +285,16 @@ class Listener:
             if semantic is not None:
                 semantic.attempted(False)
             return
+        # Not asked for when the turn ends sooner than such a call takes these days: it could
+        # only cost the machine CPU that others' turns need.
         left_ms = self.turns.due_ms() - self.turns.silence_ms
-        p = await self._semantic_score(decode_id, text, left_ms)
+        semantic = self._semantic_signal()
+        if semantic is None:
+            return
+        semantic.attempted(left_ms >= semantic.typical_ms)
+        if left_ms < semantic.typical_ms:
+            return
+        p = await self._semantic_score(decode_id, text)
         if p is not None:
             self._verdict(decode_id, Verdict(text, {**scores, "semantic": p}))
 
@@ -296,22 +304,14 @@ class Listener:
         p = await self._semantic_score(decode_id, text)
         self._verdict(decode_id, Verdict(text, scores if p is None else {**scores, "semantic": p}))
 
-    async def _semantic_score(
-        self, decode_id: int, text: str, left_ms: float | None = None
-    ) -> float | None:
+    async def _semantic_score(self, decode_id: int, text: str) -> float | None:
         """The semantic signal's P(finished) for ``text``, off the event loop, given up after
         its ``timeout_ms`` (the turn is then judged without it). Run only while the pause can
         still end the turn (speech not resumed); if speech resumes during the call, the
-        turn-taker ignores the verdict it is part of. Not made when the turn ends sooner
-        (``left_ms``, the silence still to wait) than such a call takes these days: it could
-        only cost the machine CPU that others' turns need."""
+        turn-taker ignores the verdict it is part of."""
         semantic = self._semantic_signal()
         if semantic is None:
             return None
-        if left_ms is not None:
-            semantic.attempted(left_ms >= semantic.typical_ms)
-            if left_ms < semantic.typical_ms:
-                return None
         t = time.monotonic()  # the call's cost, in real time whatever the clock
         p: float | None
         try:
