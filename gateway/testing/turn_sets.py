@@ -180,4 +180,61 @@ FRESH = TurnSet(
     voices=("piper:1.05:0.75", "espeak:en-us+m3", "piper:0.95:0.6", "espeak:en-gb-scotland"),
 )
 
-SETS = {s.name: s for s in (TUNING, HELD_OUT, FRESH)}
+#: A fourth set, written 2026-11-26 after the fresh set's cut-offs turned out to be the
+#: benchmark's own doing (its pauses fell before the dangling word: see ``make_turn_set``), and
+#: before any rule was tried on it: the first set made with pauses between words from the
+#: start. Its own voices; no sentence shared with the sets above.
+FOURTH = TurnSet(
+    "fourth",
+    paused=(
+        ("Can you book a room at", "the hotel near the beach?"),
+        ("Remind me to pick up the", "dry cleaning after work."),
+        ("What time does the train to", "Manchester leave?"),
+        ("Please turn on the heating in", "the spare bedroom."),
+        ("I want to listen to", "some jazz while I cook."),
+        ("Tell me the difference between", "a frog and a toad."),
+        ("Could you call my dentist and", "move my appointment?"),
+        ("Show me flights from London to", "Rome in October."),
+        ("How many grams of sugar are in", "a can of cola?"),
+        ("Set the thermostat to", "twenty one degrees."),
+        ("Ask my neighbour if", "she can feed the cat."),
+        ("Find the nearest petrol station on", "my way home."),
+        ("Write an email to the", "landlord about the boiler."),
+        ("Is there a bus that goes to", "the airport tonight?"),
+    ),
+    complete=(
+        "What is that noise for?",
+        "Who is this letter for?",
+        "Where does she come from?",
+        "Lock the back door.",
+        "What is there to do around here?",
+        "Open the curtains.",
+        "How deep is the ocean?",
+        "Read my messages.",
+        "Which way is north?",
+        "Start the dishwasher.",
+        "Is it going to snow tomorrow?",
+        "Find a good pizza place.",
+        "Turn the oven off.",
+        "What song is this?",
+        "Call a taxi for me.",
+        "Pause the music.",
+        "How long is the film?",
+        "What is two plus two?",
+        "Book a haircut for Saturday.",
+        "Where is the nearest pharmacy?",
+        "Tell me something funny.",
+        "What day is it today?",
+        "Switch to the news.",
+        "Do I have any meetings?",
+        "Wake me at seven.",
+        "Spell the word necessary.",
+        "What is the capital of Canada?",
+        "Add bread to the shopping list.",
+        "That is all for now.",
+        "Good morning.",
+    ),
+    voices=("piper:1.1:0.7", "espeak:en-gb-x-gbclan", "piper:0.92:0.55", "espeak:en-029"),
+)
+
+SETS = {s.name: s for s in (TUNING, HELD_OUT, FRESH, FOURTH)}
