@@ -78,8 +78,8 @@ from gateway.testing.speech import (
     REQUESTS,
     _piper_voice,
     espeak_16k,
+    espeak_split,
     espeak_wav,
-    espeak_words,
     gateway_piper,
     piper_split,
 )
@@ -243,8 +243,8 @@ def make_turn_set(turns: TurnSet) -> list[Clip]:
         if kind == "piper":
             pcm, at = piper_split(first, rest, float(args[0]), float(args[1]))
         else:
-            pcm, starts = espeak_words(f"{first} {rest}", voice=args[0])
-            at = quietest_near(pcm, starts[len(first) + 1])
+            pcm, at = espeak_split(first, rest, voice=args[0])
+            at = quietest_near(pcm, at)
         loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
         return pcm[loud[0] : loud[-1] + 1], at - int(loud[0])
 

@@ -108,27 +108,22 @@ _ESPEAK_CALLBACK = ctypes.CFUNCTYPE(
 )
 _ESPEAK_SYNCHRONOUS, _ESPEAK_RATE, _ESPEAK_WORD = 2, 1, 1
 _POS_CHARACTER, _CHARS_UTF8 = 1, 1
+_ESPEAK_PHONEME, _PHONEME_EVENTS = 7, 1
 
 
 @functools.cache
 def _espeak_library() -> tuple[ctypes.CDLL, int]:
     """libespeak-ng (what the ``espeak-ng`` command runs), initialised once: (library, rate)."""
     lib = ctypes.CDLL(ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1")
-    rate = lib.espeak_Initialize(_ESPEAK_SYNCHRONOUS, 0, None, 0)
+    rate = lib.espeak_Initialize(_ESPEAK_SYNCHRONOUS, 0, None, _PHONEME_EVENTS)
     if rate <= 0:
         raise RuntimeError("libespeak-ng did not initialise (is espeak-ng-data installed?)")
     return lib, int(rate)
 
 
-def espeak_words(
-    text: str, voice: str = "en-us", wpm: int = 160
-) -> tuple[np.ndarray, dict[int, int]]:
-    """``text`` spoken by espeak-ng (:func:`espeak_wav`), at 16 kHz, with where each word
-    starts: {index of the word's first character in ``text``: sample}.
-
-    Read from the library's word events, so a pause can be put exactly between two words: the
-    quietest point near a word's end is often the closure of the next word's first consonant
-    ("the report | to everyone": the "t" of "to" is silent before its burst)."""
+def _espeak_events(text: str, voice: str, wpm: int) -> tuple[dict[int, int], list[tuple[str, int]]]:
+    """espeak-ng's word and phoneme events for ``text``: ({index of a word's first character:
+    sample}, [(phoneme, sample)]), samples at 16 kHz; pauses are not phonemes here."""
     lib, rate = _espeak_library()
     if lib.espeak_SetVoiceByName(voice.encode()) != 0:
         # As the command does: a name that is no voice's is tried as a language ("en-gb").
@@ -144,15 +139,21 @@ def espeak_words(
             raise ValueError(f"espeak-ng has no voice {voice!r} (espeak-ng --voices lists them)")
     lib.espeak_SetParameter(_ESPEAK_RATE, wpm, 0)
     starts: dict[int, int] = {}
+    phonemes: list[tuple[str, int]] = []
 
     def heard(
         wav: ctypes._Pointer[ctypes.c_short], n: int, events: ctypes._Pointer[_EspeakEvent]
     ) -> int:
         i = 0
         while events[i].type != 0:  # espeakEVENT_LIST_TERMINATED
-            if events[i].type == _ESPEAK_WORD:
-                # text_position counts characters from 1; sample is in the voice's own rate.
-                starts[events[i].text_position - 1] = round(events[i].sample * SAMPLE_RATE / rate)
+            event = events[i]
+            at = round(event.sample * SAMPLE_RATE / rate)  # in the voice's own rate
+            if event.type == _ESPEAK_WORD:
+                starts[event.text_position - 1] = at  # text_position counts from 1
+            elif event.type == _ESPEAK_PHONEME:
+                name = event.id.decode("ascii", "replace")
+                if name and not name.startswith("_"):
+                    phonemes.append((name, at))
             i += 1
         return 0
 
@@ -162,11 +163,42 @@ def espeak_words(
     lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
     lib.espeak_Synchronize()
     lib.espeak_SetSynthCallback(None)
-    # The samples are the command's (:func:`espeak_wav`, cached): the library carries state from
-    # one sentence into the next (the second of two identical calls came out 4 samples shorter),
-    # and re-initialising it in one process hangs. The word positions are the library's: off
-    # by those few samples at most.
+    return starts, phonemes
+
+
+def espeak_words(
+    text: str, voice: str = "en-us", wpm: int = 160
+) -> tuple[np.ndarray, dict[int, int]]:
+    """``text`` spoken by espeak-ng (:func:`espeak_wav`), at 16 kHz, with where each word
+    starts: {index of the word's first character in ``text``: sample}. espeak-ng says some
+    pairs as one word ("on the", "in the"): the second has no start of its own.
+
+    Read from the library's word events, so a pause can be put exactly between two words: the
+    quietest point near a word's end is often the closure of the next word's first consonant
+    ("the report | to everyone": the "t" of "to" is silent before its burst).
+
+    The samples are the command's (cached): the library carries state from one sentence into
+    the next (the second of two identical calls came out 4 samples shorter), and
+    re-initialising it in one process hangs. The positions are the library's: off by those few
+    samples at most."""
+    starts, _ = _espeak_events(text, voice, wpm)
     return espeak_wav(text, voice=voice, wpm=wpm), starts
+
+
+def espeak_split(
+    first: str, rest: str, voice: str = "en-us", wpm: int = 160
+) -> tuple[np.ndarray, int]:
+    """``first rest`` said whole by espeak-ng (:func:`espeak_wav`), at 16 kHz, with where
+    ``rest`` starts: its word event, or, where espeak-ng says the two parts' meeting words as
+    one ("heating in | the spare bedroom"), the phoneme after as many as ``first`` alone has."""
+    text = f"{first} {rest}"
+    starts, phonemes = _espeak_events(text, voice, wpm)
+    if len(first) + 1 in starts:
+        return espeak_wav(text, voice=voice, wpm=wpm), starts[len(first) + 1]
+    n = len(_espeak_events(first, voice, wpm)[1])
+    if not 0 < n < len(phonemes):
+        raise ValueError(f"espeak-ng's phonemes for {text!r} have nothing after {first!r}")
+    return espeak_wav(text, voice=voice, wpm=wpm), phonemes[n][1]
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import pytest
 
 from gateway.audio import SAMPLE_RATE
 from gateway.testing import bench_turns
-from gateway.testing.speech import espeak_wav, espeak_words
+from gateway.testing.speech import espeak_split, espeak_wav, espeak_words
 from gateway.testing.turn_sets import TurnSet
 from gateway.voice.stt import Transcriber
 from gateway.voice.words import words
@@ -81,3 +81,16 @@ def test_the_pause_goes_in_a_closure_rather_than_after_the_burst():
     loud = np.full(4000, 3000, np.int16)
     loud[100:260] = 0  # a quiet spot outside the 60 ms window is not taken
     assert abs(bench_turns.quietest_near(loud, 3000) - 3000) <= SAMPLE_RATE * 60 // 1000
+
+
+def test_where_espeak_says_two_words_as_one_the_phonemes_place_the_pause(transcriber):
+    # espeak-ng says "in the" as one word: "the" has no word event of its own.
+    first, rest = "Please turn on the heating in", "the spare bedroom."
+    starts = espeak_words(f"{first} {rest}", voice="en-us")[1]
+    assert len(first) + 1 not in starts
+    pcm, at = espeak_split(first, rest, voice="en-us")
+    assert starts[len(first) - 2] < at < starts[len(first) + 5]  # after "in", before "spare"
+    # "in" before the pause, "the" after it (Whisper hears an abrupt "the" as "a").
+    before, after = _heard(transcriber, pcm[:at]), _heard(transcriber, pcm[at:])
+    assert before[-1:] == ["in"], before
+    assert len(after) >= 2 and after[0] != "in" and after[1] == "spare", after
