@@ -3,9 +3,9 @@ it answer when they have finished?
 
 The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
 carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
-inserted between two words. In the tuning, held-out, fresh and fourth sets
-(``gateway/testing/turn_sets.py``) the pause goes where the synthesiser says the second part
-starts (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
+inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth:
+``gateway/testing/turn_sets.py``) the pause goes between the two parts where the synthesiser's
+own timings say (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
 script's own ("classic") set, at the quietest 10 ms near where the first part ends when spoken
 alone (:func:`word_gap`). *Complete* requests are whole sentences and one-word answers ("Yes.",
 "Stop."). Voices: piper (the project's TTS) and espeak-ng.
@@ -832,8 +832,8 @@ async def main() -> None:
         "--set",
         default="classic",
         choices=["classic", *SETS],
-        help="classic: this script's own set; tuning, held-out, fresh, fourth: the semantic "
-        "signal's sets (gateway/testing/turn_sets.py)",
+        help="classic: this script's own set; tuning, held-out, fresh, fourth, fifth: the "
+        "semantic signal's sets (gateway/testing/turn_sets.py)",
     )
     parser.add_argument(
         "--sweep-semantic", action="store_true", help="also try semantic thresholds and waits"

@@ -135,7 +135,8 @@ def _espeak_events(text: str, voice: str, wpm: int) -> tuple[dict[int, int], lis
             if lib.espeak_SetVoiceByProperties(ctypes.byref(spec)) == 0
             else b""
         )
-        if chosen[1:] != voice.encode():  # its first byte is the language's priority
+        # Its first byte is the language's priority; a "+variant" is the command's business.
+        if chosen[1:] != voice.split("+")[0].encode():
             raise ValueError(f"espeak-ng has no voice {voice!r} (espeak-ng --voices lists them)")
     lib.espeak_SetParameter(_ESPEAK_RATE, wpm, 0)
     starts: dict[int, int] = {}
