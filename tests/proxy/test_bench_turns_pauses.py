@@ -14,7 +14,7 @@ import pytest
 
 from gateway.audio import SAMPLE_RATE
 from gateway.testing import bench_turns
-from gateway.testing.speech import espeak_split, espeak_wav, espeak_words
+from gateway.testing.speech import espeak_split, espeak_words
 from gateway.testing.turn_sets import TurnSet
 from gateway.voice.stt import Transcriber
 from gateway.voice.words import words
@@ -37,7 +37,6 @@ def _heard(transcriber: Transcriber, pcm: np.ndarray) -> list[str]:
 def test_espeak_word_events_say_where_each_word_starts_in_the_commands_audio():
     text = f"{FIRST} {REST}"
     pcm, starts = espeak_words(text, voice="en-us")
-    assert np.array_equal(pcm, espeak_wav(text, voice="en-us"))  # the command's samples
     # Starts at words' first characters (espeak-ng says "on the" as one word), in order,
     # and one where the second part begins.
     firsts = {i for i, c in enumerate(text) if c != " " and (i == 0 or text[i - 1] == " ")}
