@@ -239,8 +239,9 @@ FOURTH = TurnSet(
 
 #: A fifth set, written 2026-11-26 after the fourth set's run and before anything was run on
 #: it: the fourth set is now seen (its complete requests' long waits are what a change to the
-#: waits would be chosen on), so a change must be reported here. Every first part reads as
-#: unfinished. Its own voices; no sentence shared with the sets above.
+#: waits would be chosen on), so a change must be reported here. Every first part was meant to
+#: read as unfinished; "Turn the lights in the living room" reads as finished to the model
+#: (0.059, measured after its run). Its own voices; no sentence shared with the sets above.
 FIFTH = TurnSet(
     "fifth",
     paused=(
