@@ -280,17 +280,15 @@ class Listener:
         0.81-0.94 s to 1.31-1.46 s. Under such load it now comes late and the turn goes as
         without it."""
         self._verdict(decode_id, Verdict(text, scores))
+        semantic = self._semantic_signal()
+        if semantic is None:
+            return
         if not self.turns.awaiting(decode_id):  # the verdict ended the turn: no time at all
-            semantic = self._semantic_signal()
-            if semantic is not None:
-                semantic.attempted(False)
+            semantic.attempted(False)
             return
         # Not asked for when the turn ends sooner than such a call takes these days: it could
         # only cost the machine CPU that others' turns need.
         left_ms = self.turns.due_ms() - self.turns.silence_ms
-        semantic = self._semantic_signal()
-        if semantic is None:
-            return
         semantic.attempted(left_ms >= semantic.typical_ms)
         if left_ms < semantic.typical_ms:
             return

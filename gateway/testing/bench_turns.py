@@ -188,8 +188,14 @@ class Pause:
 
 def trim(pcm: np.ndarray) -> np.ndarray:
     """The clip cut to its sound (TTS pads both ends with near-silence)."""
+    start, end = sound_span(pcm)
+    return pcm[start:end]
+
+
+def sound_span(pcm: np.ndarray) -> tuple[int, int]:
+    """Where the clip's sound begins and ends (see :func:`trim`)."""
     loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
-    return pcm[loud[0] : loud[-1] + 1]
+    return int(loud[0]), int(loud[-1]) + 1
 
 
 def word_gap(whole: np.ndarray, prefix_len: int) -> int:
@@ -225,8 +231,10 @@ def make_turn_set(turns: TurnSet) -> list[Clip]:
     """A tuning or held-out set (``gateway/testing/turn_sets.py``): each sentence said by one of
     the set's voices in turn, paused sentences once per pause length.
 
-    The pause goes exactly where the second part's first word starts, as the synthesiser says
-    (piper's phoneme alignments, espeak-ng's word events). Until 2026-11-26 it went at the
+    The pause goes between the two parts as the synthesiser says: for piper where the space
+    after the first part begins (:func:`~gateway.testing.speech.piper_split`), for espeak-ng at
+    the quietest 10 ms around where the second part starts (:func:`quietest_near`). Until
+    2026-11-26 it went at the
     quietest 10 ms near where the first part ends (:func:`word_gap`); a stop consonant's closure
     is quieter than a word boundary, so in 11 of 48 sentences the pause fell *before* the
     dangling word ("Could you send the report | to everyone", Whisper heard the rest as "to
@@ -245,8 +253,8 @@ def make_turn_set(turns: TurnSet) -> list[Clip]:
         else:
             pcm, at = espeak_split(first, rest, voice=args[0])
             at = quietest_near(pcm, at)
-        loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 300)
-        return pcm[loud[0] : loud[-1] + 1], at - int(loud[0])
+        start, end = sound_span(pcm)
+        return pcm[start:end], at - start
 
     lead = np.zeros(SAMPLE_RATE * LEAD_MS // 1000, np.int16)
     clips = []

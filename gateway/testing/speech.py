@@ -118,6 +118,7 @@ def _espeak_library() -> tuple[ctypes.CDLL, int]:
     rate = lib.espeak_Initialize(_ESPEAK_SYNCHRONOUS, 0, None, _PHONEME_EVENTS)
     if rate <= 0:
         raise RuntimeError("libespeak-ng did not initialise (is espeak-ng-data installed?)")
+    lib.espeak_GetCurrentVoice.restype = ctypes.POINTER(_EspeakVoice)
     return lib, int(rate)
 
 
@@ -129,7 +130,6 @@ def _espeak_events(text: str, voice: str, wpm: int) -> tuple[dict[int, int], lis
         # As the command does: a name that is no voice's is tried as a language ("en-gb").
         # The command falls back to some voice for any name; a benchmark must not.
         spec = _EspeakVoice(languages=voice.encode())
-        lib.espeak_GetCurrentVoice.restype = ctypes.POINTER(_EspeakVoice)
         chosen = (
             lib.espeak_GetCurrentVoice().contents.languages or b""
             if lib.espeak_SetVoiceByProperties(ctypes.byref(spec)) == 0
