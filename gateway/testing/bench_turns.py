@@ -3,7 +3,7 @@ it answer when they have finished?
 
 The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
 carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
-inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth:
+inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth, sixth:
 ``gateway/testing/turn_sets.py``) the pause goes between the two parts where the synthesiser's
 own timings say (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
 script's own ("classic") set, at the quietest 10 ms near where the first part ends when spoken
@@ -840,7 +840,7 @@ async def main() -> None:
         "--set",
         default="classic",
         choices=["classic", *SETS],
-        help="classic: this script's own set; tuning, held-out, fresh, fourth, fifth: the "
+        help="classic: this script's own set; tuning, held-out, fresh, fourth, fifth, sixth: the "
         "semantic signal's sets (gateway/testing/turn_sets.py)",
     )
     parser.add_argument(

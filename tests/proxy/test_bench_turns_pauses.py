@@ -93,3 +93,22 @@ def test_where_espeak_says_two_words_as_one_the_phonemes_place_the_pause(transcr
     before, after = _heard(transcriber, pcm[:at]), _heard(transcriber, pcm[at:])
     assert before[-1:] == ["in"], before
     assert len(after) >= 2 and after[0] != "in" and after[1] == "spare", after
+
+
+def test_the_turn_sets_share_no_sentence_and_name_voices_that_exist():
+    """A set reported on must hold sentences nothing was chosen on: none may repeat another
+    set's, and each of its espeak-ng voices must be one espeak-ng has (an unknown name is
+    silently said by another voice)."""
+    from gateway.testing.turn_sets import SETS
+
+    owner: dict[str, str] = {}
+    for turns in SETS.values():
+        for text in [f"{a} {b}" for a, b in turns.paused] + list(turns.complete):
+            key = " ".join(words(text))
+            assert key not in owner, f"{text!r} is in both {owner[key]} and {turns.name}"
+            owner[key] = turns.name
+        for voice in turns.voices:
+            kind, *args = voice.split(":")
+            assert kind in ("piper", "espeak"), voice
+            if kind == "espeak":
+                espeak_words("Hello.", voice=args[0])  # raises for a voice it does not have
