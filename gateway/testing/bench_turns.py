@@ -3,7 +3,7 @@ it answer when they have finished?
 
 The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
 carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
-inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth, sixth:
+(``--pauses`` chooses others) inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth, sixth:
 ``gateway/testing/turn_sets.py``) the pause goes between the two parts where the synthesiser's
 own timings say (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
 script's own ("classic") set, at the quietest 10 ms near where the first part ends when spoken
@@ -88,6 +88,7 @@ from gateway.voice.endpoint import Endpointer, SpeechPaused, SpeechResumed, Utte
 from gateway.voice.prosody import ProsodyFeatures, ProsodySignal, features
 from gateway.voice.semantic import SemanticSignal
 from gateway.voice.smart_turn import SmartTurn
+from gateway.voice.stt import SttSettings
 from gateway.voice.vad import CHUNK_MS, CHUNK_SAMPLES, shared_vad
 
 #: Sentences split where a person might pause: the first part reads as finished on its own.
@@ -102,7 +103,8 @@ PAUSED = [
     # Was a test until issue 30: cut on an Intel Xeon 5 times in 5 at 450 ms, kept on AMD.
     ("I would like to go to the", "train station this afternoon."),
 ]
-PAUSES_MS = (350, 500, 700)
+#: The pauses put into each paused request (``--pauses`` chooses others).
+PAUSES_MS: tuple[int, ...] = (350, 500, 700)
 COMPLETE = [
     *REQUESTS,
     "Open the garage door.",
@@ -829,6 +831,7 @@ def uptime() -> str:
 
 
 async def main() -> None:
+    global DECODE_MS, SEMANTIC_MS, PAUSES_MS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--paced", default="", help="rules to run through the pipeline (comma-separated)"
@@ -888,6 +891,16 @@ async def main() -> None:
         default="",
         help="trade-off only: more cached sets (from --cache), comma-separated, replayed too",
     )
+    parser.add_argument(
+        "--pauses",
+        help="the pauses put into paused requests, ms, comma-separated (default: "
+        f"{','.join(map(str, PAUSES_MS))}; a cached set keeps the pauses it was made with)",
+    )
+    parser.add_argument(
+        "--stt-model",
+        help="the speech-to-text model for the decodes and the pipeline (a catalogue name such "
+        "as base, or a folder; default: the gateway's)",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--cache", help="keep the set and its verdicts in this file (reruns)")
     parser.add_argument(
@@ -898,23 +911,41 @@ async def main() -> None:
     )
     args = parser.parse_args()
     print(f"load average at start: {uptime()}", flush=True)
+    try:
+        asked = tuple(int(ms) for ms in args.pauses.split(",")) if args.pauses else None
+    except ValueError:
+        asked = ()
+    if asked is not None and (not asked or min(asked) <= 0):
+        parser.error("--pauses: one or more pause lengths in ms, e.g. 350,500,700,1000")
     speed = piper_rtf()
     print(f"Piper RTF on one thread: {speed} (the machine's speed today; lower is faster)")
-    models = VoiceModels()
+    models = VoiceModels(SttSettings(model=args.stt_model) if args.stt_model else None)
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
+    PAUSES_MS = asked or PAUSES_MS
     if cached:
         clips = pickle.loads(Path(args.cache).read_bytes())
+        made = tuple(sorted({c.pause_ms for c in clips if c.kind == "paused"}))
+        if asked is not None and made != tuple(sorted(asked)):
+            parser.error(
+                f"--pauses {args.pauses}: {args.cache} was made with pauses of "
+                f"{','.join(map(str, made))} ms; name a new --cache file for other pauses"
+            )
+        PAUSES_MS = made
     elif args.set == "classic":
         clips = await make_set(models)
     else:
         clips = make_turn_set(SETS[args.set])
-    global DECODE_MS, SEMANTIC_MS
     DECODE_MS = args.decode_ms
     SEMANTIC_MS = args.semantic_ms
     counts = {k: sum(c.kind == k for c in clips) for k in ("paused", "complete", "word")}
     print(f"set: {counts}", flush=True)
-    results: dict[str, Any] = {"loadStart": uptime(), "piperRtf": speed}
+    results: dict[str, Any] = {
+        "loadStart": uptime(),
+        "piperRtf": speed,
+        "pausesMs": list(PAUSES_MS),
+        "sttModel": args.stt_model or "default",
+    }
     if not args.skip_tradeoff:
         signals = dict(models.turn_signals)
         if args.smart_turn:
