@@ -243,3 +243,15 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text}: give 1 or more")
     return value
+
+
+def stt_language(text: str) -> str:
+    """``--stt-language``: a language code Whisper knows (checked when the option is given,
+    so the speech model's package is imported only then)."""
+    from gateway.voice.stt import check_language
+
+    try:
+        check_language(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text

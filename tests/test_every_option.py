@@ -450,6 +450,14 @@ def check_speech_stt_model(t: Ctx) -> None:
     assert code == 3 and "no-such-model" in err
 
 
+def check_speech_stt_language(t: Ctx) -> None:
+    # Reaches the model: the default tiny.en hears English only, and says so at start.
+    code, _, err = t.run("speech", "serve", "--stt-language", "de")
+    assert code == 3 and "hears English only, not 'de'" in err, (code, err)
+    code, _, err = t.run("speech", "serve", "--stt-language", "klingon")
+    assert code == 2 and "no language 'klingon'" in err
+
+
 def check_speech_max_connections(t: Ctx) -> None:
     from tests.speech.conftest import own_server, running
 
@@ -906,6 +914,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--max-frame-bytes": ["1000"],
     "--audio-feature": ["url"],
     "--stt-model": ["base"],
+    "--stt-language": ["en"],
     "--unfinished-wait-ms": ["1200"],
     "--finished-wait-ms": ["400"],
     "--no-semantic": [],
@@ -972,6 +981,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
     "speech serve --uri": (check_speech_uri, SLOW),
     "speech serve --stt-model": (check_speech_stt_model, SLOW),
+    "speech serve --stt-language": (check_speech_stt_language, SLOW),
     "speech serve --max-connections": (check_speech_max_connections, SLOW),
     "agents serve --host": (check_agents_host, []),
     "agents serve --port": (check_agents_port, []),

@@ -21,6 +21,7 @@ from gateway.options import (
     from_options,
     given,
     llm_from_args,
+    stt_language,
 )
 from gateway.server.memory import restart_under_jemalloc
 
@@ -212,6 +213,15 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         dest="model",
         metavar="MODEL",
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
+    )
+    p.add_argument(
+        "--stt-language",
+        dest="language",
+        type=stt_language,
+        metavar="CODE",
+        help="the language people speak, as Whisper's code (en, de, fr…) for a multilingual "
+        "speech model; detected at each utterance if not given, which guesses wrong on short "
+        "requests. English-only models (tiny.en) take en only",
     )
     p.add_argument(
         "--unfinished-wait-ms",

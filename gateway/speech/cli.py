@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import defaults_shown, from_options
+from gateway.options import defaults_shown, from_options, stt_language
 from gateway.speech.link import BadServiceAddress, parse_address
 
 if TYPE_CHECKING:
@@ -79,6 +79,14 @@ def add_speech_command(sub: argparse._SubParsersAction) -> None:
         dest="model",
         metavar="MODEL",
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
+    )
+    ps.add_argument(
+        "--stt-language",
+        dest="language",
+        type=stt_language,
+        metavar="CODE",
+        help="the language spoken, as Whisper's code (en, de, fr…) for a multilingual speech "
+        "model; detected at each utterance if not given. English-only models take en only",
     )
     ps.add_argument(
         "--max-connections",

@@ -149,7 +149,13 @@ class SpeechServer:
                             installed=True,
                             description=f"Whisper {stt.model}",
                             version=None,
-                            languages=["en"] if stt.model.endswith(".en") else [],
+                            languages=(
+                                ["en"]
+                                if stt.model.endswith(".en")
+                                else [stt.language]
+                                if stt.language
+                                else []
+                            ),
                         )
                     ],
                     supports_transcript_streaming=True,

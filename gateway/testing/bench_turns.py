@@ -919,7 +919,10 @@ async def main() -> None:
         parser.error("--pauses: one or more pause lengths in ms, e.g. 350,500,700,1000")
     speed = piper_rtf()
     print(f"Piper RTF on one thread: {speed} (the machine's speed today; lower is faster)")
-    models = VoiceModels(SttSettings(model=args.stt_model) if args.stt_model else None)
+    # The sets are English: a multilingual model is told so (it guesses wrong on short requests).
+    models = VoiceModels(
+        SttSettings(model=args.stt_model, language="en") if args.stt_model else None
+    )
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
     PAUSES_MS = asked or PAUSES_MS

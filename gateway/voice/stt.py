@@ -67,12 +67,12 @@ from typing import Any, Literal, Protocol, TypeVar
 import ctranslate2
 import numpy as np
 from faster_whisper import WhisperModel
-from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.tokenizer import _LANGUAGE_CODES, Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
-from gateway.errors import Busy, SpeechError
+from gateway.errors import Busy, ConfigError, SpeechError
 from gateway.voice.words import words
 from gateway.workers import PoolFull, PriorityPool, Started, model_threads
 
@@ -120,7 +120,10 @@ class SttSettings:
         alternates: at most this many other hypotheses (needs ``beam_size > 1``; free then:
             the beam computes them anyway). Variants differing only in case or punctuation
             are dropped.
-        language: ``None`` detects it (multilingual models only; ``.en`` models are English).
+        language: the language spoken, as Whisper's code (``en``, ``de``…); ``None`` detects it
+            at every utterance (multilingual models only; ``.en`` models are English). Name it
+            with a multilingual model: on a short request detection guesses wrong (``base``
+            heard espeak-ng's English "Good night." as Japanese, "Lock the back door." as Thai).
         window: ``"fitted"`` or ``"full"`` (see the module docstring).
         fitted_padding_s: silence added after the clip in fitted mode. With little room after
             the last word Whisper tends to say the sentence again instead of ending (the loop is
@@ -380,6 +383,15 @@ class _Engine:
             return self._tokenizers[language]
 
 
+def check_language(language: str | None) -> None:
+    """Raise :class:`ConfigError` unless ``language`` is None or a code Whisper knows."""
+    if language is not None and language not in _LANGUAGE_CODES:
+        raise ConfigError(
+            f"Whisper has no language {language!r}: give its code, e.g. en, de, fr, es "
+            f"({len(_LANGUAGE_CODES)} known)"
+        )
+
+
 @functools.cache
 def _engine(path: Path, settings: SttSettings) -> _Engine:
     return _Engine(path, settings)
@@ -499,7 +511,13 @@ class Transcriber:
 
     def __init__(self, settings: SttSettings | None = None) -> None:
         self.settings = settings or SttSettings()
+        check_language(self.settings.language)
         self._engine = _engine(whisper_model_path(self.settings.model), _engine_key(self.settings))
+        if self.settings.language not in (None, "en") and not self._engine.whisper.is_multilingual:
+            raise ConfigError(
+                f"the speech model {self.settings.model!r} hears English only, not "
+                f"{self.settings.language!r}: choose a multilingual model (--stt-model base)"
+            )
 
     @property
     def pending(self) -> int:

