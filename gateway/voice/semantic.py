@@ -39,6 +39,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from num2words import num2words
+
 from gateway.llm.embedded import EmbeddedLlama, LlamaSettings
 
 log = logging.getLogger(__name__)
@@ -64,13 +66,37 @@ Primed = Literal["primed", "held", "busy", "late", "failed"]
 PRIME_SHARE = 0.25
 
 _NOT_WORD = re.compile(r"[^a-z0-9' ]+")
+#: A clock time as Whisper writes one ("6.30", "6:30").
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3])[.:]([0-5]\d)\b")
+#: A number in digits: thousands commas, a decimal part, an ordinal's ending.
+_DIGITS = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(st|nd|rd|th)?\b", re.IGNORECASE)
 
 
 def plain(text: str) -> str:
-    """``text`` as a person's bare words: lower-case, punctuation dropped, spaces single
-    ("Turn on the lights." → "turn on the lights"), so the model judges the words, not Whisper's
-    punctuation."""
+    """``text`` as a person's bare words: numbers spelled as said, lower-case, punctuation
+    dropped, spaces single ("Turn on the lights." → "turn on the lights"), so the model judges
+    the words, not Whisper's punctuation or its way of writing numbers."""
+    text = _DIGITS.sub(_number, _CLOCK.sub(_clock, text))
     return " ".join(_NOT_WORD.sub(" ", text.lower().replace("’", "'")).split())
+
+
+def _clock(m: re.Match[str]) -> str:
+    # What a person says: Whisper writes "set an alarm for six thirty" as "…for 6.30.", which the
+    # model read as a sentence going on (0.0022; "…for six thirty" 0.090).
+    hour, minute = num2words(int(m[1])), int(m[2])
+    if minute == 0:
+        return f"{hour} o'clock"
+    return f"{hour} {'oh ' if minute < 10 else ''}{num2words(minute)}"
+
+
+def _number(m: re.Match[str]) -> str:
+    whole = m[1].replace(",", "")
+    if len(whole) > 15:  # no number anyone says: left as digits
+        return m[0]
+    if m[3] and not m[2]:
+        return str(num2words(int(whole), to="ordinal"))
+    spoken = str(num2words(float(whole + m[2]) if m[2] else int(whole)))
+    return spoken + (m[3] or "")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,25 @@ def test_the_words_are_judged_not_the_punctuation(semantic: SemanticSignal) -> N
     )
 
 
+def test_numbers_are_read_as_said() -> None:
+    """Whisper writes what a person says as digits; the model reads words ("Set an alarm for
+    6.30." scored 0.0022, "…for six thirty" 0.090)."""
+    assert plain("Set an alarm for 6.30.") == "set an alarm for six thirty"
+    assert plain("Wake me at 7:05, please") == "wake me at seven oh five please"
+    assert plain("It is 12:00") == "it is twelve o'clock"
+    assert plain("Convert 10 miles") == "convert ten miles"
+    assert plain("the 21st of May") == "the twenty first of may"
+    assert plain("1,234 people") == "one thousand two hundred and thirty four people"
+    assert plain("2.5 kilos") == "two point five kilos"
+    assert plain("call 99999999999999999999") == "call 99999999999999999999"  # no one says it
+
+
+def test_a_time_in_digits_is_judged_as_the_words(semantic: SemanticSignal) -> None:
+    assert semantic.score("Set an alarm for 6.30.") == semantic.score(
+        "set an alarm for six thirty"
+    )
+
+
 def test_the_agents_last_words_are_the_context(semantic: SemanticSignal) -> None:
     prompt = semantic.prompt("paris", "Which city would you like to visit?")
     assert prompt.index("Which city") < prompt.index("<|im_start|>user\nparis")
