@@ -141,6 +141,9 @@ RULES: dict[str, TurnRule] = {
     "default-no-learning": dataclasses.replace(SessionSettings().turn_rule, learn_pauses=False),
     "default+wait700": dataclasses.replace(SessionSettings().turn_rule, unfinished_ms=700),
     "default+doubt1000": dataclasses.replace(SessionSettings().turn_rule, doubt_ms=1000),
+    # Sure words from 0.02, the default until 2026-11-26: correct whole requests scoring
+    # 0.011-0.020 ("What is the score?" 0.014) waited the unsure words' 900 ms.
+    "default+high0.02": dataclasses.replace(SessionSettings().turn_rule, semantic_high=0.02),
     "default+p0.8-0.2": dataclasses.replace(
         SessionSettings().turn_rule, confident=0.8, doubtful=0.2
     ),
