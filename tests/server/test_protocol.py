@@ -166,6 +166,9 @@ async def test_audio_url_mode_serves_the_clip_and_metrics_count(gateway) -> None
         assert url.startswith(gateway.url + "/audio/")
         status, body, headers = gateway.get(url[len(gateway.url) :])
         assert status == 200 and body[:4] == b"RIFF" and headers["Content-Type"] == "audio/wav"
+        # A turn's stages are counted when its answer is first heard: wait for that, not for the
+        # page to be closed before the parrot's reply is synthesised.
+        await page.wait_for(lambda e: e["type"] == "timing")
     finally:
         await page.close()
         await runner.cleanup()

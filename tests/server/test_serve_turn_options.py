@@ -119,15 +119,15 @@ def test_end_silence_is_the_least_wait_for_clearly_unfinished_words() -> None:
 
 def test_unsure_words_with_a_voice_not_very_sure_wait_the_unfinished_wait() -> None:
     text = "Text Maria that I am running."
-    ms, default = silence_at_end(turn_taker(), text, 0.72, semantic=0.01)
+    ms, default = silence_at_end(turn_taker(), text, 0.72, semantic=0.0072)
     shorter_ms, shorter = silence_at_end(
-        turn_taker("--unfinished-wait-ms", "600"), text, 0.72, semantic=0.01
+        turn_taker("--unfinished-wait-ms", "600"), text, 0.72, semantic=0.0072
     )
     assert default.reason == shorter.reason == "semantic unsure"
     assert (default.wait_ms, shorter.wait_ms) == (900, 600)
     assert 600 <= shorter_ms < 900 <= ms
     # A very sure voice ends it at the finished wait.
-    _, sure = silence_at_end(turn_taker(), text, 0.97, semantic=0.01)
+    _, sure = silence_at_end(turn_taker(), text, 0.97, semantic=0.0072)
     assert (sure.reason, sure.wait_ms) == ("finished", 200)
 
 
