@@ -133,6 +133,8 @@ class SpeechServer:
     def info(self) -> Event:
         """The ``info`` answer to ``describe``, with this project's ``ofp`` capabilities."""
         stt = self.settings.stt
+        # An English-only model hears English; a multilingual one what it is told (none: any).
+        languages = ["en"] if stt.model.endswith(".en") else [stt.language] if stt.language else []
         info = Info(
             asr=[
                 AsrProgram(
@@ -149,13 +151,7 @@ class SpeechServer:
                             installed=True,
                             description=f"Whisper {stt.model}",
                             version=None,
-                            languages=(
-                                ["en"]
-                                if stt.model.endswith(".en")
-                                else [stt.language]
-                                if stt.language
-                                else []
-                            ),
+                            languages=languages,
                         )
                     ],
                     supports_transcript_streaming=True,
