@@ -3,12 +3,12 @@ it answer when they have finished?
 
 The set is generated here. Each *paused* request is ONE sentence synthesised whole (so the voice
 carries mid-sentence intonation where the pause goes), with 350, 500 or 700 ms of silence
-(``--pauses`` chooses others) inserted between two words. In the turn sets (tuning, held-out, fresh, fourth, fifth, sixth:
-``gateway/testing/turn_sets.py``) the pause goes between the two parts where the synthesiser's
-own timings say (piper's phoneme alignments, espeak-ng's word events; :func:`make_turn_set`); in this
-script's own ("classic") set, at the quietest 10 ms near where the first part ends when spoken
-alone (:func:`word_gap`). *Complete* requests are whole sentences and one-word answers ("Yes.",
-"Stop."). Voices: piper (the project's TTS) and espeak-ng.
+(``--pauses`` chooses others) inserted between two words. In the turn sets (tuning, held-out,
+fresh, fourth to seventh: ``gateway/testing/turn_sets.py``) the pause goes between the two parts
+where the synthesiser's own timings say (piper's phoneme alignments, espeak-ng's word events;
+:func:`make_turn_set`); in this script's own ("classic") set, at the quietest 10 ms near where the
+first part ends when spoken alone (:func:`word_gap`). *Complete* requests are whole sentences and
+one-word answers ("Yes.", "Stop."). Voices: piper (the project's TTS) and espeak-ng.
 
 Two parts:
 
@@ -846,8 +846,8 @@ async def main() -> None:
         "--set",
         default="classic",
         choices=["classic", *SETS],
-        help="classic: this script's own set; tuning, held-out, fresh, fourth, fifth, sixth: the "
-        "semantic signal's sets (gateway/testing/turn_sets.py)",
+        help=f"classic: this script's own set; {', '.join(SETS)}: the semantic signal's sets "
+        "(gateway/testing/turn_sets.py)",
     )
     parser.add_argument(
         "--sweep-semantic", action="store_true", help="also try semantic thresholds and waits"
