@@ -833,6 +833,17 @@ def uptime() -> str:
     return os.getloadavg().__repr__()
 
 
+def _pause_list(text: str) -> tuple[int, ...]:
+    """``--pauses``: one or more pause lengths in ms, comma-separated."""
+    try:
+        pauses = tuple(int(ms) for ms in text.split(","))
+    except ValueError:
+        pauses = ()
+    if not pauses or min(pauses) <= 0:
+        raise argparse.ArgumentTypeError("one or more pause lengths in ms, e.g. 350,500,700,1000")
+    return pauses
+
+
 async def main() -> None:
     global DECODE_MS, SEMANTIC_MS, PAUSES_MS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -896,6 +907,7 @@ async def main() -> None:
     )
     parser.add_argument(
         "--pauses",
+        type=_pause_list,
         help="the pauses put into paused requests, ms, comma-separated (default: "
         f"{','.join(map(str, PAUSES_MS))}; a cached set keeps the pauses it was made with)",
     )
@@ -914,12 +926,6 @@ async def main() -> None:
     )
     args = parser.parse_args()
     print(f"load average at start: {uptime()}", flush=True)
-    try:
-        asked = tuple(int(ms) for ms in args.pauses.split(",")) if args.pauses else None
-    except ValueError:
-        asked = ()
-    if asked is not None and (not asked or min(asked) <= 0):
-        parser.error("--pauses: one or more pause lengths in ms, e.g. 350,500,700,1000")
     speed = piper_rtf()
     print(f"Piper RTF on one thread: {speed} (the machine's speed today; lower is faster)")
     # The sets are English: a multilingual model is told so (it guesses wrong on short requests).
@@ -928,13 +934,14 @@ async def main() -> None:
     )
     await models.warm_up()
     cached = args.cache and Path(args.cache).exists()
+    asked: tuple[int, ...] | None = args.pauses
     PAUSES_MS = asked or PAUSES_MS
     if cached:
         clips = pickle.loads(Path(args.cache).read_bytes())
         made = tuple(sorted({c.pause_ms for c in clips if c.kind == "paused"}))
         if asked is not None and made != tuple(sorted(asked)):
             parser.error(
-                f"--pauses {args.pauses}: {args.cache} was made with pauses of "
+                f"--pauses {','.join(map(str, asked))}: {args.cache} was made with pauses of "
                 f"{','.join(map(str, made))} ms; name a new --cache file for other pauses"
             )
         PAUSES_MS = made
