@@ -257,6 +257,8 @@ class FloorHost:
         self._recorder = recorder
         #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
         self.inbound = inbound
+        #: The convener being invited (its speaker URI) until it has joined or not.
+        self._appointing: str | None = None
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
         self._idle = asyncio.Event()
@@ -424,9 +426,7 @@ class FloorHost:
             return None  # the invite itself will report what is wrong with the address
         fetch = getattr(agent, "fetch_manifest", None)
         if fetch is not None:
-            sender = Sender(
-                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
-            )
+            sender = self._person_to(normalize_service_url(url))
             # No answer in time, or a failure: invited by URL anyway (the delivery reports it).
             with contextlib.suppress(AgentError, TimeoutError):
                 await asyncio.wait_for(
@@ -444,9 +444,7 @@ class FloorHost:
         agent = self._resolve(url)
         ask = Envelope(
             conversation=Conversation(id=self.id),
-            sender=Sender(
-                speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
-            ),
+            sender=self._person_to(normalize_service_url(url)),
             events=[
                 Event(
                     event_type=EventType.GET_MANIFESTS,
@@ -721,8 +719,21 @@ class FloorHost:
         join; the floor stays the minimal convener."""
         known = await self.learn_manifest(url)
         to = known.service_url if known is not None else url
-        await self.say([Event(event_type=EventType.INVITE, to=To(service_url=to))])
-        await self.wait_idle(timeout)
+        invite = Event(event_type=EventType.INVITE, to=To(service_url=to))
+        if known is not None and self.floor.find(service_url=to) is None:
+            # The role from the invite on (docs/floor.md): it joins as convener, and the floor
+            # manager (the arbiter of conveners, §0.4.2) invites it, so the invite is not
+            # delegated to the convener it appoints; the invite's own envelope names the role.
+            self.floor.join(known, convener=True)
+            self._appointing = known.speaker_uri
+            try:
+                self._dispatch(self.floor.inject([invite]))
+                await self.wait_idle(timeout)
+            finally:
+                self._appointing = None
+        else:  # its identity unknown (no manifest): invited by the person, the role on joining
+            await self.say([invite])
+            await self.wait_idle(timeout)
         ident = self.floor.find(service_url=to)
         if ident is None:
             await self._notify(
@@ -768,15 +779,31 @@ class FloorHost:
                 )
             )
 
+    def _inbound_url(self, key: str) -> str | None:
+        """The inbound URL of the HTTP agent ``key`` in this conversation (None: no inbound
+        endpoint, not an HTTP agent, or the desk is full), known to the floor as the person."""
+        if self.inbound is None or not key.startswith(("http://", "https://")):
+            return None
+        url = self.inbound.url_for(self.id, key)
+        if url is not None:
+            self.floor.alias(url, self.user.speaker_uri)
+        return url
+
+    def _person_to(self, key: str) -> Sender:
+        """The person as the sender of an envelope to the agent ``key`` outside a delivery
+        (``getManifests`` before its invite): with the same inbound URL every later envelope to
+        it names, so an agent that keeps the first serviceUrl it saw can speak later."""
+        return Sender(
+            speaker_uri=self.user.speaker_uri,
+            service_url=self._inbound_url(key) or self.user.service_url or None,
+        )
+
     def _with_inbound(self, key: str, d: Delivery) -> Delivery:
         """``d`` with the person's serviceUrl (in ``sender`` and in ``conversants``) made this
         agent's inbound URL, so it can post to the person later (gateway/floor/inbound.py)."""
-        if self.inbound is None or not key.startswith(("http://", "https://")):
-            return d
-        url = self.inbound.url_for(self.id, key)
+        url = self._inbound_url(key)
         if url is None:
             return d
-        self.floor.alias(url, self.user.speaker_uri)
         env = d.envelope
         me = self.user.speaker_uri
         sender = env.sender
@@ -1004,6 +1031,8 @@ class FloorHost:
 
     def _convener_gone(self, speaker_uri: str) -> None:
         """The convener left or failed: the person is told the floor is the convener now."""
+        if speaker_uri == self._appointing:
+            return  # it never joined: appoint_convener says so
         if self.on_notice is None or self._closed:
             return
         notice = Notice(

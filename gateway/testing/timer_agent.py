@@ -44,10 +44,14 @@ def say(text: str, to: str | None = None) -> dict[str, Any]:
 class TimerAgent:
     """Answers at once, then rings later by POSTing to the person's serviceUrl."""
 
-    def __init__(self, site: Site, delay: float = 5.0) -> None:
+    def __init__(self, site: Site, delay: float = 5.0, *, keep_first: bool = False) -> None:
         self.delay = delay
+        #: Keep the first serviceUrl the person was seen at (an agent that reads it once).
+        self.keep_first = keep_first
         self.url = site.route("timer", self.handle)
         self.inbound: str | None = None
+        #: Every envelope's first event type and the person's serviceUrl in it, in order.
+        self.seen: list[tuple[str, str | None]] = []
         self.conv: str | None = None
         self.rang: list[tuple[int, Any]] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -55,7 +59,10 @@ class TimerAgent:
     async def handle(self, request: web.Request) -> web.Response:
         of = (await request.json())["openFloor"]
         self.conv = of["conversation"]["id"]
-        self.inbound = of["sender"].get("serviceUrl") or self.inbound
+        person = of["sender"].get("serviceUrl")
+        self.seen.append((of["events"][0]["eventType"] if of["events"] else "", person))
+        if not (self.keep_first and self.inbound):
+            self.inbound = person or self.inbound
         out: list[dict[str, Any]] = []
         for e in of["events"]:
             kind, to = e["eventType"], e.get("to", {})

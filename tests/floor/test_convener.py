@@ -144,3 +144,107 @@ async def test_a_convener_that_errs_is_replaced_by_the_floor_and_the_person_told
     ]
     assert grants and grants[0]["to"]["speakerUri"] == "tag:asker"
     assert result.heard[-1]["openFloor"]["conversation"]["assignedFloorRoles"]["convener"] == []
+
+
+def _chair(site, *, accept: bool) -> tuple[str, list[dict[str, Any]]]:
+    """An HTTP convener that records every envelope it gets; it publishes its manifest, accepts
+    (or declines) its invite, and passes every delegated event back under its authority."""
+    got: list[dict[str, Any]] = []
+
+    async def chair(request: web.Request) -> web.Response:
+        body = await request.json()
+        got.append(body)
+        of = body["openFloor"]
+        events: list[dict[str, Any]] = []
+        for e in of["events"]:
+            kind = e["eventType"]
+            if kind == "getManifests":
+                manifest = {
+                    "identification": {
+                        "speakerUri": "tag:chair",
+                        "serviceUrl": url,
+                        "conversationalName": "Chair",
+                        "role": "convener",
+                        "openFloorRoles": {"convener": True},
+                    },
+                    "capabilities": [{"keyphrases": ["order"], "descriptions": ["Keeps order."]}],
+                }
+                events.append(
+                    {
+                        "eventType": "publishManifests",
+                        "parameters": {"servicingManifests": [manifest]},
+                    }
+                )
+            elif kind == "invite" and e.get("to", {}).get("serviceUrl") == url:
+                events.append({"eventType": "acceptInvite" if accept else "declineInvite"})
+            elif of["sender"]["speakerUri"] != "tag:chair" and kind not in ("invite", "bye"):
+                events.append(e)  # delegated: let it through
+        return web.json_response(
+            {
+                "openFloor": {
+                    "schema": {"version": "1.1.0"},
+                    "conversation": {"id": of["conversation"]["id"]},
+                    "sender": {"speakerUri": "tag:chair", "serviceUrl": url},
+                    "events": events,
+                }
+            }
+        )
+
+    url = site.route("chair-" + ("yes" if accept else "no"), chair)
+    return url, got
+
+
+async def test_the_convener_is_named_convener_from_its_invite_on(site) -> None:
+    url, got = _chair(site, accept=True)
+    directory = AgentDirectory(AddressPolicy(["127.0.0.0/8"]))
+    try:
+        result = await talk_text(
+            ["Clock, what time is it?"],
+            ["builtin:clock"],
+            directory=directory,
+            timeout=15,
+            convener=url,
+        )
+    finally:
+        await directory.aclose()
+    kinds = [[e["eventType"] for e in b["openFloor"]["events"]] for b in got]
+    assert kinds[0] == ["getManifests"] and ["invite"] in kinds, kinds
+    after_invite = got[kinds.index(["invite"]) :]
+    assert len(after_invite) >= 3, kinds  # the invite, and what the conversation sent it later
+    for body in after_invite:
+        assert_valid_envelope(body)  # still OFP 1.1.0: the role is in the conversation section
+        conversation = body["openFloor"]["conversation"]
+        assert conversation["assignedFloorRoles"]["convener"] == ["tag:chair"], kinds
+        assert "tag:chair" in [
+            c["identification"]["speakerUri"] for c in conversation["conversants"]
+        ]
+    # The person's words reached the clock through it.
+    assert any(s == "Clock" and t.startswith("It's") for s, t in result.lines), result.lines
+    assert not any("no convener any more" in n.text for n in result.notices), [
+        (n.text) for n in result.notices
+    ]
+
+
+async def test_a_convener_that_declines_is_told_once_and_the_floor_keeps_order(site) -> None:
+    url, got = _chair(site, accept=False)
+    directory = AgentDirectory(AddressPolicy(["127.0.0.0/8"]))
+    try:
+        result = await talk_text(
+            ["Clock, what time is it?"],
+            ["builtin:clock"],
+            directory=directory,
+            timeout=15,
+            convener=url,
+        )
+    finally:
+        await directory.aclose()
+    # It was asked as convener, and said no.
+    [invite] = [b for b in got if b["openFloor"]["events"][0]["eventType"] == "invite"]
+    assert invite["openFloor"]["conversation"]["assignedFloorRoles"]["convener"] == ["tag:chair"]
+    told = [n.text for n in result.notices]
+    assert sum("did not join; the floor is the convener" in t for t in told) == 1, told
+    assert not any("no convener any more" in t for t in told), told
+    assert any(s == "Clock" and t.startswith("It's") for s, t in result.lines), result.lines
+    last = result.heard[-1]["openFloor"]["conversation"]
+    assert last["assignedFloorRoles"]["convener"] == []
+    assert "tag:chair" not in [c["identification"]["speakerUri"] for c in last["conversants"]]

@@ -148,3 +148,27 @@ async def test_a_slow_answer_brings_one_moment_shown_and_heard(gateway, site) ->
         assert spoken_before_the_answer > 0
     finally:
         await page.close()
+
+
+async def test_every_envelope_names_the_person_at_the_agents_inbound_url(gateway, site) -> None:
+    """From the first envelope (``getManifests``, before the invite) on, the person's serviceUrl
+    is the agent's inbound URL, never the main port (which takes no request bodies): an agent
+    that keeps the first URL it saw can still speak later."""
+    timer = TimerAgent(site, delay=1.0, keep_first=True)
+    page = await Page.open(gateway.ws, transport="ws")
+    try:
+        await page.send(Invite(timer.url))
+        await page.wait_for(lambda e: e["type"] == "utterance" and e["text"] == "Timer here.")
+        await page.send(SayText("Timer, remind me in a second"))
+        await page.wait_for(
+            lambda e: e["type"] == "utterance" and e["text"] == "Ring ring: time's up!", timeout=40
+        )
+        kinds = [kind for kind, _ in timer.seen]
+        assert kinds[0] == "getManifests" and "invite" in kinds and "utterance" in kinds
+        urls = {url for _, url in timer.seen}
+        assert len(urls) == 1, timer.seen
+        [url] = urls
+        assert url is not None and "/ofp/in/" in url and url.split("/ofp/in/")[0] != gateway.url
+        assert timer.rang and timer.rang[0][0] == 200
+    finally:
+        await page.close()
