@@ -21,7 +21,8 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
 * **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
 * **wake windows**: asleep, audio reaches nothing but the wake detector; after the wake word
-  speech must begin within ``wake_listen_ms``; after a reply, ``follow_up_ms`` to answer;
+  speech must begin within ``wake_listen_ms``; after the answer to a request the person woke
+  the device for (not a greeting, a notice, or an agent speaking later), ``follow_up_ms`` to answer;
 * **push-to-talk**: speech counts only while held, and letting go ends the turn;
 * **partial transcripts**: at most one every ``partial_interval_ms`` while speech is under way.
 """
@@ -552,6 +553,9 @@ class TurnTaker:
         self.ptt_down = False
         self._wake = False
         self._open_until = math.inf  # awake until then; inf: engaged, or no wake word
+        #: With a wake word: a request the person woke the device for was sent, so what plays
+        #: now is its answer and a follow-up window may follow (cleared when it falls asleep).
+        self._asked = False
         self._voiced_run = 0
         self._next_id = 0
         self._pause: _Pause | None = None
@@ -810,6 +814,7 @@ class TurnTaker:
     # ------------------------------------------------------------------ the reply side
     def sent(self, now: float) -> list[Action]:
         """The turn's utterance is going to the agents: think."""
+        self._asked = True  # only an awake person's turn is sent
         return self._set_state("thinking")
 
     def replied(self, now: float) -> list[Action]:
@@ -818,12 +823,18 @@ class TurnTaker:
         return []
 
     def dismissed(self, now: float) -> list[Action]:
-        """The turn came to nothing (no words, or a stop command): listen again."""
-        self._follow_up(now)
+        """The turn came to nothing (no words, or a stop command): listen again, with a wake
+        word for ``follow_up_ms`` (the person woke the device for it; they may say it again)."""
+        if self._wake:
+            self._open_until = now + self.settings.follow_up_ms / 1000
         return self._set_state("listening")
 
     def playing(self, speaking: bool, now: float) -> list[Action]:
-        """An agent's reply started or stopped playing."""
+        """An agent's reply started or stopped playing. With a wake word, only the answer to
+        a request opens the microphone; anything else (a greeting, a notice, an agent speaking
+        later) plays to a sleeping session."""
+        if self._wake and not self._asked:
+            return []
         if speaking:
             self._open_until = math.inf
         else:
@@ -831,8 +842,9 @@ class TurnTaker:
         return self._set_state("speaking" if speaking else "listening")
 
     def _follow_up(self, now: float) -> None:
-        """After a reply the person may answer without the wake word for ``follow_up_ms``."""
-        if self._wake:
+        """After the answer to a request the person woke the device for, they may answer
+        without the wake word for ``follow_up_ms``."""
+        if self._wake and self._asked:
             self._open_until = now + self.settings.follow_up_ms / 1000
 
     # ------------------------------------------------------------------ wake word
@@ -853,6 +865,7 @@ class TurnTaker:
     def sleep(self) -> list[Action]:
         """Back to waiting for the wake word: whatever was half-heard is forgotten."""
         self._open_until = 0.0
+        self._asked = False
         self._reset()
         return [Sleep(), *self._set_state("idle")]
 

@@ -790,3 +790,42 @@ def test_the_turn_taker_waits_for_the_words_and_forgets_a_resumed_pause():
     at, end = ended_at(d, 2000)
     assert (end.reason, end.wait_ms) == ("finished", 200) and at <= 224
     assert not d.turns.awaiting(end.decode)
+
+
+def test_only_the_answer_to_a_woken_request_opens_the_follow_up_window():
+    """A greeting, a notice or an agent speaking later plays to a sleeping session: the
+    microphone stays shut until the wake word (docs/turn-taking.md)."""
+    d = Driver(wake_listen_ms=5000, follow_up_ms=8000)
+    t = d.turns
+    t.set_wake(True, d.now)
+    # A greeting plays and ends: nothing opens, the state stays asleep.
+    assert t.playing(True, d.now) == [] and t.state == "idle"
+    assert not t.awake(d.now + 1) and not t.accepts_audio(d.now + 1, busy=False)
+    assert t.playing(False, d.now + 2) == [] and t.state == "idle"
+    assert not t.awake(d.now + 2.5)
+    assert t.replied(d.now + 2.5) == [] and not t.awake(d.now + 3)
+    # Woken, asked, answered: the follow-up window follows the answer.
+    t.woke(d.now + 10)
+    d.now += 10
+    d.run(640, 0.9)
+    ended_at(d, 1000)
+    t.sent(d.now)
+    t.replied(d.now)
+    assert t.playing(True, d.now) == [StateChanged("speaking")]
+    t.playing(False, d.now + 3)
+    assert t.awake(d.now + 3 + 7.9) and not t.awake(d.now + 3 + 8.1)
+    # Asleep again: an agent speaking later through the inbound endpoint opens nothing.
+    assert t.check_awake(d.now + 12) == [Sleep(), StateChanged("idle")]
+    assert t.playing(True, d.now + 20) == [] and not t.awake(d.now + 20)
+    assert t.playing(False, d.now + 22) == [] and not t.awake(d.now + 22.5)
+
+
+def test_a_dismissed_woken_turn_closes_the_window_it_opened():
+    d = Driver(wake_listen_ms=5000, follow_up_ms=3000)
+    t = d.turns
+    t.set_wake(True, d.now)
+    t.woke(d.now)
+    d.run(640, 0.9)  # speech keeps it open while it lasts
+    ended_at(d, 1000)
+    assert t.dismissed(d.now) == [StateChanged("listening")]
+    assert t.awake(d.now + 2.9) and not t.awake(d.now + 3.1)
