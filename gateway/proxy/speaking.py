@@ -212,9 +212,12 @@ class Speaker:
                     raise
             except SpeechError as exc:  # a speech service down or gone mid-reply
                 log.warning("could not speak %s: %s", de.id, exc)
+                service = getattr(exc, "service", "")  # which one, when it is a remote service
+                why = f" ({service} is not answering)" if service else ""
                 await self._emit(
                     Told(
-                        "Speech synthesis is unavailable right now; the reply is shown as text.",
+                        f"Speech synthesis is unavailable right now{why}; the reply is shown "
+                        "as text.",
                         "@error",
                     )
                 )

@@ -147,6 +147,8 @@ class Utterer:
                 return transcript
             except TranscriberBusy:
                 pass  # decoded again below, now that the utterance is final
+            except SpeechError as exc:  # a speech service gone mid-request: one line, no stack
+                log.warning("the speculative decode failed (%s); decoding again", exc)
             except Exception:  # the model's own failure (CTranslate2): try once more below
                 log.exception("the speculative decode failed; decoding again")
         try:
@@ -156,9 +158,12 @@ class Utterer:
         except SpeechError as exc:  # a speech service down or gone mid-request
             log.warning("no transcript: %s", exc)
             self._listener.tell(self._listener.turns.dismissed(self._listener.clock()))
+            # The person is told which service, in one line (it was tried again first).
+            service = getattr(exc, "service", "")
+            why = f" ({service} is not answering)" if service else ""
             await self._emit(
                 Told(
-                    "Speech recognition is unavailable right now; please say that again.",
+                    f"Speech recognition is unavailable right now{why}; please say that again.",
                     "@error",
                 )
             )

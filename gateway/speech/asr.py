@@ -19,6 +19,11 @@ What comes back depends on the server:
 
 A caller that stops waiting (a speculative decode overtaken by more speech) closes the
 connection; this project's server then abandons the decode at its next stage.
+
+A request whose connection breaks (cut, the server killed or hung, garbage on the wire) keeps
+its audio: once the link's probe finds the service answering again (within
+:attr:`~gateway.speech.link.LinkSettings.retry_s`) it is sent once more on a new connection, so
+the person's turn is not lost to a connection that dropped.
 """
 
 from __future__ import annotations
@@ -34,7 +39,14 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
 from gateway.audio import SAMPLE_RATE, float_to_pcm16
 from gateway.errors import SpeechError
-from gateway.speech.link import ServiceBusy, ServiceLink, read_until
+from gateway.speech.link import (
+    NOT_WYOMING,
+    ServiceBusy,
+    ServiceLink,
+    SpeechServiceDown,
+    not_wyoming,
+    read_until,
+)
 from gateway.voice.stt import TranscriberBusy, Transcript, Word
 
 #: Samples per audio chunk sent (Wyoming's own clients send 1024).
@@ -123,6 +135,8 @@ class RemoteTranscriber:
         self.abandoned = 0
         #: Not known over Wyoming (the server retries on its own); kept for /metrics.
         self.full_window_retries = 0
+        #: Requests sent again after their connection broke (the audio was still held).
+        self.resent = 0
         self._hop_s = 0.0
 
     @property
@@ -154,7 +168,15 @@ class RemoteTranscriber:
             extra["speech_end_s"] = round(float(speech_end_s), 3)
         if prompt:
             extra["prompt"] = prompt
-        transcript = await self._request(audio, extra)
+        try:
+            transcript = await self._request(audio, extra)
+        except SpeechServiceDown:
+            # The clip is still here: once more on the next connection, when the service
+            # answers a probe again; still down after retry_s, the caller tells the person.
+            if not await self.link.wait_up():
+                raise
+            self.resent += 1
+            transcript = await self._request(audio, extra)
         if transcript.detailed:
             self._hop_s = transcript.queued_s
         return transcript
@@ -200,7 +222,10 @@ class RemoteTranscriber:
         except asyncio.CancelledError:
             self.abandoned += 1  # the connection is closed under the server: it stops too
             raise
+        try:
+            transcript = transcript_from_event(event.data, audio_s)
+        except NOT_WYOMING as exc:  # a transcript whose fields are not what they should be
+            raise link.broke(not_wyoming(exc)) from None
         link.worked()
-        transcript = transcript_from_event(event.data, audio_s)
         decode_s = transcript.decode_s if transcript.detailed else time.monotonic() - started
         return replace(transcript, decode_s=decode_s)

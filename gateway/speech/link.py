@@ -8,7 +8,7 @@ A :class:`ServiceLink` is the only way the gateway's remote speech parts (``spee
   queueing behind work whose answer would come too late;
 - gives every request a deadline (``timeout_s``; connecting has ``connect_timeout_s``);
 - marks the service **down** when it cannot be reached, stops mid-request (the stream just ends:
-  Wyoming servers send no error event when they die) or times out. While down, requests fail at
+  Wyoming servers send no error event when they die), sends what is not Wyoming, or times out. While down, requests fail at
   once (:class:`SpeechServiceDown`), and one background probe (``describe``) tries again after
   ``backoff_s``, doubling up to ``max_backoff_s``; the first answer marks it up again.
 
@@ -42,8 +42,14 @@ _LINE_LIMIT = 1 << 20
 
 
 class SpeechServiceDown(SpeechError):
-    """A speech service could not be reached, stopped answering mid-request, or timed out; the
-    message names it. The request can be tried again (the link reconnects by itself)."""
+    """A speech service could not be reached, stopped answering mid-request, sent what is not
+    Wyoming, or timed out; the message names it, and :attr:`service` alone ("the stt service at
+    wyoming://…") says which to the person. The request can be tried again (the link
+    reconnects by itself)."""
+
+    def __init__(self, message: str, *, service: str = "") -> None:
+        super().__init__(message)
+        self.service = service
 
 
 class ServiceBusy(Busy):
@@ -92,6 +98,12 @@ class LinkSettings:
     backoff_s: float = 0.5
     max_backoff_s: float = 10.0
     health_s: float = 5.0
+    #: How long a request whose connection broke (cut, the server gone, garbage, a timeout)
+    #: waits for the service to answer a probe again before it is sent once more with the
+    #: audio or text it still holds (:meth:`ServiceLink.wait_up`). The probes at 0.5, 1.5 and
+    #: 3.5 s (the backoff doubling) fall inside it: a server restarted or a connection cut
+    #: keeps the turn; one still down after it fails the request, and the person is told.
+    retry_s: float = 5.0
 
 
 class Connection:
@@ -147,6 +159,10 @@ class ServiceLink:
         self._probe: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self.info: Info | None = None
+        self._closed = False
+        #: Set while the service is up (or not yet tried): what :meth:`wait_up` waits on.
+        self._up = asyncio.Event()
+        self._up.set()
         #: What the server's ``info`` says of itself beyond Wyoming's fields (our own server's
         #: ``ofp`` object; empty for a stock server).
         self.extras: dict[str, object] = {}
@@ -159,6 +175,27 @@ class ServiceLink:
     def __repr__(self) -> str:
         return f"ServiceLink({self.kind}, {self.address})"
 
+    @property
+    def service(self) -> str:
+        """The service in words, as the person is told it: "the stt service at wyoming://…"."""
+        return f"the {self.kind} service at {self.address}"
+
+    def down_error(self, message: str) -> SpeechServiceDown:
+        """A :class:`SpeechServiceDown` naming this service."""
+        return SpeechServiceDown(message, service=self.service)
+
+    async def wait_up(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout`` s, default :attr:`LinkSettings.retry_s`) until the service
+        answers again; whether it does."""
+        if self.down_reason is None:
+            return True
+        wait = self.settings.retry_s if timeout is None else timeout
+        try:
+            await asyncio.wait_for(self._up.wait(), wait)
+        except TimeoutError:
+            return False
+        return self.down_reason is None
+
     @contextlib.asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
         """A connection for one request, closed afterwards.
@@ -169,9 +206,7 @@ class ServiceLink:
         """
         if self.down_reason is not None:
             self.failures += 1
-            raise SpeechServiceDown(
-                f"the {self.kind} service at {self.address} is down ({self.down_reason})"
-            )
+            raise self.down_error(f"{self.service} is down ({self.down_reason})")
         # Counted before the first await: requests made in the same instant see each other.
         if (
             self._waiting + self.in_flight
@@ -209,9 +244,7 @@ class ServiceLink:
         until it is closed; raises :class:`ServiceBusy` when none is free (it does not wait)
         and :class:`SpeechServiceDown` while the service is down."""
         if self.down_reason is not None:
-            raise SpeechServiceDown(
-                f"the {self.kind} service at {self.address} is down ({self.down_reason})"
-            )
+            raise self.down_error(f"{self.service} is down ({self.down_reason})")
         if self.in_flight >= self.settings.max_connections:
             self.refused += 1
             raise ServiceBusy(f"all {self.in_flight} connections to {self.address} are in use")
@@ -245,17 +278,19 @@ class ServiceLink:
         if self.down_reason is None:
             log.warning("%s service at %s is down: %s", self.kind, self.address, reason)
         self.down_reason = reason
+        self._up.clear()
         if self._probe is None or self._probe.done():
             self._probe = asyncio.get_running_loop().create_task(
                 self._recover(), name=f"speech-probe-{self.kind}"
             )
-        return SpeechServiceDown(f"the {self.kind} service at {self.address} failed: {reason}")
+        return self.down_error(f"{self.service} failed: {reason}")
 
     def worked(self) -> None:
         """A request went through: the service is up."""
         if self.down_reason is not None:
             log.warning("%s service at %s is back", self.kind, self.address)
         self.down_reason = None
+        self._up.set()
         self._backoff = self.settings.backoff_s
 
     async def describe(self) -> Info:
@@ -282,8 +317,10 @@ class ServiceLink:
                     return self.info
         except TimeoutError:
             raise self.broke("no answer to describe") from None
-        except OSError as exc:
+        except (OSError, asyncio.IncompleteReadError) as exc:
             raise self.broke(f"connection failed: {exc}") from None
+        except NOT_WYOMING as exc:
+            raise self.broke(not_wyoming(exc)) from None
         finally:
             writer.close()
 
@@ -296,7 +333,7 @@ class ServiceLink:
             )
 
     async def _health(self) -> None:
-        while True:
+        while not self._closed:
             await asyncio.sleep(self.settings.health_s)
             if self.down_reason is None:
                 with contextlib.suppress(SpeechServiceDown):
@@ -304,7 +341,10 @@ class ServiceLink:
 
     async def _recover(self) -> None:
         """Probe the down service with growing waits until it answers."""
-        while self.down_reason is not None:
+        # Checked each round, not only cancelled: Python 3.11's wait_for can turn a
+        # cancellation that lands during its own timeout into TimeoutError, which a probe takes
+        # for "no answer" and would go on probing after close().
+        while self.down_reason is not None and not self._closed:
             await asyncio.sleep(self._backoff)
             self._backoff = min(self._backoff * 2, self.settings.max_backoff_s)
             with contextlib.suppress(SpeechServiceDown):
@@ -312,11 +352,22 @@ class ServiceLink:
 
     async def close(self) -> None:
         """Stop probing."""
+        self._closed = True
         for task in (self._probe, self._watch):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+
+#: What reading an event raises on bytes that are not Wyoming: a header that is not JSON (or
+#: not an object), a line over the limit, a length that is not a number, text that is not UTF-8.
+NOT_WYOMING = (ValueError, TypeError, KeyError, AttributeError, asyncio.LimitOverrunError)
+
+
+def not_wyoming(exc: BaseException) -> str:
+    """Why a stream is given up on that sent ``exc``-raising bytes (no traceback: one line)."""
+    return f"it sent something that is not Wyoming ({type(exc).__name__}: {str(exc)[:80]})"
 
 
 async def read_until(
@@ -339,14 +390,16 @@ async def read_until(
             ) from None
         except (OSError, asyncio.IncompleteReadError) as exc:
             raise link.broke(f"connection failed mid-request: {exc}") from None
+        except NOT_WYOMING as exc:
+            raise link.broke(not_wyoming(exc)) from None
         if event is None:
             raise link.broke(f"the stream ended before {' or '.join(wanted)}")
         if event.type == "error":
             text = str(event.data.get("text", "error"))
             link.worked()  # it answered: up, just unwilling
             if event.data.get("code") == "busy":
-                raise ServiceBusy(f"the {link.kind} service at {link.address} is busy: {text}")
-            raise SpeechError(f"the {link.kind} service at {link.address} said: {text}")
+                raise ServiceBusy(f"{link.service} is busy: {text}")
+            raise SpeechError(f"{link.service} said: {text}")
         if event.type in wanted:
             return event, before
         before.append(event)

@@ -11,12 +11,19 @@ What a stock ``wyoming-piper`` does not do: the agents' own voices. It speaks wi
 ``--voice`` and knows nothing of this project's per-agent speed, pitch and noise
 (:class:`~gateway.render.tts.VoiceSettings`); only the loudness is applied here, so a stock
 voice is as loud as an in-process one. ``ofp-gateway speech serve`` applies all of them.
+
+A reply whose connection breaks (cut, the server killed or hung, garbage on the wire) keeps its
+text: once the link's probe finds the service answering again (within
+:attr:`~gateway.speech.link.LinkSettings.retry_s`) it is asked once more on a new connection, and
+the audio already played is skipped (by its length: Piper's timing varies a little between two
+runs, so a syllable may repeat or drop at the seam).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 import numpy as np
@@ -24,7 +31,14 @@ from wyoming.tts import Synthesize
 
 from gateway.audio import Resampler
 from gateway.render.tts import HEADROOM, SynthesisError, SynthesizerBusy, VoiceSettings
-from gateway.speech.link import ServiceBusy, ServiceLink, read_until
+from gateway.speech.link import (
+    NOT_WYOMING,
+    ServiceBusy,
+    ServiceLink,
+    SpeechServiceDown,
+    not_wyoming,
+    read_until,
+)
 
 
 def voice_extras(settings: VoiceSettings) -> dict[str, Any]:
@@ -74,6 +88,8 @@ class RemoteSynthesizer:
         self.late_sentences = 0  # not known here: the server paces itself
         #: Replies asked of the server (a page without audio asks for none).
         self.sentences = 0
+        #: Replies asked again after their connection broke.
+        self.resent = 0
 
     def paced_by(self, queued_s: Callable[[], float]) -> RemoteSynthesizer:
         """The same synthesizer: the server orders its own queue (the listener's queued audio
@@ -110,6 +126,33 @@ class RemoteSynthesizer:
         if not text:
             return
         self.sentences += 1
+        played = 0  # samples at ``rate`` yielded so far
+        try:
+            # aclosing: a reply cut short (a barge-in) closes the connection now, not at GC.
+            async with aclosing(self._once(text, settings, rate=rate)) as chunks:
+                async for pcm in chunks:
+                    played += len(pcm)
+                    yield pcm
+            return
+        except SpeechServiceDown:
+            # The text is still here: once more on the next connection when the service
+            # answers again, skipping what was played; still down after retry_s, it fails.
+            if not await self.link.wait_up():
+                raise
+        self.resent += 1
+        skip = played
+        async with aclosing(self._once(text, settings, rate=rate)) as chunks:
+            async for pcm in chunks:
+                if skip >= len(pcm):
+                    skip -= len(pcm)
+                    continue
+                yield pcm[skip:]
+                skip = 0
+
+    async def _once(
+        self, text: str, settings: VoiceSettings, *, rate: int
+    ) -> AsyncIterator[np.ndarray]:
+        """One request for ``text`` on one connection (see :meth:`stream`)."""
         link = self.link
         own = self.detailed
         gain = 1.0 if own else HEADROOM * settings.volume
@@ -124,9 +167,14 @@ class RemoteSynthesizer:
                 except OSError as exc:
                     raise link.broke(f"connection failed while sending text: {exc}") from None
                 start, _ = await read_until(link, conn, ("audio-start",), deadline=deadline)
-                source_rate = int(start.data.get("rate", rate))
-                width = int(start.data.get("width", 2))
-                channels = int(start.data.get("channels", 1))
+                try:
+                    source_rate = int(start.data.get("rate", rate))
+                    width = int(start.data.get("width", 2))
+                    channels = int(start.data.get("channels", 1))
+                except NOT_WYOMING as exc:
+                    raise link.broke(not_wyoming(exc)) from None
+                if source_rate <= 0 or channels <= 0:
+                    raise link.broke(f"it sent audio of {source_rate} Hz, {channels} channels")
                 if width != 2:
                     raise SynthesisError(f"the {link.kind} service sent {8 * width}-bit audio")
                 resampler = Resampler(source_rate, rate)
@@ -143,7 +191,10 @@ class RemoteSynthesizer:
                         if tail.size:
                             yield tail
                         break
-                    pcm = np.frombuffer(event.payload or b"", dtype=np.int16)
+                    payload = event.payload or b""
+                    if len(payload) % 2:
+                        raise link.broke("it sent an audio chunk of an odd number of bytes")
+                    pcm = np.frombuffer(payload, dtype=np.int16)
                     if channels > 1:
                         pcm = pcm[::channels]
                     if gain != 1.0:

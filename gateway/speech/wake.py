@@ -31,7 +31,7 @@ from wyoming.wake import Detect
 
 from gateway.audio import SAMPLE_RATE
 from gateway.errors import Busy, SpeechError
-from gateway.speech.link import Connection, ServiceLink
+from gateway.speech.link import NOT_WYOMING, Connection, ServiceLink, not_wyoming
 from gateway.voice.wake import MODEL_LATENCY_MS, WakeDetection, WakeSettings, _as_pcm16
 
 log = logging.getLogger(__name__)
@@ -135,6 +135,9 @@ class RemoteWakeListener:
             except (OSError, asyncio.IncompleteReadError) as exc:
                 event = None
                 log.warning("wake word stream failed: %s", exc)
+            except NOT_WYOMING as exc:  # garbage: given up on like a cut stream, in one line
+                event = None
+                log.warning("wake word stream failed: %s", not_wyoming(exc))
             if event is None:  # the server went away mid-stream
                 if self._conn is conn:
                     self._reader = None  # this task: not cancelled by _lost
@@ -146,7 +149,11 @@ class RemoteWakeListener:
             if event.type != "detection":
                 continue
             self.link.worked()
-            detection = self._detection(event.data, offset)
+            try:
+                detection = self._detection(event.data, offset)
+            except NOT_WYOMING as exc:  # a detection whose fields are not numbers
+                log.warning("wake word service sent a bad detection: %s", not_wyoming(exc))
+                continue
             if detection is not None:
                 self._found.append(detection)
 

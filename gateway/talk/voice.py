@@ -22,7 +22,9 @@ import numpy as np
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
+from gateway.floor.host import Notice
 from gateway.options import given
+from gateway.proxy.events import ProxyEvent, Told
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
@@ -85,10 +87,19 @@ async def talk_wav(
     try:
         await talk.start(agents, "(spoken)", timeout, convener)
         settings = replace(settings or SessionSettings(), out_rate=OUT_RATE, paced=paced)
+
+        def told(event: ProxyEvent) -> None:
+            """What the session tells the person (a speech service not answering, …) is a
+            line of talk's, as the page shows it; an @error means a turn went unanswered."""
+            if isinstance(event, Told):
+                talk.noticed(Notice(event.text, event.reason, event.agent or ""))
+                if event.reason == "@error":
+                    talk.result.completed = False
+
         session = VoiceSession(
             talk.conv,
             models,
-            on_event=lambda e: None,
+            on_event=told,
             fetch=directory.client.fetch,
             settings=settings,
             recorder=recorder,
@@ -107,7 +118,10 @@ async def talk_wav(
 
         collector = asyncio.get_running_loop().create_task(collect())
         await feed_audio(session, pcm, paced=paced)
-        talk.result.completed &= await session.wait_quiet(timeout)
+        # Awaited first: a Told during the wait sets completed, and `x &= await …` would
+        # write back the value read before the wait.
+        quiet = await session.wait_quiet(timeout)
+        talk.result.completed &= quiet
         talk.result.transcript = " ".join(session.transcripts)
         for t in session.transcripts:
             talk.result.lines.insert(0, (talk.user.display_name, t))

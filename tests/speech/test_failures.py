@@ -147,8 +147,14 @@ async def test_the_person_is_told_and_can_say_it_again(tmp_path: Path) -> None:
     try:
         server.kill()
         await say(espeak_16k("What time is it in Lisbon?"))
+        # Sent once more when the link's probe finds the server again (retry_s): it does not.
+        for _ in range(600):
+            if any(isinstance(e, Told) for e in events):
+                break
+            await asyncio.sleep(0.1)
         notices = [e for e in events if isinstance(e, Told)]
         assert any("unavailable" in n.text and "say that again" in n.text for n in notices), events
+        assert any(f"stt service at {server.address}" in n.text for n in notices), events
         assert not [e for e in events if isinstance(e, Transcribed)]
         assert session.state == "listening"
         link = models.services[0]
@@ -242,12 +248,15 @@ async def test_synthesis_dying_mid_reply_is_shown_as_text(tmp_path: Path) -> Non
     try:
         server.kill()
         await session.say_text("Please repeat this rather long sentence back to me.")
-        for _ in range(100):
+        for _ in range(600):  # after retry_s: the reply is asked again once the server is back
             if any(isinstance(e, Told) and "synthesis" in e.text for e in events):
                 break
             await asyncio.sleep(0.1)
         assert any(
-            isinstance(e, Told) and "Speech synthesis is unavailable" in e.text for e in events
+            isinstance(e, Told)
+            and "Speech synthesis is unavailable" in e.text
+            and f"tts service at {server.address}" in e.text
+            for e in events
         ), events
         assert any(isinstance(e, AgentSaid) for e in events)  # shown as text
         server.start()
