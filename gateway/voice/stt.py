@@ -744,7 +744,9 @@ class Transcriber:
             return "en"
         if self.settings.language:
             return self.settings.language
-        token, _probability = self._engine.whisper.detect_language(encoded)[0][0]
+        # [(token, probability), …] per clip, most likely first (ctranslate2 ships no types).
+        ranked: list[tuple[str, float]] = self._engine.whisper.detect_language(encoded)[0]
+        token, _probability = ranked[0]
         return token[2:-2]  # "<|de|>" -> "de"
 
     def _align(
