@@ -26,7 +26,7 @@ from gateway.records.reading import read_envelope, rfc3339
 _COLUMN = 40
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``history`` (list, show, delete) and ``export`` on ``subparsers``."""
     history = subparsers.add_parser("history", help="list, show or delete recorded conversations")
     commands = history.add_subparsers(dest="history_command", metavar="COMMAND", required=True)

@@ -61,7 +61,7 @@ def _server_shown() -> dict[str, Any]:
     return {"d": SpeechServerSettings()}
 
 
-def add_speech_command(sub: argparse._SubParsersAction) -> None:
+def add_speech_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``speech serve``."""
     p = sub.add_parser("speech", help="this gateway's speech as a Wyoming server")
     ssub = p.add_subparsers(dest="speech_command", metavar="ACTION", required=True)

@@ -29,7 +29,7 @@ def _shown() -> dict[str, Any]:
     return {"d": d, "agents": ", ".join(d.agents), "wake": SessionSettings().wake}
 
 
-def add_talk_command(sub: argparse._SubParsersAction) -> None:
+def add_talk_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``talk`` on the main parser."""
     p = sub.add_parser(
         "talk",
