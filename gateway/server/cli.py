@@ -450,10 +450,10 @@ async def serve(s: ServeSettings) -> int:
     )
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
-    assistant = directory.builtins.get("assistant")
+    assistant = directory.assistant
     if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
         # Loaded now (0.4 s for the default model), not when the first person asks.
-        await assistant.model.warm_up()  # type: ignore[attr-defined]
+        await assistant.model.warm_up()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
     draining = False
