@@ -22,6 +22,7 @@ import numpy as np
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
+from gateway.ofp import Envelope
 from gateway.options import given
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.render.decode import AudioDecodeError, decode_audio
@@ -95,9 +96,11 @@ async def talk_wav(
         )
         spoken = session.conversation.on_user
 
-        async def both(env: Any) -> None:
+        async def both(env: Envelope) -> None:
             talk.heard(env)
-            await spoken(env)
+            speaking = spoken(env)
+            if speaking is not None:
+                await speaking
 
         talk.conv.on_user = both
 
