@@ -143,7 +143,7 @@ class VoiceSession:
         models.sessions.add(self)
         self.set_wake(s.wake)
 
-        if not getattr(models.transcriber, "detailed", True):
+        if not models.transcriber.detailed:
             # A stock Wyoming server (docs/speech-services.md): said once, on the page.
             self._emit_soon(
                 Told(

@@ -227,6 +227,12 @@ class SpeechToText(Protocol):
         """Decodes stopped because their caller stopped waiting."""
         ...
 
+    @property
+    def detailed(self) -> bool:
+        """Whether transcripts carry word timings and confidences and partials are offered
+        (a stock Wyoming server gives text only)."""
+        ...
+
     async def warm_up(self) -> None:
         """Get ready, so the first person is not kept waiting."""
         ...
@@ -518,6 +524,11 @@ class Transcriber:
                 f"the speech model {self.settings.model!r} hears English only, not "
                 f"{self.settings.language!r}: choose a multilingual model (--stt-model base)"
             )
+
+    @property
+    def detailed(self) -> bool:
+        """Always: Whisper in this process gives word timings, confidences and partials."""
+        return True
 
     @property
     def pending(self) -> int:
