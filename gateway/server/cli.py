@@ -423,7 +423,7 @@ async def serve(s: ServeSettings) -> int:
     or drain (SIGUSR1; SIGTERM with shared records)."""
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.proxy.session import VoiceModels
+    from gateway.proxy.models import VoiceModels
     from gateway.records.base import Recorder
     from gateway.records.open import open_recorder
     from gateway.render.voices import VoiceBook

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def _shown() -> dict[str, Any]:
     """What the help texts' fields name: the defaults (``d``), read when help is printed."""
-    from gateway.proxy.session import SessionSettings
+    from gateway.proxy.settings import SessionSettings
 
     d = TalkSettings()
     return {"d": d, "agents": ", ".join(d.agents), "wake": SessionSettings().wake}

@@ -24,7 +24,9 @@ from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
 from gateway.ofp import Envelope
 from gateway.options import given
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.settings import SessionSettings
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
 from gateway.talk.text import Talk, TalkResult
