@@ -7,8 +7,9 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import defaults_shown, from_options, stt_language
+from gateway.options import defaults_shown, from_options
 from gateway.speech.link import BadServiceAddress, parse_address
+from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
     from gateway.speech.server import SpeechServerSettings

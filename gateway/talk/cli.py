@@ -8,13 +8,9 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import (
-    add_conversation_options,
-    add_llm_options,
-    defaults_shown,
-    from_options,
-    llm_from_args,
-)
+from gateway.floor.cli import add_conversation_options, agent_http_settings
+from gateway.llm.cli import add_llm_options, llm_from_args
+from gateway.options import defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -137,7 +133,6 @@ def _waking(s: TalkSettings) -> bool:
 def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.options import agent_http_settings
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
     http = agent_http_settings(s.agent_timeout_s)
