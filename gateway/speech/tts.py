@@ -22,7 +22,7 @@ runs, so a syllable may repeat or drop at the seam).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -30,7 +30,13 @@ import numpy as np
 from wyoming.tts import Synthesize
 
 from gateway.audio import Resampler
-from gateway.render.tts import HEADROOM, SynthesisError, SynthesizerBusy, VoiceSettings
+from gateway.render.tts import (
+    HEADROOM,
+    SynthesisError,
+    SynthesizerBusy,
+    VoiceSettings,
+    text_to_speak,
+)
 from gateway.speech.link import (
     NOT_WYOMING,
     ServiceBusy,
@@ -117,12 +123,7 @@ class RemoteSynthesizer:
         self, text: str, settings: VoiceSettings, *, rate: int
     ) -> AsyncIterator[np.ndarray]:
         """Speak ``text``: yields mono int16 PCM at ``rate`` as the server sends it."""
-        text = text.strip()
-        if len(text) > self._max_chars:
-            raise SynthesisError(
-                f"text of {len(text)} characters is over the {self._max_chars} limit; "
-                "split it into several replies or raise max_chars"
-            )
+        text = text_to_speak(text, self._max_chars)
         if not text:
             return
         self.sentences += 1
@@ -151,7 +152,7 @@ class RemoteSynthesizer:
 
     async def _once(
         self, text: str, settings: VoiceSettings, *, rate: int
-    ) -> AsyncIterator[np.ndarray]:
+    ) -> AsyncGenerator[np.ndarray, None]:
         """One request for ``text`` on one connection (see :meth:`stream`)."""
         link = self.link
         own = self.detailed

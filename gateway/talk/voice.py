@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,12 +23,15 @@ from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
 from gateway.floor.host import Notice
+from gateway.ofp import Envelope
 from gateway.options import given
 from gateway.proxy.events import ProxyEvent, Told
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.settings import SessionSettings
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
-from gateway.talk.text import Talk, TalkResult
+from gateway.talk.text import DirectoryFactory, LineSink, Talk, TalkResult
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -67,7 +70,7 @@ async def talk_wav(
     recorder: Recorder | None = None,
     paced: bool = SessionSettings.paced,
     timeout: float = TalkSettings.timeout_s,
-    on_line: Any = None,
+    on_line: LineSink | None = None,
     settings: SessionSettings | None = None,
     convener: str | None = None,
     max_agent_exchanges: int | None = None,
@@ -106,9 +109,11 @@ async def talk_wav(
         )
         spoken = session.conversation.on_user
 
-        async def both(env: Any) -> None:
+        async def both(env: Envelope) -> None:
             talk.heard(env)
-            await spoken(env)
+            speaking = spoken(env)
+            if speaking is not None:
+                await speaking
 
         talk.conv.on_user = both
 
@@ -140,7 +145,11 @@ async def talk_wav(
 
 
 def run_talk_wav(
-    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any
+    settings: TalkSettings,
+    *,
+    directory_factory: DirectoryFactory,
+    recorder: Recorder | None,
+    on_line: LineSink | None,
 ) -> TalkResult:
     """``talk --wav`` from the command line: blocking."""
     s = settings

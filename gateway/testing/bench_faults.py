@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,9 @@ def first_reply_after(people: list[Person], t: float) -> float | None:
     return min(times) if times else None
 
 
-def records_ok(served: Served, timeout: float = 60) -> Callable[[float], Awaitable[float | None]]:
+def records_ok(
+    served: Served, timeout: float = 60
+) -> Callable[[float], Coroutine[Any, Any, float | None]]:
     """A watch: when ``/readyz`` said the records are kept again (polled every 0.1 s)."""
 
     async def watch(t: float) -> float | None:
@@ -257,12 +259,15 @@ async def talk_through(
     agent: str | None,
     inject: Callable[[], Awaitable[None]],
     heal: Callable[[], Awaitable[None]],
-    watch: Callable[[float], Awaitable[float | None]] | None = None,
+    watch: Callable[[float], Coroutine[Any, Any, float | None]] | None = None,
+    people: list[Person] | None = None,
 ) -> tuple[list[Person], float, float, float, float | None]:
     """People talk; ``inject`` at t0, ``heal`` ``--fault-s`` later, then ``watch(t1)`` runs
     alongside the talk (when the fault's effect was over, or None); returns people, times and
-    what ``watch`` found."""
-    people = [Person(url, clips, seed, agent) for seed in range(args.people)]
+    what ``watch`` found. The people are put in ``people`` when given (for an ``inject`` that
+    picks among them)."""
+    people = [] if people is None else people
+    people.extend(Person(url, clips, seed, agent) for seed in range(args.people))
     for p in people:
         await p.start()
     end = time.monotonic() + args.warm_s + args.fault_s + args.after_s
@@ -286,7 +291,9 @@ def _agents(port: int, log: Path) -> Served:
     return spawn(["agents", "serve", "--port", str(port)], log, port, ready="/")
 
 
-async def run_single(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_single(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """agent-killed, agent-hung and sqlite-full against one `serve` on a small disk."""
     out = []
     port = free_port()
@@ -372,7 +379,9 @@ def postgres_texts(url: str, people: list[Person]) -> list[str]:
     return [s for (s,) in rows]
 
 
-async def run_postgres(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_postgres(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """postgres-restarted: `serve` with its records in PostgreSQL, the server stopped a while."""
     pg = TempPostgres(fsync=False).start()
     port = free_port()
@@ -402,7 +411,9 @@ async def run_postgres(args: argparse.Namespace, clips: list[Clip], work: Path) 
     return [report]
 
 
-async def run_cluster(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_cluster(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """node-killed: two nodes behind HAProxy; the one with the most people is SIGKILLed."""
     cluster = LocalCluster(
         nodes_count=2, port=free_port(), serve_args=("--agent", "builtin:parrot"), workdir=work
@@ -421,17 +432,9 @@ async def run_cluster(args: argparse.Namespace, clips: list[Clip], work: Path) -
             return None
 
         # talk_through makes the people; ``inject`` reads them through this list.
-        original = Person.start
-
-        async def start(self: Person) -> None:
-            await original(self)
-            people.append(self)
-
-        Person.start = start  # type: ignore[method-assign]
-        try:
-            result, t0, t1, end, _ = await talk_through(url, clips, args, None, inject, heal)
-        finally:
-            Person.start = original  # type: ignore[method-assign]
+        result, t0, t1, end, _ = await talk_through(
+            url, clips, args, None, inject, heal, people=people
+        )
         t1 = t0  # the fault is the kill itself; recovery is the rejoin
         rejoined = [b for p in result for a, b in p.rejoins if b is not None and a >= t0]
         cut = [p for p in result if any(a >= t0 for a, _ in p.rejoins)]

@@ -260,6 +260,7 @@ async def test_the_page_keeps_the_turn_then_is_told_which_service_died(
     server is SIGKILLed: the next utterance brings one notice naming the service, and the
     serve log has no traceback."""
     server, proxy = speech_proxy
+    (tmp_path / "gw").mkdir()
     with serving(
         tmp_path / "gw", "--agent", "builtin:parrot", "--stt", proxy.address, "--no-record"
     ) as gw:
