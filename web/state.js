@@ -226,8 +226,9 @@ export function reduce(state, action) {
   return reducer ? reducer(state, action) : state;
 }
 
-/** The hello for the next (re)connect: rejoin the conversation with the current settings. */
-export function hello(state) {
+/** The hello for the next (re)connect: rejoin the conversation with the current settings, and
+ * the page's time zone (`timeZone`, IANA) when it has one. */
+export function hello(state, timeZone = null) {
   const message = {
     type: TO_GATEWAY.hello,
     transport: state.voice ? state.voice.transport : "none",
@@ -238,6 +239,8 @@ export function hello(state) {
   }
   message.mode = state.mode;
   if (state.wake) message.wake = state.wake;
+  // Where the person is: agents tell the time in this zone (docs/floor.md).
+  if (timeZone) message.timeZone = timeZone;
   return message;
 }
 

@@ -50,6 +50,9 @@ test("a fresh page keeps what storage held and shows voice off", () => {
   // Anything but "ptt" in storage is hands-free; no session and no wake word: not in the hello.
   const fresh = initialState({ mode: "bogus" });
   assert.deepEqual(hello(fresh), { type: "hello", transport: "none", mode: "handsfree" });
+  // The page's time zone, when it has one, goes with it (agents tell the time there).
+  assert.equal(hello(fresh, "Asia/Tokyo").timeZone, "Asia/Tokyo");
+  assert.equal("timeZone" in hello(fresh, ""), false);
 });
 
 test("states are frozen and replaced, never changed in place", () => {
