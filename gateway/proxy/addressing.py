@@ -438,8 +438,9 @@ def _would_have(text: str, agent: Candidate, current: str | None) -> bool:
 
 def _next_placed(text: str, agents: Sequence[Candidate], chosen: Candidate) -> tuple[str, ...]:
     """Whom the floor passes the request on to, in order, if ``chosen`` does not answer it: the
-    other agents placed to answer it, then a generalist (never the discovery agent or the first
-    to join: they would answer with a list, not an answer)."""
+    other agents placed to answer it, then a generalist, and only then the discovery agent (a
+    list of the agents it can bring in is a poorer answer, but better than silence)."""
     out = [a.speaker_uri for _, _, a in _ranked(text, agents) if a is not chosen]
     out += [a.speaker_uri for a in agents if a is not chosen and is_fallback(a.manifest)]
+    out += [a.speaker_uri for a in agents if a is not chosen and is_discovery(a.manifest)]
     return tuple(dict.fromkeys(out))

@@ -152,11 +152,13 @@ def test_a_specialist_gets_a_hand_over_chain_and_a_named_agent_none() -> None:
     by_name = {c.name: c for c in agents}
     clock = Addressing().choose("What day is it today?", agents)
     assert clock.to.name == "Clock"
-    # If the clock does not answer, the floor passes it to the generalist; never to the
-    # concierge (it would list agents, not answer).
-    assert clock.then == (by_name["Assistant"].speaker_uri,)
+    # If the clock does not answer, the floor passes it to the generalist, and only then to the
+    # concierge (a list of agents is a poorer answer than the assistant's).
+    assert clock.then == (by_name["Assistant"].speaker_uri, by_name["Concierge"].speaker_uri)
     assert Addressing().choose("Clock, what day is it?", agents).then == ()
-    assert Addressing().choose("Why is the sky blue?", agents).then == ()
+    assert Addressing().choose("Why is the sky blue?", agents).then == (
+        by_name["Concierge"].speaker_uri,
+    )
 
 
 def test_an_agent_not_answering_is_routed_around_until_it_answers() -> None:

@@ -286,3 +286,40 @@ test("addressing: a click chooses an agent, typed text carries it, it ends when 
   // A new welcome (a new session on the gateway) starts without a choice.
   assert.equal(reduce(chosen, welcome()).address.to, null);
 });
+
+test("a hand-over shows on the person's utterance: who answers it now, and why", () => {
+  const s = run(
+    initialState(),
+    welcome(),
+    {
+      type: FROM_GATEWAY.floor,
+      conversants: [
+        { speakerUri: "tag:clock", serviceUrl: "builtin:clock", name: "Clock" },
+        { speakerUri: "tag:assistant", serviceUrl: "builtin:assistant", name: "Assistant" },
+      ],
+      floorGranted: [],
+    },
+    {
+      type: FROM_GATEWAY.transcript,
+      id: "e1",
+      text: "How was your day?",
+      typed: true,
+      to: "tag:clock",
+      toName: "Clock",
+      why: "you are talking with Clock",
+    },
+    {
+      type: FROM_GATEWAY.notice,
+      text: "Clock passed this to Assistant.",
+      reason: "@handover",
+      agent: "tag:assistant",
+    },
+  );
+  const last = s.turns[s.turns.length - 1];
+  assert.equal(last.kind, "user");
+  assert.deepEqual(last.badges, ["typed", "to Assistant"]);
+  assert.equal(last.why, "you are talking with Clock; Clock passed this to Assistant.");
+  // Any other notice is a line of its own.
+  const other = reduce(s, { type: FROM_GATEWAY.notice, text: "Clock timed out", reason: "@slow" });
+  assert.equal(other.turns[other.turns.length - 1].kind, "notice");
+});
