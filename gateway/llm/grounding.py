@@ -57,13 +57,42 @@ _STATEMENTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         "Their favourite {} is {}.",
     ),
 )
+#: How a fact is said back to the person, by the key of :data:`_STATEMENTS`.
+_TOLD_BACK = {
+    "name": "Your name is {}.",
+    "home": "You live in {}.",
+    "from": "You are from {}.",
+    "age": "You are {} years old.",
+    "job": "You work as or at {}.",
+    "likes": "Your favourite {} is {}.",
+}
+#: Questions the person asks about what they said, by the key of the fact they ask for.
+_ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "name",
+        re.compile(
+            r"\b(what'?s|what is|(do )?you (know|remember)|tell me|say) my name\b|\bwho am i\b",
+            re.I,
+        ),
+    ),
+    ("home", re.compile(r"\bwhere do i live\b", re.I)),
+    ("from", re.compile(r"\bwhere (am i|do i come) from\b", re.I)),
+    ("age", re.compile(r"\bhow old am i\b", re.I)),
+    ("job", re.compile(r"\bwhere do i work\b|\bwhat do i do for (a )?(living|work)\b", re.I)),
+    ("likes", re.compile(r"\bwhat(?:'s| is) my fav(?:ou?rite)? ([\w]+)", re.I)),
+)
 #: What ends a captured phrase ("I live in Paris and I like cats" keeps "Paris").
 _CLAUSE_END = re.compile(r"\s+(?:and|but|so|because|with|who|which|where)\s.*$", re.I)
 
 
 def stated_facts(text: str) -> list[tuple[str, str]]:
     """The facts ``text`` states about its speaker, as (key, sentence for the model)."""
-    out: list[tuple[str, str]] = []
+    return [(key, told) for key, told, _ in _stated(text)]
+
+
+def _stated(text: str) -> list[tuple[str, str, str]]:
+    """The facts ``text`` states: (key, sentence for the model, sentence for the person)."""
+    out: list[tuple[str, str, str]] = []
     said = " ".join(text.split())
     for key, pattern, told in _STATEMENTS:
         m = pattern.search(said)
@@ -72,10 +101,11 @@ def stated_facts(text: str) -> list[tuple[str, str]]:
         parts = [_CLAUSE_END.sub("", g).strip(" .,!?") for g in m.groups()]
         if key == "name":
             parts = [p[:1].upper() + p[1:] for p in parts]
+        back = _TOLD_BACK[key].format(*parts)[:MAX_FACT_CHARS]
         if key == "likes":
             key = f"likes:{parts[0].lower()}"
-        if all(parts) and not any(k == key for k, _ in out):
-            out.append((key, told.format(*parts)[:MAX_FACT_CHARS]))
+        if all(parts) and not any(k == key for k, _, _ in out):
+            out.append((key, told.format(*parts)[:MAX_FACT_CHARS], back))
     return out
 
 
@@ -83,15 +113,20 @@ def stated_facts(text: str) -> list[tuple[str, str]]:
 INTRODUCTION_WORDS = 8
 
 
-def introduction(text: str) -> str | None:
-    """The name, when ``text`` is only the person introducing themselves ("My name is Ada.",
-    "Hi, I'm Bob."): answered "Nice to meet you" without asking the model, which, that small,
-    answers a bare statement with a ramble it then takes as context."""
+def acknowledgement(text: str) -> str | None:
+    """What to answer when ``text`` only states facts about the person ("My name is Ada.", "I
+    live in Lisbon."): "Nice to meet you, Ada.", "I'll remember that you live in Lisbon." —
+    without asking the model, which, that small, answers a bare statement with a ramble it then
+    takes as context. None for anything else."""
     if len(text.split()) > INTRODUCTION_WORDS or "?" in text:
         return None
-    for key, sentence in stated_facts(text):
+    stated = _stated(text)
+    for key, _, back in stated:
         if key == "name":
-            return sentence.removeprefix("Their name is ").rstrip(".")
+            return f"Nice to meet you, {back.removeprefix('Your name is ').rstrip('.')}."
+    if stated:
+        back = stated[0][2]
+        return f"I'll remember that {back[:1].lower()}{back[1:]}"
     return None
 
 
@@ -101,15 +136,30 @@ class Facts:
 
     def __init__(self) -> None:
         self._facts: OrderedDict[str, str] = OrderedDict()
+        #: The same facts as said back to the person ("Your name is Ada.").
+        self._back: dict[str, str] = {}
 
     def hear(self, text: str) -> None:
         """Keep the facts a person's utterance states."""
-        for key, sentence in stated_facts(text):
+        for key, sentence, back in _stated(text):
             self._facts.pop(key, None)
             self._facts[key] = sentence
+            self._back[key] = back
             while len(self._facts) > MAX_FACTS:
                 oldest = next(k for k in self._facts if k != "name")
                 del self._facts[oldest]
+                self._back.pop(oldest, None)
+
+    def recall(self, question: str) -> str | None:
+        """The answer to the person asking what they said ("What is my name?" → "Your name is
+        Ada."), from what they said; None when they did not say it (or did not ask)."""
+        for key, pattern in _ASKED:
+            m = pattern.search(question)
+            if m is None:
+                continue
+            wanted = f"likes:{m.group(1).lower()}" if key == "likes" else key
+            return self._back.get(wanted)
+        return None
 
     def sentences(self) -> list[str]:
         """The facts, the name first, then in the order they were said."""

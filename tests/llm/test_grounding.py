@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from gateway.agents.builtin import Assistant
-from gateway.llm.grounding import MAX_GROUNDING_CHARS, Facts, grounding, stated_facts
+from gateway.llm.grounding import (
+    MAX_GROUNDING_CHARS,
+    Facts,
+    acknowledgement,
+    grounding,
+    stated_facts,
+)
 from gateway.llm.settings import LlmSettings
 from gateway.ofp import (
     Conversant,
@@ -106,22 +112,25 @@ async def test_the_request_carries_the_persons_time_the_agents_here_and_their_na
         try:
             first = "2026-11-27T18:04:59.000+01:00"  # the person is at UTC+01:00
             await assistant.handle(_envelope("My name is Ada.", event_id="de:1", start_time=first))
-            # Another agent's words are not given to the model (it took them for its own).
+            # Another agent's greeting is not given to the model (it took it for its own).
             clock_said = _envelope("x", event_id="de:2", start_time=first)
-            clock_de = text_event(CLOCK, "It's 6:05 PM.").model_copy(update={"id": "de:2"})
+            clock_de = text_event(CLOCK, "Hello, I'm Clock.").model_copy(update={"id": "de:2"})
             clock_said = clock_said.model_copy(
                 update={
                     "sender": Sender(speaker_uri=CLOCK),
                     "events": [
+                        Event(event_type=EventType.ACCEPT_INVITE),
                         Event(
                             event_type=EventType.UTTERANCE,
                             parameters=Parameters(dialog_event=clock_de),
-                        )
+                        ),
                     ],
                 }
             )
             await assistant.handle(clock_said)
-            await assistant.handle(_envelope("What is my name?", event_id="de:3", start_time=first))
+            await assistant.handle(
+                _envelope("What should I cook tonight?", event_id="de:3", start_time=first)
+            )
         finally:
             await assistant.aclose()
     # "My name is Ada." is an introduction, answered without the model: one request in all.
@@ -133,16 +142,39 @@ async def test_the_request_carries_the_persons_time_the_agents_here_and_their_na
     assert "Clock (Tells you the time and the date)" in system
     assert "Their name is Ada." in system
     said = [m["content"] for m in messages[1:]]
-    assert not any("6:05" in s for s in said)
+    assert not any("I'm Clock" in s for s in said)
     # The last exchange is there verbatim: the person's words and the answer given.
-    assert said == ["Ada: My name is Ada.", "Nice to meet you, Ada.", "Ada: What is my name?"]
+    assert said == [
+        "Ada: My name is Ada.",
+        "Nice to meet you, Ada.",
+        "Ada: What should I cook tonight?",
+    ]
     assert messages[-2]["role"] == "assistant"
+
+
+def test_statements_are_acknowledged_and_questions_about_them_answered_from_them() -> None:
+    facts = Facts()
+    for said, ack in (
+        ("My name is Ada.", "Nice to meet you, Ada."),
+        ("I live in Lisbon.", "I'll remember that you live in Lisbon."),
+        ("My favourite colour is green.", "I'll remember that your favourite colour is green."),
+    ):
+        assert acknowledgement(said) == ack
+        facts.hear(said)
+    assert acknowledgement("What is my name?") is None
+    assert acknowledgement("Why is the sky blue?") is None
+    assert facts.recall("Do you remember my name?") == "Your name is Ada."
+    assert facts.recall("Where do I live?") == "You live in Lisbon."
+    assert facts.recall("What's my favourite colour?") == "Your favourite colour is green."
+    assert facts.recall("How old am I?") is None  # never said: the model is asked
+    assert facts.recall("What is the capital of France?") is None
 
 
 @pytest.mark.slow
 def test_the_real_small_model_knows_the_name_and_the_clock_tells_the_time(tmp_path: Path) -> None:
-    """SmolLM2-135M on the two clear cases only: the person's name, stated two turns before,
-    and the time (routed to the clock, which reads it from the machine)."""
+    """The default agents on SmolLM2-135M, on the two clear cases only: the person's name,
+    stated a turn before (told back from the facts the assistant kept), and the time (routed to
+    the clock, which reads it from the machine)."""
     done = subprocess.run(
         [
             sys.executable,

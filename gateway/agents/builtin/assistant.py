@@ -39,7 +39,7 @@ from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.floor.opening import is_greeting
 from gateway.llm.client import Capped
 from gateway.llm.errors import LlmError
-from gateway.llm.grounding import grounding, introduction
+from gateway.llm.grounding import acknowledgement, grounding
 from gateway.llm.memory import Transcript, chat_messages
 from gateway.llm.model import LanguageModel
 from gateway.llm.persona import Persona, load_persona
@@ -120,14 +120,15 @@ class Assistant(BuiltinAgent):
         )
 
     def answer(self, heard: Heard) -> Answer | None:
-        """Every question is answered by the model (:meth:`handle` fills the words in); the
-        person introducing themselves gets "Nice to meet you" (gateway/llm/grounding.py)."""
+        """Every question is answered by the model (:meth:`handle` fills the words in), but
+        the person stating facts about themselves is acknowledged ("Nice to meet you, Ada.") and
+        asking what they said is told it from those facts ("Your name is Ada."), without the
+        model (gateway/llm/grounding.py)."""
         if not heard.text.strip():
             return None
-        name = introduction(heard.text)
-        if name is not None:
-            return Answer(f"Nice to meet you, {name}.")
-        return Answer(_PENDING)
+        facts = self._transcript(heard.envelope.conversation.id).facts
+        said = acknowledgement(heard.text) or facts.recall(heard.text)
+        return Answer(said) if said is not None else Answer(_PENDING)
 
     async def aclose(self) -> None:
         """Forget every conversation and let go of the model."""
