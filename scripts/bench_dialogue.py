@@ -2,14 +2,16 @@
 reply audio for the spoken turns (issue 39; the set: gateway/testing/dialogues.py).
 
 Run: nice .venv/bin/python scripts/bench_dialogue.py [--spoken N] [--via-url] [--llm-url URL]
-     [--only CATEGORY] [--json]
+     [--only CATEGORY] [--follow-ups [--rewrite]] [--json]
 
 Every conversation is held with the four default agents (parrot, clock, concierge, assistant),
 typed through ``talk``'s own classes; the first ``--spoken`` conversations (default 12) are also
 spoken (Piper's voice, paced in real time) through the voice session ``talk --wav`` uses. The
 assistant runs on the embedded SmolLM2-135M; ``--via-url`` reaches that same embedded server
 through ``--llm-url`` (the OpenAI-compatible client path a bigger model would take), and
-``--llm-url URL`` any other endpoint. Latency figures depend on the machine's load: the script
+``--llm-url URL`` any other endpoint. ``--follow-ups`` runs a set of ten elliptical follow-ups
+instead, and ``--rewrite`` has the assistant rewrite each into a full question first (one more
+model call) to measure whether that beats keeping the last exchange verbatim. Latency figures depend on the machine's load: the script
 prints ``uptime`` before and after.
 """
 
@@ -67,12 +69,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     elif args.llm_url:
         llm = LlmSettings(url=args.llm_url, model=args.llm_model)
     directory = AgentDirectory(AddressPolicy([]), llm=llm)
+    if args.rewrite:
+        await directory.builtins["assistant"].aclose()
+        directory.builtins["assistant"] = dialogues.RewritingAssistant(settings=llm)
     await directory.builtins["assistant"].model.warm_up()  # type: ignore[attr-defined]
-    conversations = [
-        c
-        for c in dialogues.CONVERSATIONS
-        if not args.only or any(t.category == args.only for t in c)
-    ]
+    pool = dialogues.FOLLOW_UPS if args.follow_ups else dialogues.CONVERSATIONS
+    conversations = [c for c in pool if not args.only or any(t.category == args.only for t in c)]
     typed: list[dialogues.TurnResult] = []
     spoken: list[dialogues.TurnResult] = []
     try:
@@ -115,8 +117,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "maxMs": round(max(totals)),
             }
     all_totals = [float(r.timings["total"]) for r in spoken if r.timings.get("total") is not None]
+    rewrites = getattr(directory.builtins["assistant"], "rewrites", None)
     return {
         "model": "via --llm-url" if args.via_url else (args.llm_url or "embedded SmolLM2-135M"),
+        "rewrite": bool(args.rewrite),
+        "rewrites": rewrites,
         "conversations": len(conversations),
         "typed": {c: f"{a}/{b}" for c, (a, b) in table(typed).items()},
         "spoken": {c: f"{a}/{b}" for c, (a, b) in table(spoken).items()},
@@ -140,6 +145,14 @@ def main() -> None:
     parser.add_argument("--llm-url", help="an OpenAI-compatible endpoint for the assistant")
     parser.add_argument("--llm-model", help="the model's name at --llm-url")
     parser.add_argument("--only", choices=dialogues.CATEGORIES, help="conversations with this")
+    parser.add_argument(
+        "--follow-ups", action="store_true", help="the follow-up set (rewriting experiment)"
+    )
+    parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="rewrite elliptical follow-ups into full questions first (one more model call)",
+    )
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
     args = parser.parse_args()
     before = uptime()

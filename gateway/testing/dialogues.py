@@ -20,7 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from gateway.agents.builtin.assistant import Assistant
 from gateway.agents.directory import AgentDirectory
+from gateway.llm.client import ChatMessage
+from gateway.llm.errors import LlmError
+from gateway.proxy.addressing import is_follow_up
 from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
 from gateway.talk.text import Talk
 from gateway.talk.voice import feed_audio
@@ -386,3 +390,74 @@ async def spoken(
                 await collector
         await talk.finish()
     return out
+
+
+#: Follow-ups for the rewriting experiment (scripts/bench_dialogue.py --follow-ups): written
+#: before it ran, after the main set had; only the second turn of each is counted.
+FOLLOW_UPS: tuple[tuple[Turn, ...], ...] = tuple(
+    _c((first, "knowledge", says(*a)), (then, "followup", says(*b)))
+    for first, a, then, b in (
+        ("What is the capital of Japan?", ("Tokyo",), "And China?", ("Beijing",)),
+        ("What is the largest planet?", ("Jupiter",), "And the smallest?", ("Mercury",)),
+        ("What colour is a banana?", ("yellow",), "And a tomato?", ("red",)),
+        ("How many legs does a dog have?", ("four", "4"), "What about a bird?", ("two", "2")),
+        ("What is the capital of Canada?", ("Ottawa",), "And Australia?", ("Canberra",)),
+        ("What language is spoken in Brazil?", ("Portuguese",), "And in Mexico?", ("Spanish",)),
+        (
+            "At what temperature does water boil in Celsius?",
+            ("100", "hundred"),
+            "And freeze?",
+            ("0", "zero"),
+        ),
+        ("Who wrote Hamlet?", ("Shakespeare",), "And Pride and Prejudice?", ("Austen",)),
+        ("What is the capital of Egypt?", ("Cairo",), "What about Kenya?", ("Nairobi",)),
+        ("What sound does a cat make?", ("meow", "miaow"), "And a dog?", ("bark", "woof")),
+    )
+)
+
+#: The rewriting prompt: the last exchange and the follow-up in, one full question out.
+REWRITE_PROMPT = (
+    "Rewrite the user's last message as one complete question that can be understood on its "
+    "own. Reply with the question only."
+)
+
+
+class RewritingAssistant(Assistant):
+    """The assistant, but an elliptical follow-up (:func:`is_follow_up`) is first rewritten into
+    a full question by one more model call, which then replaces it in what the model is asked."""
+
+    async def messages(self, conv_id: str, system: str) -> list[ChatMessage]:
+        asked = await super().messages(conv_id, system)
+        last = asked[-1]
+        words = last.content.split(": ", 1)[-1]
+        if last.role != "user" or not is_follow_up(words) or len(asked) < 3:
+            return asked
+        context = [m for m in asked[1:-1]][-2:]
+        prompt = [
+            ChatMessage("system", REWRITE_PROMPT),
+            *context,
+            ChatMessage("user", words),
+        ]
+        rewritten = ""
+        deltas = self.model.stream(prompt)
+        try:
+            async for delta in deltas:
+                rewritten += delta
+                if "\n" in rewritten or len(rewritten) > 200:
+                    break
+        except LlmError:
+            return asked
+        finally:
+            await deltas.aclose()  # closes the HTTP response: the server stops generating
+        rewritten = rewritten.strip().split("\n")[0].strip()
+        if not rewritten:
+            return asked
+        self.rewrites.append((words, rewritten))
+        return [*asked[:-1], ChatMessage("user", rewritten)]
+
+    @property
+    def rewrites(self) -> list[tuple[str, str]]:
+        """(follow-up, rewritten) for each rewrite made."""
+        if not hasattr(self, "_rewrites"):
+            self._rewrites: list[tuple[str, str]] = []
+        return self._rewrites

@@ -37,7 +37,7 @@ from gateway.agents.builtin.clock import person_offset
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.floor.opening import is_greeting
-from gateway.llm.client import Capped
+from gateway.llm.client import Capped, ChatMessage
 from gateway.llm.errors import LlmError
 from gateway.llm.grounding import acknowledgement, grounding
 from gateway.llm.memory import Transcript, chat_messages
@@ -234,10 +234,15 @@ class Assistant(BuiltinAgent):
             reply.close()
         return " ".join(reply.said) or APOLOGY
 
+    async def messages(self, conv_id: str, system: str) -> list[ChatMessage]:
+        """What the model is asked: ``system``, then the conversation within the memory budget
+        (a subclass may change it: scripts/bench_dialogue.py's follow-up rewriting)."""
+        transcript = self._transcript(conv_id)
+        return chat_messages(system, transcript.said, self.model.settings.memory_tokens)
+
     async def _sentences(self, conv_id: str, reply: _Reply, system: str) -> None:
         """Stream the model's answer into ``reply``, one sentence at a time."""
-        transcript = self._transcript(conv_id)
-        messages = chat_messages(system, transcript.said, self.model.settings.memory_tokens)
+        messages = await self.messages(conv_id, system)
         splitter = SentenceSplitter()
         most = self.model.settings.max_sentences
         deltas = self.model.stream(messages)
