@@ -24,8 +24,11 @@ from gateway.agents.builtin.assistant import Assistant
 from gateway.agents.directory import AgentDirectory
 from gateway.llm.client import ChatMessage
 from gateway.llm.errors import LlmError
+from gateway.ofp import Envelope
 from gateway.proxy.addressing import is_follow_up
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.settings import SessionSettings
 from gateway.talk.text import Talk
 from gateway.talk.voice import feed_audio
 
@@ -348,9 +351,11 @@ async def spoken(
         )
         spoken_on = session.conversation.on_user
 
-        async def both_ways(env: Any) -> None:
+        async def both_ways(env: Envelope) -> None:
             talk.heard(env)
-            await spoken_on(env)
+            speaking = spoken_on(env)
+            if speaking is not None:
+                await speaking
 
         talk.conv.on_user = both_ways
         session_ = session
