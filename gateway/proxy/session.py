@@ -272,11 +272,17 @@ class VoiceSession:
 
     async def open_with(self, urls: Sequence[str], *, timeout: float = 5.0) -> None:
         """Invite the agents a conversation opens with; with several, the person hears one
-        welcome naming them once they have joined (at most ``timeout`` s later), not each
-        greeting (gateway/floor/opening.py)."""
+        welcome naming them once they have joined (at most ``timeout`` s later, in the
+        background: the person can speak meanwhile), not each greeting
+        (gateway/floor/opening.py)."""
         self.speaker.greetings = Greetings(len(urls))
         for url in urls:
             await self.invite(url)
+        self._tasks.append(
+            asyncio.get_running_loop().create_task(self._welcome(timeout), name="session-welcome")
+        )
+
+    async def _welcome(self, timeout: float) -> None:
         await self.conversation.wait_idle(timeout)
         welcome = self.speaker.greetings.opened()
         if welcome is not None:
