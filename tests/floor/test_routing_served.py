@@ -83,9 +83,7 @@ async def test_hand_over_and_a_hung_agent_routed_around(tmp_path: Path) -> None:
                 await ws.send(json.dumps({"type": "hello", "transport": "none"}))
                 page = _Page(ws)
                 await page.until(lambda m: m["type"] == "welcome", 10)
-                await page.until(
-                    lambda m: m["type"] == "utterance" and m["speaker"] == "Generalist", 20
-                )
+                await page.until(lambda m: m.get("reason") == "@welcome", 20)
                 # Clearly the clock's: it answers.
                 said = await page.say("What time is it?")
                 assert said["toName"] == "Clock"
@@ -93,7 +91,7 @@ async def test_hand_over_and_a_hung_agent_routed_around(tmp_path: Path) -> None:
                 # Not the clock's, though the person is talking with it: it passes it on.
                 said = await page.say("How was your day?")
                 assert said["toName"] == "Clock"
-                handed = await page.until(lambda m: m["type"] == "notice", 10)
+                handed = await page.until(lambda m: m.get("reason") == "@handover", 10)
                 assert (handed["reason"], handed["text"]) == (
                     "@handover",
                     "Clock passed this to Generalist.",
