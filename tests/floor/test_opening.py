@@ -10,13 +10,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from websockets.asyncio.client import connect
 
 from gateway.agents.builtin import Clock
+from gateway.audio.resample import resample
 from gateway.floor.opening import Greetings, is_greeting, welcome
 from gateway.ofp import Conversation, Envelope, Event, EventType, Sender, text_event
+from gateway.testing.page import Page
 from gateway.testing.processes import start_gateway, stop_gateway
+from gateway.testing.speech import normalise
+from gateway.voice.stt import SttSettings, Transcriber
 
 
 def test_greetings_are_held_for_one_welcome_then_newcomers_introduced() -> None:
@@ -100,3 +105,42 @@ async def test_serve_welcomes_once_and_introduces_a_later_agent(tmp_path: Path) 
             assert sum(1 for m in seen if m.get("reason") == "@welcome") == 1
     finally:
         stop_gateway(served)
+
+
+@pytest.mark.slow  # a real serve process, and Whisper listening to what the page is sent
+async def test_the_page_hears_the_welcome_not_the_greetings(tmp_path: Path) -> None:
+    served = await asyncio.to_thread(
+        start_gateway, tmp_path, "--agent", "builtin:parrot", "--agent", "builtin:clock"
+    )
+    try:
+        page = await Page.open(served.ws, transport="ws")
+        page.audio = bytearray()
+        try:
+            rate = page.welcome["audio"]["outRate"]
+            await page.wait_for(lambda e: e.get("reason") == "@welcome", 30)
+            for name in ("Parrot", "Clock"):  # shown
+                await page.wait_for(lambda e, n=name: e.get("speaker") == n, 10)
+            await _quiet(page)
+            samples = np.frombuffer(bytes(page.audio), dtype=np.int16)
+            assert len(samples) > rate // 2, "the welcome was not spoken"
+            heard = normalise(
+                (await Transcriber(SttSettings()).transcribe(resample(samples, rate))).text
+            )
+        finally:
+            await page.close()
+    finally:
+        stop_gateway(served)
+    # The welcome, with both names; neither greeting ("…say it back", "…the time or the date").
+    assert "welcome" in heard and "clock" in heard, heard
+    assert "back" not in heard and "date" not in heard, heard
+
+
+async def _quiet(page: Page, still_s: float = 1.0, limit_s: float = 40.0) -> None:
+    """Until no audio has come for ``still_s`` (the frames are paced in real time)."""
+    heard = -1
+    for _ in range(int(limit_s / still_s)):
+        if page.audio_bytes == heard and heard > 0:
+            return
+        heard = page.audio_bytes
+        await asyncio.sleep(still_s)
+    raise AssertionError("the gateway kept sending audio, or sent none")
