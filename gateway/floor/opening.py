@@ -49,25 +49,34 @@ class Greetings:
     """What the person hears of agents' greetings in one conversation (module docstring).
 
     ``opening``: how many agents the conversation opens with; with two or more their greetings
-    are held for one welcome."""
+    are held for one welcome, said when the last of them has greeted (or, if one never does,
+    when the person's proxy calls :meth:`opened`)."""
 
     #: :meth:`greeted`'s answer when the agent's own greeting is to be spoken.
-    OWN = "\x00own"
+    OWN = ("", "own")
+    #: Notice reasons of what the floor says instead: the welcome, an introduction.
+    WELCOME = "@welcome"
+    JOINED = "@joined"
 
     def __init__(self, opening: int = 0) -> None:
         self.holding = opening > 1
+        self._expected = opening
         self.names: list[str] = []
 
-    def greeted(self, name: str, synopsis: str, *, others_here: int) -> str | None:
-        """An agent greeted: None (shown only), :attr:`OWN` (its own greeting spoken), or the
-        sentence the floor says instead."""
+    def greeted(self, name: str, synopsis: str, *, others_here: int) -> tuple[str, str] | None:
+        """An agent greeted: None (shown only), :attr:`OWN` (its own greeting spoken), or what
+        the floor says instead, with its notice reason (the welcome once the last opening agent
+        has greeted; an introduction)."""
         if self.holding:
             if name not in self.names:
                 self.names.append(name)
+            if len(self.names) >= self._expected:
+                said = self.opened()
+                return (said, self.WELCOME) if said else None
             return None
         if others_here == 0:
             return self.OWN
-        return introduction(name, synopsis)
+        return introduction(name, synopsis), self.JOINED
 
     def opened(self) -> str | None:
         """The opening is over: the welcome to say (None: nothing was held)."""

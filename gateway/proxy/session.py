@@ -270,10 +270,10 @@ class VoiceSession:
         if sticky is not None:
             self.addressing.sticky = sticky
 
-    async def open_with(self, urls: Sequence[str], *, timeout: float = 5.0) -> None:
+    async def open_with(self, urls: Sequence[str], *, timeout: float = 10.0) -> None:
         """Invite the agents a conversation opens with; with several, the person hears one
-        welcome naming them once they have joined (at most ``timeout`` s later, in the
-        background: the person can speak meanwhile), not each greeting
+        welcome naming them once they have all greeted (or those that did, ``timeout`` s after
+        the invites; the person can speak meanwhile), not each greeting
         (gateway/floor/opening.py)."""
         self.speaker.greetings = Greetings(len(urls))
         for url in urls:
@@ -284,9 +284,9 @@ class VoiceSession:
 
     async def _welcome(self, timeout: float) -> None:
         await self.conversation.wait_idle(timeout)
-        welcome = self.speaker.greetings.opened()
+        welcome = self.speaker.greetings.opened()  # None: said already, all having greeted
         if welcome is not None:
-            await self.speaker.announce(welcome, "@welcome")
+            await self.speaker.announce(welcome, Greetings.WELCOME)
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its

@@ -149,9 +149,9 @@ class Speaker:
                 continue  # spoken as it streamed
             if is_greeting(envelope):
                 instead = self._greeted(envelope, de.speaker_uri, speaker)
-                if instead != Greetings.OWN:
+                if instead is not Greetings.OWN:
                     if instead is not None:
-                        await self.announce(instead, "@joined")
+                        await self.announce(*instead)
                     continue
             if self.speak_replies:
                 try:
@@ -159,7 +159,7 @@ class Speaker:
                 except asyncio.QueueFull:
                     log.warning("reply queue full; not speaking %s", de.id)
 
-    def _greeted(self, envelope: Envelope, speaker_uri: str, name: str) -> str | None:
+    def _greeted(self, envelope: Envelope, speaker_uri: str, name: str) -> tuple[str, str] | None:
         """What the person hears of an agent's greeting (gateway/floor/opening.py)."""
         conversants = envelope.conversation.conversants or []
         synopsis = next(

@@ -28,11 +28,20 @@ def test_greetings_are_held_for_one_welcome_then_newcomers_introduced() -> None:
     g = Greetings(opening=3)
     for name in ("Parrot", "Clock", "Parrot"):
         assert g.greeted(name, "x", others_here=2) is None
+    # The third never greets: the person's proxy ends the opening after its bound.
     assert g.opened() == "Welcome! Here with you: Parrot and Clock. Name one, or just ask."
     assert g.opened() is None  # said once
     later = g.greeted("Concierge", "Finds the right agent for you.", others_here=2)
-    assert later == "Concierge has joined: finds the right agent for you."
+    assert later == ("Concierge has joined: finds the right agent for you.", Greetings.JOINED)
     assert g.greeted("Echo", "", others_here=0) is Greetings.OWN
+
+
+def test_the_welcome_comes_with_the_last_greeting() -> None:
+    g = Greetings(opening=2)
+    assert g.greeted("Parrot", "x", others_here=1) is None
+    said = g.greeted("Clock", "x", others_here=1)
+    assert said == (welcome(["Parrot", "Clock"]), Greetings.WELCOME)
+    assert g.opened() is None
 
 
 def test_an_agent_alone_is_heard_in_its_own_words() -> None:
