@@ -155,3 +155,43 @@ async def test_the_clock_tells_the_time_where_the_page_is(tmp_path: Path, zone: 
         assert answer["text"] in {_spoken_time(now - timedelta(minutes=1)), _spoken_time(now)}
     finally:
         stop_gateway(gateway)
+
+
+async def test_a_crashed_agent_is_routed_around_before_it_is_removed(tmp_path: Path) -> None:
+    """An agent that answers the person's words with HTTP 500 (crashed behind its server): the
+    utterance to it goes on to the next agent placed, and so do the next unaddressed ones."""
+    async with WireAgent(_noop) as clock_site, WireAgent(_noop) as general_site:
+        clock = served(Clock(clock_site.base))
+
+        async def crashed(body: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+            events = body.get("openFloor", {}).get("events", [])
+            if any(e.get("eventType") == "utterance" for e in events):
+                return 500, {"error": "internal error"}
+            return await clock(body)
+
+        clock_site.respond = crashed
+        general_site.respond = served(Generalist(general_site.base))
+        gateway = await asyncio.to_thread(
+            start_gateway,
+            tmp_path,
+            *("--agent", clock_site.base, "--agent", general_site.base),
+            *("--allow-address", "127.0.0.0/8"),
+        )
+        try:
+            async with connect(gateway.ws) as ws:
+                await ws.send(json.dumps({"type": "hello", "transport": "none"}))
+                page = _Page(ws)
+                await page.until(lambda m: m.get("reason") == "@welcome", 20)
+                said = await page.say("What time is it?")
+                assert said["toName"] == "Clock"
+                took = await page.until(lambda m: m.get("reason") == "@handover", 10)
+                assert took["text"] == "Clock is not answering; Generalist took it."
+                assert (await page.answer())["text"] == "Generalist heard: What time is it?"
+                said = await page.say("What is the date?")
+                assert (said["toName"], said["why"]) == (
+                    "Generalist",
+                    "Clock is not answering; Generalist took it",
+                )
+                assert (await page.answer())["speaker"] == "Generalist"
+        finally:
+            stop_gateway(gateway)
