@@ -228,8 +228,8 @@ def piper_16k_scaled(text: str, length: float, noise: float) -> np.ndarray:
 
     voice = _piper_voice()
     config = SynthesisConfig(length_scale=length, noise_scale=noise)
-    chunks = [c.audio_int16_array for c in voice.synthesize(text, syn_config=config)]  # type: ignore[attr-defined]
-    return resample(np.concatenate(chunks), voice.config.sample_rate)  # type: ignore[attr-defined]
+    chunks = [c.audio_int16_array for c in voice.synthesize(text, syn_config=config)]
+    return resample(np.concatenate(chunks), voice.config.sample_rate)
 
 
 def make_turn_set(turns: TurnSet) -> list[Clip]:
