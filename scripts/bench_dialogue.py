@@ -72,7 +72,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.rewrite:
         await directory.builtins["assistant"].aclose()
         directory.builtins["assistant"] = dialogues.RewritingAssistant(settings=llm)
-    await directory.builtins["assistant"].model.warm_up()  # type: ignore[attr-defined]
+    assistant = directory.assistant
+    assert assistant is not None  # builtin_agents() builds it
+    await assistant.model.warm_up()
     pool = dialogues.FOLLOW_UPS if args.follow_ups else dialogues.CONVERSATIONS
     conversations = [c for c in pool if not args.only or any(t.category == args.only for t in c)]
     typed: list[dialogues.TurnResult] = []
@@ -117,7 +119,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "maxMs": round(max(totals)),
             }
     all_totals = [float(r.timings["total"]) for r in spoken if r.timings.get("total") is not None]
-    rewrites = getattr(directory.builtins["assistant"], "rewrites", None)
+    rewrites = assistant.rewrites if isinstance(assistant, dialogues.RewritingAssistant) else None
     return {
         "model": "via --llm-url" if args.via_url else (args.llm_url or "embedded SmolLM2-135M"),
         "rewrite": bool(args.rewrite),
