@@ -154,6 +154,9 @@ class Hello(Message):
     token: str | None = optional()
     mode: Literal["ptt", "handsfree"] | None = optional()
     wake: str | None = optional()
+    #: The page's IANA time zone ("Europe/Paris"): the person's utterances are stamped in it, so
+    #: agents tell the time where the person is. Unknown or absent: UTC.
+    time_zone: str | None = optional()
 
 
 @dataclass(frozen=True)

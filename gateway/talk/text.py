@@ -25,7 +25,7 @@ from gateway.errors import ConfigError
 from gateway.floor.host import FloorHost, Notice, limits, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, Parameters, To, text_event
 from gateway.ofp.jsonio import loads_external
-from gateway.ofp.timestamps import rfc3339
+from gateway.ofp.timestamps import rfc3339_in
 from gateway.proxy.addressing import Addressing, Choice, candidates
 from gateway.proxy.floor_events import TOLD, describe
 from gateway.talk.settings import TalkSettings
@@ -220,7 +220,9 @@ class Talk:
 
     def choose(self, text: str) -> Choice:
         """Whom ``text`` is for, among the agents on the floor now."""
-        return self.addressing.choose(text, candidates(self.conv.agents()))
+        return self.addressing.choose(
+            text, candidates(self.conv.agents()), routing=self.conv.routing
+        )
 
     async def utter(self, text: str, timeout: float) -> None:
         """Say ``text`` (addressed as on the page) and wait for the replies."""
@@ -241,10 +243,10 @@ class Talk:
             event_type=EventType.UTTERANCE,
             to=choice.event_to(),
             parameters=Parameters(
-                dialog_event=text_event(self.user.speaker_uri, text, start_time=rfc3339())
+                dialog_event=text_event(self.user.speaker_uri, text, start_time=rfc3339_in())
             ),
         )
-        await self.conv.say([utterance])
+        await self.conv.say([utterance], then=choice.then)
         self.result.completed &= await self.conv.wait_idle(timeout)
 
     async def finish(self) -> TalkResult:
