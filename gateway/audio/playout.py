@@ -70,6 +70,10 @@ class Playout:
         self._resumed.set()
         #: Frames of audio released since the playout began (what was heard, for the record).
         self.released = 0
+        #: Frames of audio queued since the playout began: a reply whose first frame was put
+        #: when this was ``n`` has had ``consumed - n`` of its frames played (or flushed).
+        self.queued = 0
+        self._flushed = 0
         self._frames: deque[np.ndarray] = deque()
         self._rest = np.zeros(0, dtype=np.int16)
         self._has_audio = asyncio.Event()
@@ -114,6 +118,7 @@ class Playout:
                 if generation != self._generation:
                     return
             self._frames.append(data[start : start + n])
+            self.queued += 1
             self._has_audio.set()
         self._rest = data[whole:]
 
@@ -129,6 +134,7 @@ class Playout:
         if self._paused:
             self.resume()
         dropped = len(self._frames)
+        self._flushed += dropped
         self._frames.clear()
         self._rest = np.zeros(0, dtype=np.int16)
         self._generation += 1
@@ -136,6 +142,11 @@ class Playout:
         self._has_room.set()
         self._set_speaking(False)
         return dropped
+
+    @property
+    def consumed(self) -> int:
+        """Frames released or flushed since the playout began (see :attr:`queued`)."""
+        return self.released + self._flushed
 
     @property
     def paused(self) -> bool:

@@ -32,13 +32,11 @@ OverlapKind = Literal["backchannel", "noise", "echo", "interruption"]
 
 #: Words a listener says to show they are following, not to take the turn (normalised by
 #: :func:`gateway.voice.words.words`; "mm-hmm" is two words, "mm" and "hmm").
-BACKCHANNELS = frozenset(
-    """
-    mm hmm mhm mmm hm uh huh um uhm ah aha oh ooh yeah yes yep yup ya yea right okay ok
-    kay alright sure i see got it cool nice great good fine wow really true exactly totally
-    indeed ha haha hahaha heh hehe
-    """.split()
-)
+_HUMS = ("mm", "hmm", "mhm", "mmm", "hm", "uh", "huh", "um", "uhm", "ah", "aha", "oh", "ooh")
+_YES = ("yeah", "yes", "yep", "yup", "ya", "yea", "right", "okay", "ok", "kay", "alright", "sure")
+_FOLLOWING = ("i", "see", "got", "it", "cool", "nice", "great", "good", "fine", "wow", "really")
+_AGREEING = ("true", "exactly", "totally", "indeed", "ha", "haha", "hahaha", "heh", "hehe")
+BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Phrases that interrupt whatever else is said with them.
 STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("shut", "up"))
 #: What Whisper writes for sounds that are not words: "(coughing)", "[laughs]", "*claps*".
@@ -72,7 +70,7 @@ class OverlapSettings:
     max_decide_ms: int = 2500
 
     def __post_init__(self) -> None:
-        if not (0 < self.end_ms and 0 < self.max_ms and 0 < self.decode_every_ms):
+        if min(self.end_ms, self.max_ms, self.decode_every_ms) <= 0:
             raise ValueError("need end_ms, max_ms and decode_every_ms > 0")
         if self.max_words < 1 or self.max_decide_ms <= self.end_ms:
             raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
@@ -84,9 +82,7 @@ def heard_words(text: str | None) -> list[str]:
     return [] if tuple(said) in NOISE_WORDS else said
 
 
-def classify(
-    text: str | None, *, ended: bool, settings: OverlapSettings
-) -> OverlapKind | None:
+def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> OverlapKind | None:
     """What an overlap whose decode says ``text`` is (None: not decided yet). ``ended``: the
     person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told."""
     said = heard_words(text)
@@ -166,9 +162,9 @@ class Overlap:
                 return self._ask()
         return None
 
-    def heard(self, decode_id: int, text: str | None, voiced_ms: int, now: float) -> (
-        OverlapDecode | OverlapDecision | None
-    ):
+    def heard(
+        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+    ) -> OverlapDecode | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
         failed)."""
         if self.decision is not None or decode_id != self._pending:
@@ -213,6 +209,4 @@ class Overlap:
 
 def _has_stop(text: str) -> bool:
     said = heard_words(text)
-    return any(
-        tuple(said[i : i + len(p)]) == p for p in STOP_PHRASES for i in range(len(said))
-    )
+    return any(tuple(said[i : i + len(p)]) == p for p in STOP_PHRASES for i in range(len(said)))

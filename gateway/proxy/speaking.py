@@ -5,7 +5,8 @@ agent's utterance, a floor event such as an agent leaving, the floor's own notic
 and queues what is to be heard (bounded), renders it (TTS, SSML, the agent's own audio:
 gateway/render/) into the :class:`~gateway.audio.playout.Playout` the transport plays, and
 stops at once on a barge-in (queued audio dropped, synthesis and a streaming generation
-cancelled).
+cancelled). Speech over the agent pauses it first (:meth:`Speaker.pause`: the playout holds
+its place) while it is decided whether it resumes or stops.
 
 Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
 each sentence is synthesized as soon as the agent completes it and the person is shown the text
@@ -91,6 +92,8 @@ class Speaker:
         self._streamed: deque[str] = deque(maxlen=64)
         self._stream: ReplyStream | None = None
         self._speaking: asyncio.Task[None] | None = None
+        #: The replies spoken lately: (event id, the playout's ``queued`` at its first frame).
+        self._started: deque[tuple[str, int]] = deque(maxlen=8)
 
     @property
     def audible(self) -> bool:
@@ -101,6 +104,27 @@ class Speaker:
     def quiet(self) -> bool:
         """Whether nothing is queued, being made or playing."""
         return self._replies.empty() and self._speaking is None and not self.playout.speaking
+
+    def playing_now(self) -> tuple[str | None, int]:
+        """The reply being heard (its event id; None: none) and how much of it has played
+        (ms; the transport's own buffer is not counted)."""
+        consumed = self.playout.consumed
+        for event_id, first in reversed(self._started):
+            if first <= consumed:
+                return event_id, (consumed - first) * FRAME_MS
+        return None, 0
+
+    def pause(self) -> None:
+        """Speech over the agent: hold its playout where it is (nothing dropped)."""
+        self.playout.pause()
+
+    def resume(self) -> None:
+        """The speech over the agent was not an interruption: go on where it paused."""
+        self.playout.resume()
+
+    def _first_put(self, event_id: str) -> None:
+        if not self._started or self._started[-1][0] != event_id:
+            self._started.append((event_id, self.playout.queued))
 
     def stop(self) -> bool:
         """Barge-in: stop the agent being played and drop what is queued; whether anything
@@ -243,6 +267,7 @@ class Speaker:
             de, synth, voice, self._fetch, rate=self.settings.out_rate
         ):
             self._first_audio(timing)
+            self._first_put(de.id)
             await self.playout.put(chunk)
             await self._until_needed()
         await self.playout.finish()
@@ -262,6 +287,7 @@ class Speaker:
             rate = self.settings.out_rate
             async for chunk in render_sentence(sentence, synth, voice, rate=rate, first=first):
                 self._first_audio(timing)
+                self._first_put(stream.event_id)
                 await self.playout.put(chunk)
                 await self._until_needed()
             first = False

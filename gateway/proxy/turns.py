@@ -880,18 +880,18 @@ class TurnTaker:
         self._overlap_audio.append(chunk)
         return self._overlap_step(self._overlap.chunk(voiced, CHUNK_MS, now), now)
 
-    def overlap_heard(self, decode_id: int, text: str | None, voiced_ms: int, now: float) -> (
-        list[Action]
-    ):
+    def overlap_heard(
+        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+    ) -> list[Action]:
         """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
         None: it failed)."""
         if self._overlap is None:
             return []  # decided meanwhile (its length, a stop, the session slept)
         return self._overlap_step(self._overlap.heard(decode_id, text, voiced_ms, now), now)
 
-    def _overlap_step(self, step: OverlapDecode | OverlapDecision | None, now: float) -> (
-        list[Action]
-    ):
+    def _overlap_step(
+        self, step: OverlapDecode | OverlapDecision | None, now: float
+    ) -> list[Action]:
         if isinstance(step, OverlapDecode):
             audio = np.concatenate(self._overlap_audio)
             return [StartOverlapDecode(step.id, audio, step.voiced_ms)]
@@ -913,11 +913,12 @@ class TurnTaker:
         pause, self._overlap_pause = self._overlap_pause, None
         if self.active and pause is not None and self.settings.early_endpoint:
             # The person has paused already: the turn's decode starts now, as at a pause.
-            audio = self.current_audio()
-            if audio is not None:
+            so_far = self.current_audio()
+            if so_far is not None:
                 self._next_id += 1
                 self._pause = _Pause(self._next_id, pause)
-                out.append(StartDecode(self._next_id, audio, pause - (self._heard - len(audio))))
+                start = self._heard - len(so_far)
+                out.append(StartDecode(self._next_id, so_far, pause - start))
         if self.active and self.silence_ms >= self.due_ms():
             out += self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
         return out

@@ -61,7 +61,9 @@ def test_more_than_max_words_of_backchannel_interrupt():
     assert classify("Yeah yeah okay right sure", ended=True, settings=S) == "interruption"
 
 
-@pytest.mark.parametrize("text", ["", "  ", "(coughing)", "[clapping]", "*laughs*", "you", "Thank you."])
+@pytest.mark.parametrize(
+    "text", ["", "  ", "(coughing)", "[clapping]", "*laughs*", "you", "Thank you."]
+)
 def test_no_words_is_a_noise(text):
     assert heard_words(text) == []
     assert classify(text, ended=True, settings=S) == "noise"
