@@ -20,6 +20,11 @@ from collections import deque
 import numpy as np
 
 RATE = 8000
+#: The least microphone audio compared (64 ms): a microphone that has just begun to send is
+#: compared on what it sent (its first voiced chunks were let through without this).
+MIN_WINDOW = RATE * 64 // 1000
+#: A pause in what was played longer than this is silence at the client.
+GAP_S = 0.1
 
 
 def _to_8k(pcm: np.ndarray, rate: int) -> np.ndarray:
@@ -78,7 +83,7 @@ class EchoGuard:
         self.threshold = threshold
         keep_s = self.max_lag_s + self.window_s + 0.2
         #: (release time, 8 kHz samples) of what was played, the last ``keep_s`` of it.
-        self._reference: deque[tuple[float, np.ndarray]] = deque(maxlen=int(keep_s * 50) + 8)
+        self._reference: deque[tuple[float, np.ndarray]] = deque(maxlen=int(keep_s * 100) + 8)
         self._mic: deque[np.ndarray] = deque()
         self._mic_samples = 0
         #: Checks made, and how many said echo (the benchmark reads them).
@@ -88,6 +93,11 @@ class EchoGuard:
 
     def played(self, frame: np.ndarray, now: float) -> None:
         """A frame of the agent's audio was released at ``now``."""
+        if not self._reference or now - self._reference[-1][0] > GAP_S:
+            # Played after a pause (or first): the client was silent before it, so the echo's
+            # onset comes after silence — silence the reference must have too, or no lag lines
+            # the onset up (the peak was 0.1-0.4 at onsets after a stall without this).
+            self._reference.append((now, np.zeros(self.window, np.float32)))
         self._reference.append((now, _to_8k(frame, self.rate)))
 
     def heard(self, chunk: np.ndarray, arrived: float, check: bool = True) -> bool:
@@ -97,7 +107,7 @@ class EchoGuard:
         self._mic_samples += len(mic)
         while self._mic and self._mic_samples - len(self._mic[0]) >= self.window:
             self._mic_samples -= len(self._mic.popleft())
-        if not check or self._mic_samples < self.window:
+        if not check or self._mic_samples < MIN_WINDOW:
             return False
         since = arrived - self.max_lag_s - self.window_s
         recent = [f for t, f in self._reference if since <= t <= arrived]

@@ -74,3 +74,24 @@ def test_similarity_of_a_scaled_copy_is_one_and_of_silence_zero():
     x = voice_like(0.5, 4, 8000).astype(np.float64)
     assert similarity(0.1 * x[1000:2000], x) == pytest.approx(1.0, abs=0.01)
     assert similarity(np.zeros(500), x) == 0.0
+
+
+def test_the_echo_of_speech_after_a_pause_in_playback_is_echo_from_its_onset():
+    """A reply that starts (or goes on after a stall): the microphone's window holds silence
+    and the echo's first syllable, which only lines up with silence in the reference too."""
+    guard = EchoGuard(OUT)
+    played = voice_like(1.0, 5, OUT)
+    echo16 = down(played, OUT, 16000).astype(np.float64) * 10 ** (-15 / 20)
+    frame = OUT // 50
+    for i in range(len(played) // frame):  # released at 10 s, a burst then paced
+        guard.played(played[i * frame : (i + 1) * frame], 10.0 + max(0, i - 12) * 0.02)
+    lag = 0.3
+    silence = np.zeros(16000, np.int16)
+    mic = np.concatenate([silence, echo16.astype(np.int16)])
+    start = 10.0 + lag - 1.0  # the echo begins 0.3 s after the first frame was released
+    verdicts = [
+        guard.heard(mic[j * 512 : (j + 1) * 512], start + (j + 1) * 0.032)
+        for j in range(len(mic) // 512)
+    ]
+    onset = len(silence) // 512
+    assert all(verdicts[onset + 1 : onset + 12]), verdicts[onset : onset + 12]
