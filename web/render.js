@@ -191,6 +191,11 @@ function turnElement(doc, turn) {
     details.dataset.why = turn.playback.why || "";
     details.appendChild(element(doc, "summary", "badge", turn.playback.label));
     if (turn.playback.text) details.appendChild(element(doc, "p", "hint", turn.playback.text));
+    if (turn.playback.said !== null && turn.playback.said !== undefined) {
+      const seconds = ((turn.playback.playedMs || 0) / 1000).toFixed(1);
+      const heard = turn.playback.said ? `“${turn.playback.said}…”` : "nothing of it";
+      details.appendChild(element(doc, "p", "hint said", `You heard ${seconds} s: ${heard}`));
+    }
     li.appendChild(details);
   }
   if (turn.htmlOmitted) {

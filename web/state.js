@@ -143,6 +143,8 @@ function playback(state, m) {
         label: PLAYBACK_LABELS[m.outcome],
         why: m.why || null,
         text: why ? `${why}${m.heard ? `: “${m.heard}”` : ""}.` : "",
+        said: m.outcome === "stopped" && typeof m.said === "string" ? m.said : null,
+        playedMs: typeof m.playedMs === "number" ? m.playedMs : null,
       }),
     });
     next = set(state, { turns });

@@ -105,13 +105,15 @@ class Overlapped:
     ``paused`` at once, then ``resumed`` (a ``backchannel`` or a ``noise``: no turn) or
     ``stopped`` (an ``interruption``: the words are the next turn); ``ignored`` when the
     voice was the agent's own ``echo``. ``heard``: the words that decided it; ``played_ms``:
-    how much of the reply had played when it stopped."""
+    how much of the reply had played; ``said``: its words the person heard by then (stopped:
+    what of the reply reached them)."""
 
     outcome: str
     why: str | None = None
     heard: str = ""
     reply: str | None = None
     played_ms: int | None = None
+    said: str | None = None
 
 
 @dataclass(frozen=True)

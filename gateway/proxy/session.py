@@ -361,7 +361,8 @@ class VoiceSession:
     def _overlap_decided(self, decision: OverlapDecision) -> None:
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
-        self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played))
+        said = self.speaker.heard_text(reply, played) if outcome == "stopped" else None
+        self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is

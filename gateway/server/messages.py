@@ -428,7 +428,8 @@ class Playback(Message):
     """The person's voice over an agent's reply (``reply``: its id): ``paused`` at once, then
     ``resumed`` or ``stopped``; ``ignored`` when it was the agent's own echo. ``why``:
     ``backchannel``, ``noise``, ``echo`` or ``interruption``; ``heard`` the words that decided
-    it; ``playedMs`` how much of the reply had played."""
+    it; ``playedMs`` how much of the reply had played; ``said`` (stopped) its words the person
+    heard by then."""
 
     TYPE = "playback"
     outcome: str
@@ -436,6 +437,7 @@ class Playback(Message):
     heard: str = ""
     reply: str | None = optional()
     played_ms: int | None = optional()
+    said: str | None = optional()
 
 
 @dataclass(frozen=True)

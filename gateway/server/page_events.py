@@ -75,7 +75,12 @@ def page_message(event: ProxyEvent) -> FromGateway:
             return Flush()
         case Overlapped():
             return Playback(
-                event.outcome, event.why, event.heard, event.reply, played_ms=event.played_ms
+                event.outcome,
+                event.why,
+                event.heard,
+                event.reply,
+                played_ms=event.played_ms,
+                said=event.said,
             )
         case Told(text=text, reason=reason, agent=agent):
             return PageNotice(text, reason, agent=agent)

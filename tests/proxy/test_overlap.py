@@ -254,3 +254,42 @@ def test_the_agent_stopping_otherwise_leaves_the_speech_a_turn():
     assert d.of(EndTurn), "an ordinary turn"
     assert not d.of(ResumePlayback)
     assert [a for a in d.actions if isinstance(a, StateChanged)]
+
+
+# ------------------------------------------------------------------ what was heard of a reply
+
+
+def _speaker():
+    from gateway.proxy.speaking import Speaker
+
+    return Speaker(
+        SessionSettings(out_rate=16_000),
+        synthesizer=None,
+        voices=None,
+        fetch=None,
+        user_uri="tag:user",
+        manager_uri="tag:manager",
+        emit=None,
+        on_playing=lambda speaking: None,
+    )
+
+
+def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
+    speaker = _speaker()
+    text = "one two three four five six seven eight nine ten"
+    speaker._first_put("de:1", text)
+    speaker.playout.queued += 100  # 2 s of it made, all of it
+    speaker._ends["de:1"] = speaker.playout.queued
+    speaker.playout.released = 30  # 600 ms played
+    reply, played = speaker.playing_now()
+    assert (reply, played) == ("de:1", 600)
+    assert speaker.heard_text(reply, played) == "one two three"
+    assert speaker.heard_text(reply, 0) == ""
+    assert speaker.heard_text(reply, 5000) == text
+
+
+def test_what_was_heard_of_a_reply_still_being_made_goes_at_pipers_pace():
+    speaker = _speaker()
+    speaker._first_put("de:2", " ".join(["word"] * 40))
+    assert len(speaker.heard_text("de:2", 2000).split()) == 5  # 2 s at 2.7 words a second
+    assert speaker.heard_text("de:unknown", 2000) == ""

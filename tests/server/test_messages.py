@@ -61,6 +61,7 @@ SAMPLES: list[m.Message] = [
     m.Flush(),
     m.Playback("paused", reply="de:4", played_ms=1200),
     m.Playback("resumed", why="backchannel", heard="yeah", reply="de:4", played_ms=1240),
+    m.Playback("stopped", "interruption", "wait", "de:4", played_ms=900, said="Once upon a"),
     m.SdpAnswer("v=0"),
     m.Pong(),
     m.TurnTiming(

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from gateway.testing.overlap import speech, talk_over
+from gateway.testing.overlap import LONG_TEXT, speech, talk_over
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
 from gateway.testing.speech import normalise
 
@@ -26,7 +26,7 @@ async def test_a_backchannel_pauses_the_agent_which_resumes_and_nothing_is_a_tur
     assert trial.paused_at() is not None, trial
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
-    assert trial.audio_after_s > 1.0, "the reply played on after the resume"
+    assert trial.audio_after_s > 0, "the reply played on after the resume"
 
 
 async def test_a_meant_interruption_stops_the_agent_and_is_the_next_turn(gateway):
@@ -36,10 +36,15 @@ async def test_a_meant_interruption_stops_the_agent_and_is_the_next_turn(gateway
     assert trial.paused_at() is not None and trial.paused_at() <= trial.flushed_at
     [said] = trial.transcripts
     assert {"wait", "stop"} & set(normalise(said)), said
+    # What of the reply the person heard by the stop: its first words, as many as played.
+    [stopped] = [m for _, m in trial.playback if m["outcome"] == "stopped"]
+    assert stopped["playedMs"] > 0
+    heard = normalise(stopped["said"])
+    assert heard and heard == normalise(f"You said: {LONG_TEXT}")[: len(heard)], stopped
 
 
 async def test_the_agents_own_echo_neither_interrupts_it_nor_becomes_a_turn(gateway):
     trial = await talk_over(gateway.ws, np.zeros(0, np.int16), echo_db=-15, echo_lag_ms=150)
     assert trial.outcome() in ("ignored", "none"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == []
-    assert trial.audio_after_s > 2.0
+    assert trial.audio_after_s > 0, "the reply played on"

@@ -299,6 +299,9 @@ test("speech over an agent marks its bubble paused, resumed or stopped by you, a
   assert.match(aside.text, /You: “yeah”/);
   const stopped = run(paused, { type: FROM_GATEWAY.playback, outcome: "stopped", why: "interruption", heard: "wait stop", reply: "de:9" });
   assert.equal(stopped.turns.find((t) => t.id === "de:9").playback.label, "stopped by you");
+  const heard = run(paused, { type: FROM_GATEWAY.playback, outcome: "stopped", why: "interruption", reply: "de:9", playedMs: 1200, said: "Once upon" });
+  assert.equal(heard.turns.find((t) => t.id === "de:9").playback.said, "Once upon");
+  assert.equal(resumed.turns.find((t) => t.id === "de:9").playback.said, null, "only a stop says what was heard");
   assert.equal(stopped.turns.length, 1, "an interruption is the next turn, not an aside");
   const echo = run(paused, { type: FROM_GATEWAY.playback, outcome: "ignored", why: "echo", reply: "de:9" });
   assert.equal(echo.turns.at(-1).why, "echo");
