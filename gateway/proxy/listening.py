@@ -160,6 +160,8 @@ class Listener:
         self._wake: WakeListener | None = None
         self.wake_name = "off"
         self._wake_pos = 0  # samples the wake detector has heard
+        #: Time spent decoding overlaps since the session last read it (its decision's log).
+        self.overlap_decode_ms = 0.0
         self._lookback: deque[np.ndarray] = deque()
         self._lookback_samples = 0
 
@@ -398,6 +400,7 @@ class Listener:
         """The overlap's words, fast: a partial decode, or (the model busy with a partial's
         sibling) a final one, which someone waiting for the agent deserves."""
         text: str | None = None
+        t = time.monotonic()
         try:
             try:
                 text = await self._transcriber.transcribe_partial(a.audio)
@@ -407,6 +410,7 @@ class Listener:
             raise
         except Exception:  # a model or a speech server: the overlap decides without words
             log.exception("the overlap's decode failed")
+        self.overlap_decode_ms += (time.monotonic() - t) * 1000
         self.tell(self.turns.overlap_heard(a.id, text, a.voiced_ms, self.clock()))
 
     async def _run_partial(self, audio: np.ndarray) -> None:

@@ -37,6 +37,8 @@ _YES = ("yeah", "yes", "yep", "yup", "ya", "yea", "right", "okay", "ok", "kay", 
 _FOLLOWING = ("i", "see", "got", "it", "cool", "nice", "great", "good", "fine", "wow", "really")
 _AGREEING = ("true", "exactly", "totally", "indeed", "ha", "haha", "hahaha", "heh", "hehe")
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
+#: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh".
+_SPELLED = re.compile(r"m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*")
 #: Phrases that interrupt whatever else is said with them.
 STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("shut", "up"))
 #: What Whisper writes for sounds that are not words: "(coughing)", "[laughs]", "*claps*".
@@ -82,15 +84,23 @@ def heard_words(text: str | None) -> list[str]:
     return [] if tuple(said) in NOISE_WORDS else said
 
 
+def is_backchannel(word: str) -> bool:
+    """Whether one normalised word is a backchannel's."""
+    return word in BACKCHANNELS or _SPELLED.fullmatch(word) is not None
+
+
 def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> OverlapKind | None:
     """What an overlap whose decode says ``text`` is (None: not decided yet). ``ended``: the
-    person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told."""
+    person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told.
+
+    While the person still speaks only a stop word, or two words that are no backchannel,
+    decide: a decode of a word cut in half is often a wrong word ("Mm-hmm" heard as "I'm" at
+    320 ms), and the agent is paused meanwhile, so waiting costs the person nothing."""
     said = heard_words(text)
-    for phrase in STOP_PHRASES:
-        n = len(phrase)
-        if any(tuple(said[i : i + n]) == phrase for i in range(len(said) - n + 1)):
-            return "interruption"
-    if any(w not in BACKCHANNELS for w in said) or len(said) > settings.max_words:
+    if _has_stop(said):
+        return "interruption"
+    others = [w for w in said if not is_backchannel(w)]
+    if len(others) >= (1 if ended else 2) or len(said) > settings.max_words:
         return "interruption"
     if not ended:
         return None
@@ -175,7 +185,8 @@ class Overlap:
             return self._judge(now) if self.silence_ms >= self.settings.end_ms else None
         early = classify(text, ended=False, settings=self.settings)
         if early is not None:
-            return self._decide(early, "stop word" if _has_stop(text) else "words", now)
+            why = "stop word" if _has_stop(heard_words(text)) else "words"
+            return self._decide(early, why, now)
         if voiced_ms < self.voiced_ms:
             return self._ask()  # the person said more meanwhile
         if self.silence_ms >= self.settings.end_ms:
@@ -207,6 +218,5 @@ class Overlap:
         return self.decision
 
 
-def _has_stop(text: str) -> bool:
-    said = heard_words(text)
+def _has_stop(said: list[str]) -> bool:
     return any(tuple(said[i : i + len(p)]) == p for p in STOP_PHRASES for i in range(len(said)))

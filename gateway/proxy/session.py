@@ -362,6 +362,17 @@ class VoiceSession:
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
         said = self.speaker.heard_text(reply, played) if outcome == "stopped" else None
+        decode_ms, self.listener.overlap_decode_ms = self.listener.overlap_decode_ms, 0.0
+        # scripts/bench_interruptions.py reads this line: each decision, its signal, its cost.
+        log.info(
+            "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms",
+            decision.kind,
+            decision.why,
+            decision.text,
+            decision.voiced_ms,
+            decision.decided_ms,
+            decode_ms,
+        )
         self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
 
     async def wait_quiet(self, timeout: float) -> bool:
