@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import StartDecode, TurnTaker, Verdict
 from gateway.testing.load_client import SENTENCES
 from gateway.testing.speech import piper_16k

@@ -888,7 +888,7 @@ def serve_world(t: Ctx, *argv: str) -> dict[str, str]:
 
     mp = t.monkeypatch
     mp.setattr("gateway.server.app.Gateway", gateway)
-    mp.setattr("gateway.proxy.session.VoiceModels", note("models"))
+    mp.setattr("gateway.proxy.models.VoiceModels", note("models"))
     mp.setattr("gateway.records.open.open_recorder", note("recorder"))
     mp.setattr("gateway.agents.directory.AgentDirectory", directory)
     mp.setattr("gateway.render.voices.VoiceBook", Book)
@@ -1057,7 +1057,7 @@ def test_no_options_are_the_dataclass_defaults(monkeypatch: pytest.MonkeyPatch) 
     from gateway.cluster.__main__ import build_parser as cluster_parser
     from gateway.cluster.__main__ import from_args as cluster_from_args
     from gateway.cluster.local import LocalCluster
-    from gateway.proxy.session import SessionSettings
+    from gateway.proxy.settings import SessionSettings
     from gateway.server.app import GatewaySettings
     from gateway.server.cli import ServeSettings
     from gateway.server.cli import from_args as serve_from_args
@@ -1162,7 +1162,7 @@ def _documented() -> list[tuple[str, str]]:
     """(file, text): what the documentation says of a default, written from the default."""
     from gateway.agents.http import HttpSettings
     from gateway.floor.host import Limits
-    from gateway.proxy.session import SessionSettings
+    from gateway.proxy.settings import SessionSettings
     from gateway.server.app import GatewaySettings
 
     g, http, limits = GatewaySettings(), HttpSettings(), Limits()

@@ -8,7 +8,7 @@
 * :mod:`~gateway.agents.errors` — every failure, as an :class:`AgentError`.
 """
 
-from gateway.agents.base import Agent
+from gateway.agents.base import Agent, RemoteAgent
 from gateway.agents.errors import (
     AddressRefused,
     AgentBadReply,
@@ -35,6 +35,7 @@ __all__ = [
     "HttpAgent",
     "HttpClient",
     "HttpSettings",
+    "RemoteAgent",
     "ReplyTooLarge",
     "RequestTooLarge",
     "UnknownAgent",

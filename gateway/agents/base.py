@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from gateway.ofp import Envelope, Manifest
+from gateway.ofp import Envelope, Manifest, Sender
 
 
 class Agent(Protocol):
@@ -29,4 +29,24 @@ class Agent(Protocol):
 
     async def aclose(self) -> None:
         """Release what the agent holds."""
+        ...
+
+
+@runtime_checkable
+class RemoteAgent(Agent, Protocol):
+    """An agent at the other end of a wire (:class:`gateway.agents.http.HttpAgent`).
+
+    The floor asks it for its manifest before inviting it; it reports every body it sends and
+    receives to :mod:`gateway.agents.wire` itself (an in-process agent has no wire, so the floor
+    reports what it handed one); and it speaks a dialect, ``"openFloor"`` or ``"ovon"`` (0.9),
+    in which its envelopes are recorded as sent.
+    """
+
+    dialect: str
+
+    async def fetch_manifest(self, conversation_id: str, sender: Sender) -> Manifest:
+        """Ask the agent for its manifest (``getManifests``) and adopt it.
+
+        Raises :class:`gateway.agents.errors.AgentError` subclasses on failure.
+        """
         ...

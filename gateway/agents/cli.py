@@ -6,7 +6,8 @@ import argparse
 import inspect
 from typing import Any
 
-from gateway.options import add_llm_options, defaults_shown, given, llm_from_args
+from gateway.llm.cli import add_llm_options, llm_from_args
+from gateway.options import defaults_shown, given
 
 
 def _agents_server_defaults() -> dict[str, Any]:

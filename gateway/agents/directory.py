@@ -10,6 +10,8 @@ from collections import OrderedDict
 
 from gateway.agents.base import Agent
 from gateway.agents.builtin import builtin_agents
+from gateway.agents.builtin.assistant import Assistant
+from gateway.agents.builtin.base import BuiltinAgent
 from gateway.agents.errors import UnknownAgent
 from gateway.agents.http import HttpAgent, HttpClient, HttpSettings
 from gateway.agents.policy import AddressPolicy, check_url_length
@@ -33,7 +35,7 @@ class AgentDirectory:
     ) -> None:
         self.policy = policy or AddressPolicy.from_env_and_args([])
         self.settings = settings
-        self.builtins: dict[str, Agent] = builtin_agents(llm=llm)
+        self.builtins: dict[str, BuiltinAgent] = builtin_agents(llm=llm)
         self._client: HttpClient | None = None
         self._remote: OrderedDict[str, HttpAgent] = OrderedDict()
         self._max_remote = max_remote
@@ -44,6 +46,12 @@ class AgentDirectory:
         if self._client is None:
             self._client = HttpClient(self.policy, self.settings)
         return self._client
+
+    @property
+    def assistant(self) -> Assistant | None:
+        """The built-in assistant (its language model is warmed up and measured), if built."""
+        agent = self.builtins.get("assistant")
+        return agent if isinstance(agent, Assistant) else None
 
     def builtin_url(self, name: str) -> str:
         """The service URL of a built-in agent by name."""
@@ -61,27 +69,27 @@ class AgentDirectory:
         check_url_length(url)  # before anything parses it or keeps it as a key
         if url.startswith(BUILTIN_SCHEME):
             name = url[len(BUILTIN_SCHEME) :]
-            agent = self.builtins.get(name)
-            if agent is None:
+            builtin = self.builtins.get(name)
+            if builtin is None:
                 known = ", ".join(sorted(self.builtins))
                 raise UnknownAgent(
                     f"no built-in agent {name!r}; built-ins are: {known}", agent_url=url
                 )
-            return agent
+            return builtin
         address, dialect = split_dialect(url)
         if address.lower().startswith(("http://", "https://")):
             key = normalize_service_url(address)
-            agent = self._remote.get(key)
-            if agent is None:
-                agent = HttpAgent(address, self.client, dialect=dialect)
-                self._remote[key] = agent
+            remote = self._remote.get(key)
+            if remote is None:
+                remote = HttpAgent(address, self.client, dialect=dialect)
+                self._remote[key] = remote
                 while len(self._remote) > self._max_remote:
                     self._remote.popitem(last=False)
             else:
                 if dialect is not None:
-                    agent.declare_dialect(dialect)
+                    remote.declare_dialect(dialect)
                 self._remote.move_to_end(key)
-            return agent
+            return remote
         raise UnknownAgent(
             f"cannot reach {url!r}: use builtin:NAME, an https:// URL, "
             "or ovon+https:// for an agent that speaks only OVON 0.9",

@@ -174,7 +174,8 @@ def _printable(raw: bytes) -> str:
 
 
 class HttpAgent:
-    """A remote Open Floor agent at ``url``, reached by HTTP POST.
+    """A remote Open Floor agent at ``url``, reached by HTTP POST: the one
+    :class:`~gateway.agents.base.RemoteAgent`.
 
     Until :meth:`fetch_manifest` learns better, its manifest is a provisional one made from the
     URL. Dialect: an agent that answers in OVON 0.9 is spoken to in OVON 0.9 from then on
@@ -189,9 +190,6 @@ class HttpAgent:
     reported and no envelope to it is sent twice again). ``dialect="ovon"`` (an ``ovon+https://``
     address) declares such an agent up front.
     """
-
-    #: Every body sent and received is reported to :mod:`gateway.agents.wire` by the agent itself.
-    taps_wire = True
 
     def __init__(
         self,

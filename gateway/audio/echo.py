@@ -32,9 +32,9 @@ def _to_8k(pcm: np.ndarray, rate: int) -> np.ndarray:
     if rate % RATE == 0:
         k = rate // RATE
         n = len(x) // k * k
-        return x[:n].reshape(-1, k).mean(axis=1)
+        return np.asarray(x[:n].reshape(-1, k).mean(axis=1), np.float32)
     n = len(x) * RATE // rate
-    return np.interp(np.arange(n) * (rate / RATE), np.arange(len(x)), x).astype(np.float32)
+    return np.asarray(np.interp(np.arange(n) * (rate / RATE), np.arange(len(x)), x), np.float32)
 
 
 def similarity(mic: np.ndarray, reference: np.ndarray) -> float:

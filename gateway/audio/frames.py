@@ -23,7 +23,7 @@ def pcm16_to_float(pcm: np.ndarray | bytes) -> np.ndarray:
 
 def float_to_pcm16(audio: np.ndarray) -> np.ndarray:
     """float32 in [-1, 1] to int16 PCM, clipping rather than wrapping."""
-    return (np.clip(audio, -1.0, 1.0) * 32767.0).astype(np.int16)
+    return (audio.clip(-1.0, 1.0) * 32767.0).astype(np.int16)
 
 
 def wav_bytes(pcm: np.ndarray, sample_rate: int = SAMPLE_RATE) -> bytes:

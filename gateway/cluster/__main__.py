@@ -11,7 +11,7 @@ import time
 from gateway.cluster.local import LocalCluster
 from gateway.errors import GatewayError
 from gateway.options import from_options
-from gateway.server.app import GatewaySettings
+from gateway.server.settings import GatewaySettings
 
 
 def _default() -> LocalCluster:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gateway.agents.base import Agent
+from gateway.agents.base import Agent, RemoteAgent
 from gateway.agents.errors import AddressRefused, AgentError
 from gateway.agents.policy import MAX_URL_CHARS, clip_url
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
@@ -422,15 +422,14 @@ class FloorHost:
             agent = self._resolve(url)
         except AgentError:
             return None  # the invite itself will report what is wrong with the address
-        fetch = getattr(agent, "fetch_manifest", None)
-        if fetch is not None:
+        if isinstance(agent, RemoteAgent):
             sender = Sender(
                 speaker_uri=self.user.speaker_uri, service_url=self.user.service_url or None
             )
             # No answer in time, or a failure: invited by URL anyway (the delivery reports it).
             with contextlib.suppress(AgentError, TimeoutError):
                 await asyncio.wait_for(
-                    fetch(self.id, sender),
+                    agent.fetch_manifest(self.id, sender),
                     self.limits.manifest_timeout_s if timeout is None else timeout,
                 )
         self.floor.know(agent.manifest.identification)
@@ -587,7 +586,7 @@ class FloorHost:
             d = _voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
             # no wire, so what they were handed and gave back stands for it.
-            in_process = not getattr(agent, "taps_wire", False)
+            in_process = not isinstance(agent, RemoteAgent)
             if in_process and listening():
                 tap("sent", recipient.service_url or key, d.envelope.to_json())
             streams = reply_streams.set(self._opener() if in_process else None)
@@ -865,7 +864,7 @@ class FloorHost:
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
         """The envelope as it went on the wire (OVON 0.9 for agents that speak it)."""
-        if getattr(agent, "dialect", "openFloor") == "ovon":
+        if isinstance(agent, RemoteAgent) and agent.dialect == "ovon":
             return to_ovon(envelope)
         return envelope.to_wire()
 

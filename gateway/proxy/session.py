@@ -61,22 +61,14 @@ from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import TurnTaker, looks_final
+from gateway.proxy.turns import TurnTaker
 from gateway.proxy.uttering import Utterer
-from gateway.proxy.uttering import is_stop as _is_stop
 from gateway.render.decode import Fetch
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
 
-__all__ = [
-    "SessionSettings",
-    "Timing",
-    "VoiceModels",
-    "VoiceSession",
-    "_is_stop",  # tests/proxy/test_turns.py
-    "looks_final",  # lived here; importers still use it
-]
+__all__ = ["VoiceSession"]
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +150,7 @@ class VoiceSession:
         models.sessions.add(self)
         self.set_wake(s.wake)
 
-        if not getattr(models.transcriber, "detailed", True):
+        if not models.transcriber.detailed:
             # A stock Wyoming server (docs/speech-services.md): said once, on the page.
             self._emit_soon(
                 Told(

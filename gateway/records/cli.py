@@ -1,7 +1,8 @@
-"""The ``history`` and ``export`` commands of ``python -m gateway``.
+"""The ``history`` and ``export`` commands of ``python -m gateway``, and ``--data``.
 
 :func:`add_commands` registers them on the main parser's subparsers. Each sets ``func`` on the
 parsed arguments: a callable taking the namespace and returning the exit code.
+:func:`add_data_option` is ``--data``, which ``serve`` and ``talk`` take too.
 """
 
 from __future__ import annotations
@@ -14,19 +15,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.options import add_data_option
 from gateway.records.base import Recorder
 from gateway.records.errors import RecordsError
 from gateway.records.export import FORMATS, export_conversation
 from gateway.records.model import ConversationInfo, Record
-from gateway.records.open import open_recorder
+from gateway.records.open import DATABASE_ENV, open_recorder
+from gateway.records.paths import DATA_ENV, default_data_dir
 from gateway.records.reading import read_envelope, rfc3339
 
 #: Widest the listing lets a column of names or words grow before cutting it with "…".
 _COLUMN = 40
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def add_data_option(p: argparse.ArgumentParser) -> None:
+    """``--data``: where the records are (``serve``, ``talk``, ``history``, ``export``)."""
+    p.add_argument(
+        "--data",
+        metavar="DIR|URL",
+        help="records folder, or a postgresql:// database several nodes can share (default: "
+        f"${DATABASE_ENV}, else ${DATA_ENV}, else {default_data_dir()})",
+    )
+
+
+def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``history`` (list, show, delete) and ``export`` on ``subparsers``."""
     history = subparsers.add_parser("history", help="list, show or delete recorded conversations")
     commands = history.add_subparsers(dest="history_command", metavar="COMMAND", required=True)

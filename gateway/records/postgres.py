@@ -160,7 +160,7 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PostgresRecorder(SQLRecorder):
+class PostgresRecorder(SQLRecorder[datetime]):
     """The record store of several nodes: one PostgreSQL database, clips in it.
 
     Safe to share between threads (each call takes a pooled connection). ``retention_days`` as
@@ -261,7 +261,7 @@ class PostgresRecorder(SQLRecorder):
     _stamp = staticmethod(_utc)
 
     @staticmethod
-    def _time(value: Any) -> datetime:
+    def _time(value: datetime) -> datetime:
         return value  # psycopg reads a timestamptz as a datetime
 
     @contextmanager

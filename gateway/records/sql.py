@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from gateway.records.base import check_retention
 from gateway.records.errors import RecordsError
@@ -50,7 +50,11 @@ class Connection(Protocol):
 ClipReader = Callable[[dict[str, Any]], bytes | None]
 
 
-class SQLRecorder(ABC):
+#: How a store keeps a time: SQLite as fixed-width text, PostgreSQL as a timestamptz.
+Stamp = TypeVar("Stamp")
+
+
+class SQLRecorder(ABC, Generic[Stamp]):
     """A :class:`~gateway.records.base.Recorder` over SQL tables; a store supplies its
     connections, its dialect and its clips."""
 
@@ -85,12 +89,12 @@ class SQLRecorder(ABC):
 
     @staticmethod
     @abstractmethod
-    def _stamp(at: datetime) -> Any:
+    def _stamp(at: datetime) -> Stamp:
         """``at`` as the store keeps a time (in UTC)."""
 
     @staticmethod
     @abstractmethod
-    def _time(value: Any) -> datetime:
+    def _time(value: Stamp) -> datetime:
         """A stored time back as a datetime."""
 
     @abstractmethod

@@ -105,11 +105,11 @@ def _stamp(at: datetime) -> str:
     return at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text)
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value)
 
 
-class SQLiteRecorder(SQLRecorder):
+class SQLiteRecorder(SQLRecorder[str]):
     """Writes conversation records to SQLite as they happen and reads them back.
 
     Use one instance from one thread (the event loop). Several processes may open the same data

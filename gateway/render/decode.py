@@ -81,9 +81,11 @@ def _mono(frame: av.AudioFrame) -> np.ndarray:
     elif arr.dtype.kind == "u":  # u8 is offset binary
         audio = (arr.astype(np.float32) - 128.0) / 128.0
     else:
-        audio = arr.astype(np.float32) / float(np.iinfo(arr.dtype).max + 1)
+        # Signed integers: full scale is 2 ** (bits - 1) (np.iinfo(dtype).max + 1).
+        audio = arr.astype(np.float32) / float(2 ** (8 * arr.dtype.itemsize - 1))
     # Scaled by 32768 both ways so that 16-bit input comes out bit-exact.
-    return np.clip(np.round(audio.mean(axis=0) * 32768.0), -32768, 32767).astype(np.int16)
+    mono: np.ndarray = audio.mean(axis=0)
+    return (mono * 32768.0).round().clip(-32768, 32767).astype(np.int16)
 
 
 def data_uri_bytes(uri: str) -> bytes:

@@ -28,7 +28,7 @@ from websockets.datastructures import Headers
 
 from gateway.agents.directory import AgentDirectory
 from gateway.floor.inbound import InboundDesk
-from gateway.proxy.session import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.records.base import Recorder
 from gateway.records.kept import KeptRecords
 from gateway.server import access, records_watch

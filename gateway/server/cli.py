@@ -12,18 +12,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import ConfigError
+from gateway.floor.cli import add_conversation_options, agent_http_settings
+from gateway.llm.cli import add_llm_options, llm_from_args
 from gateway.llm.settings import LlmSettings
-from gateway.options import (
-    add_conversation_options,
-    add_llm_options,
-    agent_http_settings,
-    defaults_shown,
-    from_options,
-    given,
-    llm_from_args,
-    stt_language,
-)
+from gateway.options import count, defaults_shown, from_options, given, seconds
 from gateway.server.memory import restart_under_jemalloc
+from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
     from gateway.proxy.turns import TurnRule
@@ -166,7 +160,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--max-sessions-per-address",
-        type=_count,
+        type=count,
         metavar="N",
         help="sessions at once from one visitor address ({g.max_sessions_per_address}; 0: no "
         "limit). Behind a reverse proxy on this machine, its X-Forwarded-For names the "
@@ -188,7 +182,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--audio-url-ttl",
         dest="audio_url_ttl_s",
-        type=_positive_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="how long agents may fetch a clip by its URL ({g.audio_url_ttl_s:g})",
     )
@@ -346,20 +340,6 @@ def _barge_in(text: str) -> bool:
     return text == "decide"
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 (no limit) or more")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text}: give a positive number of seconds")
-    return value
-
-
 def _ice_server(text: str) -> str:
     from gateway.server.webrtc import ice_server
 
@@ -447,7 +427,7 @@ async def serve(s: ServeSettings) -> int:
     or drain (SIGUSR1; SIGTERM with shared records)."""
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.proxy.session import VoiceModels
+    from gateway.proxy.models import VoiceModels
     from gateway.records.base import Recorder
     from gateway.records.open import open_recorder
     from gateway.render.voices import VoiceBook
@@ -474,10 +454,10 @@ async def serve(s: ServeSettings) -> int:
     )
     gateway = Gateway(settings, models=models, directory=directory, recorder=recorder)
     await gateway.start()
-    assistant = directory.builtins.get("assistant")
+    assistant = directory.assistant
     if assistant is not None and any(a.endswith(":assistant") for a in settings.agents):
         # Loaded now (0.4 s for the default model), not when the first person asks.
-        await assistant.model.warm_up()  # type: ignore[attr-defined]
+        await assistant.model.warm_up()
     print(f"ofp-gateway is ready: open {settings.base_url}/ in a browser", flush=True)
     stop = asyncio.Event()
     draining = False

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from websockets.asyncio.server import ServerConnection
@@ -25,7 +25,8 @@ from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
 from gateway.proxy.events import ProxyEvent
-from gateway.proxy.session import Timing, VoiceSession
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.timing import Timing
 from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
 from gateway.server.messages import (
@@ -60,6 +61,7 @@ from gateway.server.messages import (
 )
 from gateway.server.page_events import manifests, page_message
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink
+from gateway.voice.wake import PHRASE_PREFIX, WAKE_OFF, known_wake
 
 if TYPE_CHECKING:
     from gateway.server.node import Node
@@ -152,7 +154,7 @@ class PageConnection:
         self.transport = hello.transport
         out_rate = WEBRTC_RATE if self.transport == "webrtc" else WS_PCM_OUT_RATE
         wake = hello.wake if hello.wake is not None else s.wake
-        if wake != "off" and wake not in wake_words() and not wake.startswith("phrase:"):
+        if not known_wake(wake):
             wake = s.wake  # an unknown choice from the page falls back to the server's
         settings = replace(
             s.session,
@@ -250,10 +252,10 @@ class PageConnection:
                 session.stop_speaking()
             case SetWake():
                 name = message.wake.strip()
-                if name != "off" and name not in wake_words() and not name.startswith("phrase:"):
+                if not known_wake(name):
                     raise ValueError(
                         f"unknown wake word {name!r}; choose one of {', '.join(wake_words())}, "
-                        "phrase:TEXT or off"
+                        f"{PHRASE_PREFIX}TEXT or {WAKE_OFF}"
                     )
                 session.set_wake(name)
             case SdpOffer(sdp=sdp) if self.transport == "webrtc":
@@ -300,23 +302,7 @@ class PageConnection:
         task.add_done_callback(self._timing_tasks.discard)
 
     async def _send_timing(self, timing: Timing) -> None:
-        ms: dict[str, Any] = timing.as_ms()
-        stages = TurnStages(
-            endpoint=ms["endpoint"],
-            stt=ms["stt"],
-            agent=ms["agent"],
-            tts_first_audio=ms["ttsFirstAudio"],
-            total=ms["total"],
-            decode=ms["decode"],
-            queued=ms["queued"],
-            speculative=ms["speculative"],
-            early_end=ms["earlyEnd"],
-            end_reason=ms["endReason"],
-            wait_ms=ms["waitMs"],
-            verdict_ms=ms["verdictMs"],
-            semantic=ms["semantic"],
-            semantic_ms=ms["semanticMs"],
-        )
+        stages = TurnStages.from_ms(timing.as_ms())
         since = round(1000 * (time.monotonic() - timing.last_voiced), 1)
         await self.send(TurnTiming(stages_ms=stages, since_last_voiced_ms=since))
 

@@ -484,6 +484,11 @@ class TurnStages:
     semantic: float | None = None
     semantic_ms: float | None = None
 
+    @classmethod
+    def from_ms(cls, ms: Mapping[str, float | bool | str | None]) -> TurnStages:
+        """The stages from ``Timing.as_ms``, whose keys are these fields' wire names."""
+        return _construct(cls, ms, "the turn's timing")
+
 
 @dataclass(frozen=True)
 class TurnTiming(Message):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
+
+from gateway.agents.builtin.assistant import Assistant
 
 #: Latency buckets (seconds): fine from a few milliseconds (the agent and speech-to-text
 #: stages are that short) up through the voice targets (0.5 s median, 0.8 s p95, 1.2 s p95
@@ -203,11 +204,11 @@ class Metrics:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 self.stage.labels(stage).observe(value / 1000)
 
-    def observe_llm(self, assistant: Any) -> None:
+    def observe_llm(self, assistant: Assistant | None) -> None:
         """The built-in assistant's language-model counts (nothing when it is not built)."""
-        model = getattr(assistant, "model", None)
-        if model is None:
+        if assistant is None:
             return
+        model = assistant.model
         for reason, count in model.failures.items():
             self.llm_failures.labels(reason).set(count)
         self.llm_capped.set(model.capped)

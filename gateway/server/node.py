@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from gateway.server.rooms import Page, RoomRegistry, RoomServices
 
 if TYPE_CHECKING:
-    from gateway.proxy.session import VoiceModels, VoiceSession
+    from gateway.proxy.models import VoiceModels
+    from gateway.proxy.session import VoiceSession
     from gateway.server.access import ClipSigner, HostPolicy
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gateway.agents.builtin.base import BuiltinAgent
 from gateway.agents.errors import AgentError, UnknownAgent
 from gateway.agents.urls import BUILTIN_SCHEME
 from gateway.floor.host import FloorHost, FloorState, limits, user_identity
@@ -396,8 +397,7 @@ def recall_builtins(services: RoomServices, stored: StoredConversation, state: F
             agent = services.directory.resolve(ident.service_url)
         except UnknownAgent:  # a built-in this node does not serve
             continue
-        respond = getattr(agent, "respond", None)
-        if respond is None:
+        if not isinstance(agent, BuiltinAgent):
             continue
         delivered = [
             r
@@ -409,7 +409,7 @@ def recall_builtins(services: RoomServices, stored: StoredConversation, state: F
             if envelope is None:
                 continue
             try:
-                respond(envelope)  # what it would say was said already, on the other node
+                agent.respond(envelope)  # what it would say was said already, on the other node
             except Exception:  # a built-in's bug on one old envelope must not stop the take-up
                 log.exception("%s could not replay a recorded envelope", ident.service_url)
             replayed += 1

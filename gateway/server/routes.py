@@ -99,7 +99,7 @@ class HttpRoutes:
             self.gateway.metrics.stt_abandoned.set(self.gateway.models.transcriber.abandoned)
             self.gateway.metrics.tts_pending.set(self.gateway.models.synthesizer.pending)
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
-            self.gateway.metrics.observe_llm(self.gateway.directory.builtins.get("assistant"))
+            self.gateway.metrics.observe_llm(self.gateway.directory.assistant)
             self.gateway.metrics.tts_sentences.set(self.gateway.models.synthesizer.sentences)
             if (health := records_watch.health(self.gateway)) is not None:
                 records_watch.observe(self.gateway.metrics, health)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.server.memory import TRIM_INTERVAL_S
 
 

@@ -7,8 +7,9 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import defaults_shown, from_options, stt_language
+from gateway.options import defaults_shown, from_options
 from gateway.speech.link import BadServiceAddress, parse_address
+from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
     from gateway.speech.server import SpeechServerSettings
@@ -61,7 +62,7 @@ def _server_shown() -> dict[str, Any]:
     return {"d": SpeechServerSettings()}
 
 
-def add_speech_command(sub: argparse._SubParsersAction) -> None:
+def add_speech_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``speech serve``."""
     p = sub.add_parser("speech", help="this gateway's speech as a Wyoming server")
     ssub = p.add_subparsers(dest="speech_command", metavar="ACTION", required=True)

@@ -8,13 +8,9 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.options import (
-    add_conversation_options,
-    add_llm_options,
-    defaults_shown,
-    from_options,
-    llm_from_args,
-)
+from gateway.floor.cli import add_conversation_options, agent_http_settings
+from gateway.llm.cli import add_llm_options, llm_from_args
+from gateway.options import defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
@@ -23,13 +19,13 @@ if TYPE_CHECKING:
 
 def _shown() -> dict[str, Any]:
     """What the help texts' fields name: the defaults (``d``), read when help is printed."""
-    from gateway.proxy.session import SessionSettings
+    from gateway.proxy.settings import SessionSettings
 
     d = TalkSettings()
     return {"d": d, "agents": ", ".join(d.agents), "wake": SessionSettings().wake}
 
 
-def add_talk_command(sub: argparse._SubParsersAction) -> None:
+def add_talk_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``talk`` on the main parser."""
     p = sub.add_parser(
         "talk",
@@ -137,7 +133,6 @@ def _waking(s: TalkSettings) -> bool:
 def _directory_factory(s: TalkSettings) -> Any:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
-    from gateway.options import agent_http_settings
 
     policy = AddressPolicy.from_env_and_args(s.allow_addresses)
     http = agent_http_settings(s.agent_timeout_s)

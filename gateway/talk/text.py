@@ -22,7 +22,7 @@ from gateway.agents.urls import split_dialect
 from gateway.agents.wire import listen, stop_listening
 from gateway.errors import ConfigError
 from gateway.floor.host import FloorHost, Notice, limits, user_identity
-from gateway.ofp import Envelope, EnvelopeError, Event, EventType, text_event
+from gateway.ofp import Envelope, EnvelopeError, Event, EventType, Parameters, To, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339
 from gateway.proxy.addressing import Addressing, Choice, candidates
@@ -200,7 +200,7 @@ class Talk:
         invites = [
             Event(
                 event_type=EventType.INVITE,
-                to={"serviceUrl": ident.service_url if ident else split_dialect(url)[0]},
+                to=To(service_url=ident.service_url if ident else split_dialect(url)[0]),
             )
             for url, ident in zip(agents, known, strict=True)
         ]
@@ -234,9 +234,9 @@ class Talk:
         utterance = Event(
             event_type=EventType.UTTERANCE,
             to=choice.event_to(),
-            parameters={
-                "dialog_event": text_event(self.user.speaker_uri, text, start_time=rfc3339())
-            },
+            parameters=Parameters(
+                dialog_event=text_event(self.user.speaker_uri, text, start_time=rfc3339())
+            ),
         )
         await self.conv.say([utterance])
         self.result.completed &= await self.conv.wait_idle(timeout)

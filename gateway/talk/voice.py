@@ -22,8 +22,11 @@ import numpy as np
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
+from gateway.ofp import Envelope
 from gateway.options import given
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.settings import SessionSettings
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
 from gateway.talk.text import Talk, TalkResult
@@ -95,9 +98,11 @@ async def talk_wav(
         )
         spoken = session.conversation.on_user
 
-        async def both(env: Any) -> None:
+        async def both(env: Envelope) -> None:
             talk.heard(env)
-            await spoken(env)
+            speaking = spoken(env)
+            if speaking is not None:
+                await speaking
 
         talk.conv.on_user = both
 

@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,9 @@ def first_reply_after(people: list[Person], t: float) -> float | None:
     return min(times) if times else None
 
 
-def records_ok(served: Served, timeout: float = 60) -> Callable[[float], Awaitable[float | None]]:
+def records_ok(
+    served: Served, timeout: float = 60
+) -> Callable[[float], Coroutine[Any, Any, float | None]]:
     """A watch: when ``/readyz`` said the records are kept again (polled every 0.1 s)."""
 
     async def watch(t: float) -> float | None:
@@ -257,7 +259,7 @@ async def talk_through(
     agent: str | None,
     inject: Callable[[], Awaitable[None]],
     heal: Callable[[], Awaitable[None]],
-    watch: Callable[[float], Awaitable[float | None]] | None = None,
+    watch: Callable[[float], Coroutine[Any, Any, float | None]] | None = None,
 ) -> tuple[list[Person], float, float, float, float | None]:
     """People talk; ``inject`` at t0, ``heal`` ``--fault-s`` later, then ``watch(t1)`` runs
     alongside the talk (when the fault's effect was over, or None); returns people, times and
@@ -286,7 +288,9 @@ def _agents(port: int, log: Path) -> Served:
     return spawn(["agents", "serve", "--port", str(port)], log, port, ready="/")
 
 
-async def run_single(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_single(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """agent-killed, agent-hung and sqlite-full against one `serve` on a small disk."""
     out = []
     port = free_port()
@@ -372,7 +376,9 @@ def postgres_texts(url: str, people: list[Person]) -> list[str]:
     return [s for (s,) in rows]
 
 
-async def run_postgres(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_postgres(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """postgres-restarted: `serve` with its records in PostgreSQL, the server stopped a while."""
     pg = TempPostgres(fsync=False).start()
     port = free_port()
@@ -402,7 +408,9 @@ async def run_postgres(args: argparse.Namespace, clips: list[Clip], work: Path) 
     return [report]
 
 
-async def run_cluster(args: argparse.Namespace, clips: list[Clip], work: Path) -> list[dict]:
+async def run_cluster(
+    args: argparse.Namespace, clips: list[Clip], work: Path
+) -> list[dict[str, Any]]:
     """node-killed: two nodes behind HAProxy; the one with the most people is SIGKILLed."""
     cluster = LocalCluster(
         nodes_count=2, port=free_port(), serve_args=("--agent", "builtin:parrot"), workdir=work

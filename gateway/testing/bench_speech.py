@@ -199,7 +199,7 @@ async def hop(stt_address: str, tts_address: str, rounds: int, label: str) -> di
 # ---------------------------------------------------------------------------- people per node
 def _pin_pid(pid: int, cores: str | None) -> None:
     """Pin a running process and all its threads (``taskset -a -p``)."""
-    if _pin(cores):
+    if cores is not None and _pin(cores):
         subprocess.run(["taskset", "-a", "-p", "-c", cores, str(pid)], capture_output=True)
 
 

@@ -62,7 +62,7 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy import VoiceModels
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import (
     Action,
     CancelDecode,

@@ -23,7 +23,7 @@ import random
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import av
 import numpy as np
@@ -97,14 +97,17 @@ def load_clips() -> list[Clip]:
     return clips
 
 
-class Mouth:
-    """A client's microphone: silence, or a clip while one is being said; one frame per tick."""
+#: A frame as one transport sends it: bytes on the WebSocket, an int16 array on WebRTC.
+Frame = TypeVar("Frame", bytes, np.ndarray)
 
-    def __init__(self, rtc: bool) -> None:
-        self._rtc = rtc
-        self._silence: bytes | np.ndarray = (
-            np.zeros((1, RTC_FRAME), np.int16) if rtc else bytes(2 * FRAME_SAMPLES)
-        )
+
+class Mouth:
+    """A client's microphone: silence, or a clip while one is being said; one frame per tick,
+    as 16 kHz bytes for the WebSocket (:meth:`next_pcm`) or 48 kHz for WebRTC (:meth:`next_rtc`)."""
+
+    def __init__(self) -> None:
+        self._silent_pcm = bytes(2 * FRAME_SAMPLES)
+        self._silent_rtc = np.zeros((1, RTC_FRAME), np.int16)
         self._clip: Clip | None = None
         self._index = 0
         self._ended: asyncio.Future[float] | None = None
@@ -115,13 +118,19 @@ class Mouth:
         self._ended = asyncio.get_running_loop().create_future()
         return self._ended
 
-    def next_frame(self) -> bytes | np.ndarray:
-        """This tick's frame (the caller sends it now)."""
+    def next_pcm(self) -> bytes:
+        """This tick's 20 ms of 16 kHz s16le for the WebSocket (the caller sends it now)."""
+        return self._next(self._clip.ws if self._clip else (), self._silent_pcm)
+
+    def next_rtc(self) -> np.ndarray:
+        """This tick's 20 ms of 48 kHz int16 for WebRTC (the caller sends it now)."""
+        return self._next(self._clip.rtc if self._clip else (), self._silent_rtc)
+
+    def _next(self, frames: tuple[Frame, ...], silence: Frame) -> Frame:
         clip = self._clip
         if clip is None:
-            return self._silence
-        frames = clip.rtc if self._rtc else clip.ws
-        frame = frames[self._index] if self._index < len(frames) else self._silence
+            return silence
+        frame = frames[self._index] if self._index < len(frames) else silence
         if self._index == clip.last_voiced and self._ended and not self._ended.done():
             self._ended.set_result(time.monotonic())
         self._index += 1
@@ -148,7 +157,7 @@ class MouthTrack(MediaStreamTrack):
         if self._start is None:
             self._start = time.monotonic()
         await asyncio.sleep(max(0.0, self._start + self._n * FRAME_S - time.monotonic()))
-        frame = av.AudioFrame.from_ndarray(self._mouth.next_frame(), format="s16", layout="mono")
+        frame = av.AudioFrame.from_ndarray(self._mouth.next_rtc(), format="s16", layout="mono")
         frame.sample_rate = RTC_RATE
         frame.pts = self._n * RTC_FRAME
         frame.time_base = self._time_base
@@ -287,7 +296,7 @@ class Client:
         self.rtc = transport == "webrtc"
         self.replies = 0  # agent utterances seen
         self.rng = random.Random(seed)
-        self.mouth = Mouth(self.rtc)
+        self.mouth = Mouth()
         self.ws: ClientConnection | None = None
         self.pc: RTCPeerConnection | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -461,7 +470,7 @@ class Client:
         start, n = time.monotonic(), 0
         with contextlib.suppress(ConnectionClosed):
             while True:
-                await self.ws.send(self.mouth.next_frame())
+                await self.ws.send(self.mouth.next_pcm())
                 n += 1
                 await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
 
@@ -469,6 +478,8 @@ class Client:
         with contextlib.suppress(MediaStreamError):
             while True:
                 frame = await track.recv()
+                if not isinstance(frame, av.AudioFrame):
+                    continue  # an audio track gives audio frames; anything else is not ours
                 turn = self._awaiting_audio()
                 # Only look inside frames while a reply is awaited: the rest is just drained.
                 if turn is not None and _loud(frame.to_ndarray()):

@@ -97,7 +97,8 @@ class ServedGateway:
     def get(self, path: str) -> str:
         """GET a path of the gateway as text."""
         with urllib.request.urlopen(self.url + path, timeout=10) as r:
-            return r.read().decode()
+            body: bytes = r.read()
+        return body.decode()
 
     def metrics(self) -> dict[str, float]:
         """``/metrics`` as a flat ``{"name{labels}": value}`` dict."""

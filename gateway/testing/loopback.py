@@ -9,6 +9,7 @@ import http.server
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from aiohttp import web
 
@@ -21,7 +22,7 @@ class Site:
     def __init__(self) -> None:
         self.app = web.Application()
         self.app.router.add_post("/{name}", self._dispatch)
-        self.received: dict[str, list[dict]] = {}
+        self.received: dict[str, list[dict[str, Any]]] = {}
         self.handlers: dict[str, Handler] = {}
         self.base = ""
         self._runner: web.AppRunner | None = None
@@ -42,7 +43,7 @@ class Site:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port: int = self._runner.addresses[0][1]  # (host, port) of the one socket
         self.base = f"http://127.0.0.1:{port}"
 
     async def stop(self) -> None:
@@ -51,7 +52,9 @@ class Site:
             await self._runner.cleanup()
 
 
-def audio_manifest(body: dict, url: str, speaker: str, name: str = "Listener") -> list[dict]:
+def audio_manifest(
+    body: dict[str, Any], url: str, speaker: str, name: str = "Listener"
+) -> list[dict[str, Any]]:
     """The ``publishManifests`` answering a ``getManifests`` in ``body`` (none otherwise): a
     manifest whose ``supportedLayers.input`` has audio, so the gateway sends this agent the
     person's voice (it sends it only to agents that ask: docs/floor.md)."""
@@ -111,7 +114,7 @@ def capture_agent(site: Site) -> str:
     return site.route("capture", agent)
 
 
-def utterances_received(site: Site) -> list[dict]:
+def utterances_received(site: Site) -> list[dict[str, Any]]:
     """The dialog event of every utterance the ``capture`` agent was sent."""
     return [
         e["parameters"]["dialogEvent"]

@@ -107,7 +107,7 @@ def openai_stub(mode: str = "ok") -> Iterator[Stub]:
         await r.setup()
         site = web.TCPSite(r, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port: int = r.addresses[0][1]  # (host, port) of the one socket
         stub.url = f"http://127.0.0.1:{port}/v1"
         runner.append(r)
         ready.set()

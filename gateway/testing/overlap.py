@@ -77,7 +77,7 @@ def sound(name: str, seed: int = 0) -> np.ndarray:
         n = SAMPLE_RATE * ms // 1000
         x = np.convolve(rng.standard_normal(n), np.ones(smooth) / smooth, "same")
         env = np.exp(-np.linspace(0, 6, n)) * np.minimum(1, np.linspace(0, 20, n))
-        return level * x * env / (np.abs(x).max() + 1e-9)
+        return np.asarray(level * x * env / (np.abs(x).max() + 1e-9), np.float64)
 
     gap = np.zeros(SAMPLE_RATE // 10)
     if name == "cough":
@@ -92,7 +92,7 @@ def sound(name: str, seed: int = 0) -> np.ndarray:
         out = np.concatenate([thump, gap, burst(60, 12000, 2)])
     else:
         raise ValueError(f"no sound {name!r}")
-    return np.clip(out, -32768, 32767).astype(np.int16)
+    return np.asarray(np.clip(out, -32768, 32767), np.int16)
 
 
 def clips() -> list[Clip]:
@@ -289,4 +289,4 @@ def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
     if rate == SAMPLE_RATE:
         return pcm.astype(np.float64)
     n = len(pcm) * SAMPLE_RATE // rate
-    return np.interp(np.arange(n) * rate / SAMPLE_RATE, np.arange(len(pcm)), pcm)
+    return np.asarray(np.interp(np.arange(n) * rate / SAMPLE_RATE, np.arange(len(pcm)), pcm))

@@ -51,12 +51,14 @@ ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 120.0
 
 
-def wait_http(url: str, proc: subprocess.Popen | None, log: Path | None, timeout: float) -> None:
+def wait_http(
+    url: str, proc: subprocess.Popen[bytes] | None, log: Path | None, timeout: float
+) -> None:
     """Wait until ``url`` answers 200, failing early with the log if ``proc`` dies."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited:\n{log.read_text() if log else ''}")
+            raise RuntimeError(f"{proc.args!r} exited:\n{log.read_text() if log else ''}")
         with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as r:
             if r.status == 200:
                 return
@@ -69,7 +71,7 @@ class Served:
     """A server subprocess, where it listens, its output and (for ``serve``) its records."""
 
     url: str
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     log: Path
     data: Path | None = None
 

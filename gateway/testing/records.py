@@ -269,7 +269,8 @@ STORE_KINDS = ["sqlite", "postgresql"]
 
 def load_json(path: Path) -> dict[str, Any]:
     """A JSON file (a vendored schema)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
 
 
 def schema_errors(validator: Any, doc: dict[str, Any]) -> list[str]:
@@ -282,4 +283,5 @@ def run(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="gateway")
     add_commands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return args.func(args)
+    code: int = args.func(args)
+    return code

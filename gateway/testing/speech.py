@@ -427,16 +427,16 @@ def coloured_noise(samples: int, colour: str, seed: int = 0) -> np.ndarray:
     spectrum = np.fft.rfft(white)
     spectrum[1:] /= np.sqrt(np.arange(1, len(spectrum)))
     pink = np.fft.irfft(spectrum, samples)
-    return pink / np.sqrt(np.mean(pink**2))
+    return pink / float(np.sqrt(np.mean(pink**2)))
 
 
 def with_noise(
     clip: np.ndarray, speech: np.ndarray, colour: str, snr_db: float, seed: int = 0
 ) -> np.ndarray:
     """``clip`` with noise added ``snr_db`` below the RMS of ``speech`` (its voiced part)."""
-    level = np.sqrt(np.mean(trim(speech).astype(np.float64) ** 2)) / 10 ** (snr_db / 20)
+    level = float(np.sqrt(np.mean(trim(speech).astype(np.float64) ** 2))) / 10 ** (snr_db / 20)
     noisy = clip + level * coloured_noise(len(clip), colour, seed)
-    return np.clip(noisy, -32768, 32767).astype(np.int16)
+    return noisy.clip(-32768, 32767).astype(np.int16)
 
 
 def first_pause(pcm: np.ndarray, min_ms: int = 100, floor_db: float = -40.0) -> int:

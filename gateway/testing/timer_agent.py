@@ -95,6 +95,9 @@ class TimerAgent:
 
     async def _ring(self) -> None:
         await asyncio.sleep(self.delay)
-        body = envelope(self.conv, self.url, [say("Ring ring: time's up!", to=self.inbound)])
-        async with aiohttp.ClientSession() as s, s.post(self.inbound, json=body) as r:
+        conv, inbound = self.conv, self.inbound
+        if conv is None or inbound is None:  # the request that set the timer names both
+            raise RuntimeError("the timer has no conversation or serviceUrl to ring")
+        body = envelope(conv, self.url, [say("Ring ring: time's up!", to=inbound)])
+        async with aiohttp.ClientSession() as s, s.post(inbound, json=body) as r:
             self.rang.append((r.status, await r.json()))

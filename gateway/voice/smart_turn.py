@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -22,6 +24,20 @@ from gateway.workers import model_threads
 MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
 #: The model reads the last 8 s of audio (zero-padded in front).
 WINDOW_S = 8
+
+
+class _Session(Protocol):
+    """What this module runs of an ``onnxruntime.InferenceSession`` (a package without types)."""
+
+    def run(
+        self, output_names: list[str] | None, input_feed: dict[str, np.ndarray]
+    ) -> list[np.ndarray]: ...
+
+
+class _Features(Protocol):
+    """faster-whisper's ``FeatureExtractor``: log-mel features of a waveform."""
+
+    def __call__(self, waveform: np.ndarray, padding: int = ...) -> np.ndarray: ...
 
 
 @functools.cache
@@ -43,9 +59,9 @@ class SmartTurn:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path
-        self._session = None
+        self._session: _Session | None = None
 
-    def _load(self):  # noqa: ANN202 (an onnxruntime session)
+    def _load(self) -> _Session:
         if self._session is None:
             import onnxruntime
 
@@ -78,5 +94,5 @@ class SmartTurn:
 
 
 @functools.cache
-def _extractor(cls):  # noqa: ANN001, ANN202
+def _extractor(cls: Callable[..., _Features]) -> _Features:
     return cls(feature_size=80, chunk_length=WINDOW_S)

@@ -227,6 +227,12 @@ class SpeechToText(Protocol):
         """Decodes stopped because their caller stopped waiting."""
         ...
 
+    @property
+    def detailed(self) -> bool:
+        """Whether transcripts carry word timings and confidences and partials are offered
+        (a stock Wyoming server gives text only)."""
+        ...
+
     async def warm_up(self) -> None:
         """Get ready, so the first person is not kept waiting."""
         ...
@@ -520,6 +526,11 @@ class Transcriber:
             )
 
     @property
+    def detailed(self) -> bool:
+        """Always: Whisper in this process gives word timings, confidences and partials."""
+        return True
+
+    @property
     def pending(self) -> int:
         """Transcriptions admitted and not yet finished, across all sharers of the model."""
         return self._engine.scheduler.pending
@@ -744,7 +755,9 @@ class Transcriber:
             return "en"
         if self.settings.language:
             return self.settings.language
-        token, _probability = self._engine.whisper.detect_language(encoded)[0][0]
+        # [(token, probability), …] per clip, most likely first (ctranslate2 ships no types).
+        ranked: list[tuple[str, float]] = self._engine.whisper.detect_language(encoded)[0]
+        token, _probability = ranked[0]
         return token[2:-2]  # "<|de|>" -> "de"
 
     def _align(

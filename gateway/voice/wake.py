@@ -55,6 +55,8 @@ _log = logging.getLogger(__name__)
 STEP_SAMPLES = 160
 #: Prefix of a :func:`make_detector` name that selects the phrase spotter.
 PHRASE_PREFIX = "phrase:"
+#: The wake choice that turns the wake word off.
+WAKE_OFF = "off"
 
 #: How long after the end of the wake phrase each model fires, in ms: the median over the
 #: generated clips of ``scripts/bench_wake.py`` (piper and espeak-ng voices, 0.8–1.4× speed,
@@ -403,6 +405,12 @@ class PhraseSpotter:
             return []
         first, last = owners[span[0]], owners[span[1] - 1]
         return list(words[first : last + 1])
+
+
+def known_wake(name: str) -> bool:
+    """Whether ``name`` is a wake choice: :data:`WAKE_OFF`, a built-in microWakeWord model, or
+    ``phrase:<text>`` (:func:`make_detector` builds the last two)."""
+    return name == WAKE_OFF or name in wake_words() or name.startswith(PHRASE_PREFIX)
 
 
 def make_detector(

@@ -20,7 +20,7 @@ from gateway.floor.host import FloorHost, user_identity
 from gateway.llm.settings import LlmSettings
 from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.events import AgentSaid, Flushed
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.proxy.session import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.testing.processes import free_port
 from gateway.testing.speech import piper_16k

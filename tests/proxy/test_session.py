@@ -20,7 +20,7 @@ from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.events import Flushed, Transcribed
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import Verdict
 from gateway.render.ssml import trim_silence
 from gateway.talk.voice import talk_wav
@@ -259,6 +259,7 @@ async def test_a_ready_transcript_waits_for_a_pause_long_enough_to_end_on(models
         def __init__(self) -> None:
             self.calls = 0
             self.pending = 0  # never busy: decodes start at idle_speculate_ms
+            self.detailed = True  # as Whisper here: no "text only" notice
 
         async def transcribe(self, audio, *, speech_end_s=None, prompt=None) -> Transcript:
             self.calls += 1

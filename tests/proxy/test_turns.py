@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gateway.proxy.overlap import OverlapSettings
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import (
     CancelDecode,
     Decision,
@@ -515,7 +515,7 @@ def test_the_default_rule_is_patient_and_bounded():
 
 
 def test_a_stop_command_said_once_or_repeated():
-    from gateway.proxy.session import _is_stop
+    from gateway.proxy.uttering import is_stop as _is_stop
 
     stops = SessionSettings().stop_words
     assert _is_stop("Stop.", stops) and _is_stop("Stop! Stop! Stop!", stops)

@@ -15,7 +15,7 @@ from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
 from gateway.proxy import VoiceSession
 from gateway.proxy.events import Transcribed
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.talk.voice import talk_wav
 from gateway.testing.speech import espeak_wav, piper_variant, silence, trim
 

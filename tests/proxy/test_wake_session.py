@@ -10,7 +10,7 @@ import pytest
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.records.store import SQLiteRecorder as Recorder
 from gateway.talk.voice import talk_wav
 from gateway.testing.loopback import capture_agent, utterances_received

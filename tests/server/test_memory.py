@@ -11,7 +11,7 @@ import pytest
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.proxy.session import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import (
     JEMALLOC,

@@ -11,6 +11,7 @@ from typing import get_args
 import pytest
 
 from gateway.ofp import Feature, Token, text_event
+from gateway.proxy.timing import Timing
 from gateway.proxy.turns import State
 from gateway.server import messages as m
 from gateway.server.guard import ECHO_CHARS
@@ -344,3 +345,30 @@ def test_the_protocol_document_names_every_message() -> None:
     documented = set(re.findall(r"\{\"type\": \"(\w+)\"", doc))
     assert set(m.TO_GATEWAY) | set(m.FROM_GATEWAY) <= documented
     assert "gateway/server/messages.py" in doc
+
+
+def test_turn_stages_take_every_stage_timing_gives() -> None:
+    """The page's stages are read from ``Timing.as_ms`` by their wire names: each of its keys
+    lands in a field, none is dropped or left at its default."""
+    timing = Timing(
+        last_voiced=1.0,
+        endpoint=1.2,
+        transcript=1.5,
+        sent=1.5,
+        reply=2.0,
+        first_audio=2.25,
+        speculative=True,
+        early_end=True,
+        decode_s=0.125,
+        queued_s=0.0625,
+        end_reason="finished words",
+        wait_ms=300,
+        verdict_ms=120,
+        semantic=0.875,
+        semantic_ms=42.0,
+    )
+    ms = timing.as_ms()
+    stages = m.TurnStages.from_ms(ms)
+    assert m.TurnTiming(stages, 5.0).to_dict()["stagesMs"] == ms
+    assert stages.end_reason == "finished words" and stages.wait_ms == 300
+    assert stages.tts_first_audio == 250.0 and stages.semantic_ms == 42.0

@@ -12,7 +12,7 @@ from websockets.asyncio.client import connect
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.proxy.session import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.memory import ALLOCATOR
 from gateway.server.metrics import Metrics

@@ -226,6 +226,23 @@ async def test_bad_input_gets_clear_errors_and_loses_nothing(gateway) -> None:
     await again.close()
 
 
+async def test_the_page_chooses_a_wake_word_the_gateway_has(gateway) -> None:
+    """A wake word the gateway has is taken from the hello; an unknown one falls back to the
+    server's (off here), and asked for later it is refused by name."""
+    woken = await Page.open(gateway.ws, transport="none", wake="alexa")
+    assert woken.welcome["wake"] == "alexa"
+    await woken.close()
+    odd = await Page.open(gateway.ws, transport="none", wake="hey_siri")
+    assert odd.welcome["wake"] == "off"
+    await odd.send(type="wake", wake="hey_siri")
+    await odd.wait_for(lambda e: e["type"] == "error" and "unknown wake word 'hey_siri'" in e["message"])
+    await odd.send(type="wake", wake="off")  # taken: no error, the conversation goes on
+    await odd.send(SayText("still awake", to=PARROT))
+    await odd.wait_for(lambda e: e["type"] == "utterance" and "still awake" in e["text"])
+    assert sum(e["type"] == "error" for e in odd.events) == 1
+    await odd.close()
+
+
 async def test_foreign_origin_is_refused(gateway) -> None:
     with pytest.raises(InvalidStatus) as info:
         async with connect(gateway.ws, origin="https://evil.example"):

@@ -14,7 +14,7 @@ from websockets.http11 import Request, Response
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.proxy.utterance import UtteranceParts
 from gateway.records import SQLiteRecorder
 from gateway.server.app import Gateway, GatewaySettings

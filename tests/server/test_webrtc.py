@@ -15,7 +15,8 @@ from aiortc.rtp import RtpPacket
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio.playout import Playout
-from gateway.proxy.session import Timing, VoiceModels
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.timing import Timing
 from gateway.server import messages as m
 from gateway.server.app import Gateway, GatewaySettings
 from gateway.server.webrtc import (

@@ -19,7 +19,9 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES
 from gateway.proxy.events import AgentSaid, Told, Transcribed
-from gateway.proxy.session import SessionSettings, VoiceModels, VoiceSession
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
+from gateway.proxy.settings import SessionSettings
 from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink, SpeechServiceDown
 from gateway.speech.services import SpeechServices

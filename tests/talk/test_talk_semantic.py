@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import SAMPLE_RATE, write_wav
-from gateway.proxy.session import SessionSettings
+from gateway.proxy.settings import SessionSettings
 from gateway.testing.speech import espeak_wav, silence
 
 pytestmark = pytest.mark.slow

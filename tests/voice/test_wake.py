@@ -25,12 +25,15 @@ from gateway.testing.speech import (
 )
 from gateway.voice.stt import TranscriberBusy
 from gateway.voice.wake import (
+    PHRASE_PREFIX,
+    WAKE_OFF,
     PhraseSettings,
     PhraseSpotter,
     WakeSettings,
     WakeWordDetector,
     edit_distance,
     find_phrase,
+    known_wake,
     make_detector,
     phrase_words,
 )
@@ -299,3 +302,8 @@ async def test_spotter_refractory_period(transcriber, refractory_ms, expected):
     settings = PhraseSettings(refractory_ms=refractory_ms)
     spotter = PhraseSpotter("hey floor", transcriber, settings=settings)
     assert len(await spotter.process(framed(speech, silence(800), speech))) == expected
+
+
+def test_a_wake_choice_is_off_a_model_or_a_phrase():
+    assert known_wake(WAKE_OFF) and known_wake("alexa") and known_wake(PHRASE_PREFIX + "hey floor")
+    assert not known_wake("hey_siri") and not known_wake("") and not known_wake("phrase")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.proxy.session import looks_final
+from gateway.proxy.turns import looks_final
 from gateway.voice.stt import repeats_itself
 from gateway.voice.wake import phrase_words
 from gateway.voice.words import words
