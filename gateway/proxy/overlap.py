@@ -60,8 +60,9 @@ class OverlapSettings:
             again after this much more voiced audio (a stop word or a non-backchannel word then
             decides at once).
         max_words: the most words a backchannel has.
-        max_decide_ms: an overlap still undecided this long after it began is an interruption
-            (a decode that never comes back must not hold the agent paused).
+        max_decide_ms: an overlap still undecided this long after it began, by the clock or by
+            the audio heard (replayed faster than real time), is an interruption (a decode that
+            never comes back must not hold the agent paused; the overlap's audio stays bounded).
     """
 
     decide: bool = True
@@ -137,6 +138,7 @@ class Overlap:
         #: Voiced audio heard in the overlap so far (the chunks that opened it count).
         self.voiced_ms = voiced_ms
         self.silence_ms = 0
+        self.heard_ms = 0  # audio heard since it opened, voiced or not
         self.decision: OverlapDecision | None = None
         self._next_id = 0
         self._asked_at = -1  # voiced_ms when the last decode was asked for
@@ -154,6 +156,7 @@ class Overlap:
         """One VAD chunk of ``ms``: a decode to start, the decision, or nothing."""
         if self.decision is not None:
             return None
+        self.heard_ms += ms
         if voiced:
             self.voiced_ms += ms
             self.silence_ms = 0
@@ -161,7 +164,8 @@ class Overlap:
             self.silence_ms += ms
         if self.voiced_ms >= self.settings.max_ms:
             return self._decide("interruption", "length", now)
-        if (now - self.began) * 1000 >= self.settings.max_decide_ms:
+        elapsed = max((now - self.began) * 1000, self.heard_ms)
+        if elapsed >= self.settings.max_decide_ms:
             return self._decide("interruption", "bound", now)
         if self._text_ms == self.voiced_ms and self.silence_ms >= self.settings.end_ms:
             return self._judge(now)  # the last decode covers all the voice: decide on it

@@ -305,3 +305,10 @@ def test_what_was_heard_of_a_reply_still_being_made_goes_at_pipers_pace():
     speaker._first_put("de:2", " ".join(["word"] * 40))
     assert len(speaker.heard_text("de:2", 2000).split()) == 5  # 2 s at 2.7 words a second
     assert speaker.heard_text("de:unknown", 2000) == ""
+
+
+def test_audio_replayed_faster_than_real_time_is_bounded_too():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps = [o.chunk(False, 32, 0.0) for _ in range(S.max_decide_ms // 32 + 1)]  # clock still
+    d = [s for s in steps if isinstance(s, OverlapDecision)]
+    assert d and (d[0].kind, d[0].why) == ("interruption", "bound")
