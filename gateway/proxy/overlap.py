@@ -38,7 +38,11 @@ _FOLLOWING = ("i", "see", "got", "it", "cool", "nice", "great", "good", "fine", 
 _AGREEING = ("true", "exactly", "totally", "indeed", "ha", "haha", "hahaha", "heh", "hehe")
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh".
-_SPELLED = re.compile(r"m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*")
+_SPELLED = re.compile(
+    r"n?m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"
+)
+#: Words that are no backchannel which decide an interruption while the person still speaks.
+EARLY_WORDS = 3
 #: Phrases that interrupt whatever else is said with them.
 STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("shut", "up"))
 #: What Whisper writes for sounds that are not words: "(coughing)", "[laughs]", "*claps*".
@@ -94,14 +98,15 @@ def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> Ove
     """What an overlap whose decode says ``text`` is (None: not decided yet). ``ended``: the
     person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told.
 
-    While the person still speaks only a stop word, or two words that are no backchannel,
-    decide: a decode of a word cut in half is often a wrong word ("Mm-hmm" heard as "I'm" at
-    320 ms), and the agent is paused meanwhile, so waiting costs the person nothing."""
+    While the person still speaks only a stop word, or three words that are no backchannel,
+    decide: a decode of a sound cut in half is often wrong words (piper's "Mm-hmm" came back
+    "in a" at half its length, espeak's "and momentum"), and the agent is paused meanwhile, so
+    waiting costs the person nothing but the stop decision's time."""
     said = heard_words(text)
     if _has_stop(said):
         return "interruption"
     others = [w for w in said if not is_backchannel(w)]
-    if len(others) >= (1 if ended else 2) or len(said) > settings.max_words:
+    if len(others) >= (1 if ended else EARLY_WORDS) or len(said) > settings.max_words:
         return "interruption"
     if not ended:
         return None
