@@ -42,7 +42,7 @@ _SPELLED = re.compile(
     r"n?m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"
 )
 #: Words that are no backchannel which decide an interruption while the person still speaks.
-EARLY_WORDS = 3
+EARLY_WORDS = 4
 #: Phrases that interrupt whatever else is said with them.
 STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("shut", "up"))
 #: What Whisper writes for sounds that are not words: "(coughing)", "[laughs]", "*claps*".
@@ -98,10 +98,11 @@ def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> Ove
     """What an overlap whose decode says ``text`` is (None: not decided yet). ``ended``: the
     person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told.
 
-    While the person still speaks only a stop word, or three words that are no backchannel,
+    While the person still speaks only a stop word, or four words that are no backchannel,
     decide: a decode of a sound cut in half is often wrong words (piper's "Mm-hmm" came back
-    "in a" at half its length, espeak's "and momentum"), and the agent is paused meanwhile, so
-    waiting costs the person nothing but the stop decision's time."""
+    "in a" at half its length offline, "in a moment" at 320 ms in the benchmark, espeak's "and
+    momentum"), and the agent is paused meanwhile, so waiting costs the person nothing but the
+    stop decision's time."""
     said = heard_words(text)
     if _has_stop(said):
         return "interruption"
