@@ -5,8 +5,10 @@ Commands: ``serve`` (the browser gateway), ``talk`` (a conversation from the ter
 ``export`` (conversation records).
 
 This module only composes the command table: each command declares its options beside its code
-(``gateway/<part>/cli.py``), and what they share — the shared options, and how an option becomes
-a settings field — is :mod:`gateway.options`, below them all.
+(``gateway/<part>/cli.py``), as does each part several commands share (``--data`` in
+:mod:`gateway.records.cli`, the conversation's options in :mod:`gateway.floor.cli`, ``--llm-*``
+in :mod:`gateway.llm.cli`); how an option becomes a settings field is :mod:`gateway.options`,
+below them all.
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ const store = createStore(
 store.subscribe((state, previous) => render(els, state, previous));
 render(els, store.state);
 
-const conn = new Connection(wsUrl(), () => hello(store.state));
+const conn = new Connection(wsUrl(), () =>
+  hello(store.state, Intl.DateTimeFormat().resolvedOptions().timeZone),
+);
 const complain = (text) => showError(els.errors, text);
 const voice = new Voice({
   conn,

@@ -97,6 +97,23 @@ function growTurn(state, turn) {
 
 const notice = (text) => ({ kind: "notice", text });
 
+/** A hand-over (a `notice` with reason `@handover`, `agent` the one that took it): the person's
+ * last utterance shows who answers it now, and why ("to Assistant", "Clock passed this to
+ * Assistant."), instead of a line of its own (docs/floor.md). */
+function handedOver(state, m) {
+  let at = state.turns.length - 1;
+  while (at >= 0 && state.turns[at].kind !== "user") at -= 1;
+  if (at < 0) return addTurn(state, notice(m.text));
+  const turn = state.turns[at];
+  const taker = state.floor.conversants.find((c) => c.speakerUri === m.agent);
+  const badges = taker
+    ? [...turn.badges.filter((b) => !b.startsWith("to ")), `to ${taker.name}`]
+    : turn.badges;
+  const turns = state.turns.slice();
+  turns[at] = Object.freeze({ ...turn, badges, why: turn.why ? `${turn.why}; ${m.text}` : m.text });
+  return set(state, { turns });
+}
+
 /** Why a spoken turn ended, in words, by the gateway's end reason (gateway/proxy/turns.py). */
 export const END_REASONS = Object.freeze({
   finished: "the words and the voice said you had finished",
@@ -221,7 +238,8 @@ const fromGateway = {
       html: m.html || [],
       htmlOmitted: m.htmlOmitted || null,
     }),
-  [FROM_GATEWAY.notice]: (s, m) => addTurn(s, notice(m.text)),
+  [FROM_GATEWAY.notice]: (s, m) =>
+    m.reason === "@handover" ? handedOver(s, m) : addTurn(s, notice(m.text)),
   [FROM_GATEWAY.manifests]: (s, m) =>
     set(s, {
       discovered: Object.freeze({
@@ -271,8 +289,9 @@ export function reduce(state, action) {
   return reducer ? reducer(state, action) : state;
 }
 
-/** The hello for the next (re)connect: rejoin the conversation with the current settings. */
-export function hello(state) {
+/** The hello for the next (re)connect: rejoin the conversation with the current settings, and
+ * the page's time zone (`timeZone`, IANA) when it has one. */
+export function hello(state, timeZone = null) {
   const message = {
     type: TO_GATEWAY.hello,
     transport: state.voice ? state.voice.transport : "none",
@@ -283,6 +302,8 @@ export function hello(state) {
   }
   message.mode = state.mode;
   if (state.wake) message.wake = state.wake;
+  // Where the person is: agents tell the time in this zone (docs/floor.md).
+  if (timeZone) message.timeZone = timeZone;
   return message;
 }
 

@@ -1,6 +1,7 @@
 """Reaching Open Floor agents: remote ones over HTTP (safely), and the built-in ones in process.
 
-* :mod:`~gateway.agents.base` — the :class:`Agent` protocol the floor delivers envelopes to.
+* :mod:`~gateway.agents.base` — the :class:`Agent` protocol the floor delivers envelopes to, and
+  :class:`RemoteAgent`, what an agent at the other end of a wire has besides.
 * :mod:`~gateway.agents.policy` — which addresses may be contacted (SSRF guard).
 * :mod:`~gateway.agents.http` — :class:`HttpClient` (limits, policy) and :class:`HttpAgent`.
 * :mod:`~gateway.agents.builtin` — parrot, clock, concierge and assistant.

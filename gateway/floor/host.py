@@ -28,7 +28,7 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -41,6 +41,7 @@ from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy
 from gateway.floor.inbound import InboundDesk
+from gateway.floor.routing import Routing
 from gateway.ofp import (
     Conversation,
     DialogEvent,
@@ -269,6 +270,11 @@ class FloorHost:
         #: Whether an answer to the person's last utterance has reached them (or begun to).
         self._heard_answer = False
         self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
+        #: Who is not answering, and whom a hand-over went to (read by the person's addressing).
+        self.routing = Routing()
+        #: The person's last utterance and whom it goes on to if its addressee does not answer
+        #: it (docs/floor.md, "Hand-overs"): the event id, and the speaker URIs still to try.
+        self._handover: tuple[str, deque[str]] | None = None
         #: Public utterances of the conversation, newest last (for invites' dialogHistory).
         self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
         #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
@@ -287,8 +293,12 @@ class FloorHost:
             self._named.update(i.service_url for i in self.floor.conversants)
 
     # ------------------------------------------------------------------ the person's side
-    async def say(self, events: list[Event]) -> Envelope:
-        """Send events from the person (invites, utterances…) into the floor; returns the envelope."""
+    async def say(self, events: list[Event], *, then: Sequence[str] = ()) -> Envelope:
+        """Send events from the person (invites, utterances…) into the floor; returns the envelope.
+
+        ``then``: the agents (speaker URIs, in order) the floor passes the person's utterance on
+        to, in this turn, if the agent it is addressed to does not answer it (no utterance, a
+        failure or a timeout) — the person's addressing chose them (docs/floor.md)."""
         env = Envelope(
             conversation=Conversation(id=self.id),
             sender=Sender(
@@ -302,6 +312,10 @@ class FloorHost:
         events = [self._with_history(e) for e in events]
         env = env.model_copy(update={"events": events})
         self._remember(events)
+        self._handover = None
+        addressed = [e for e in events if e.event_type is EventType.UTTERANCE and e.to is not None]
+        if then and len(addressed) == 1 and addressed[0].dialog_event is not None:
+            self._handover = (addressed[0].dialog_event.id, deque(then))
         self._record("in", self.user.speaker_uri, env.to_wire())
         env = await self._refuse_invites(env, self.user)
         if not env.events:
@@ -362,6 +376,13 @@ class FloorHost:
     async def _one_moment(self) -> None:
         await asyncio.sleep(self.limits.slow_notice_s)
         self._moment = None
+        for ident in self._answering.values():
+            # A remote agent this slow is held as not answering (the person's next unaddressed
+            # words go to the next agent placed) until it answers. Not an in-process one: it is
+            # only waiting for a shared model or CPU, which routing around would not shorten.
+            with contextlib.suppress(AgentError):
+                if isinstance(self._resolve(ident.service_url), RemoteAgent):
+                    self.routing.missed(ident.speaker_uri, "it is slow to answer")
         notice = self.one_moment_notice()
         if notice is not None:
             await self._notify(notice)
@@ -626,7 +647,9 @@ class FloorHost:
             if box is not None:
                 box.failures = 0
                 box.misses = 0
+            self.routing.answered(recipient.speaker_uri)
             self._name_newcomer(recipient.service_url)
+        await self._pass_on_if_unanswered(d, reply, depth)
         if d.awaits_reply:
             if reply is not None:
                 self._record("in", reply.sender.speaker_uri, reply.to_wire())
@@ -646,6 +669,52 @@ class FloorHost:
             depth=depth + 1,
             answering=d.envelope.sender,
         )
+
+    async def _pass_on_if_unanswered(self, d: Delivery, reply: Envelope | None, depth: int) -> None:
+        """The person's utterance was addressed to ``d.recipient`` (chosen for it, not named)
+        and it did not answer it — no utterance in its reply, a failure, a timeout: the floor
+        passes it on, in this turn, to the next agent the person's addressing placed for it,
+        and says so (docs/floor.md, "Hand-overs"). The envelope goes to that agent alone, the
+        same utterance with its ``to`` changed: everyone else has heard it already."""
+        pending = self._handover
+        recipient = d.recipient
+        if pending is None or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+            return
+        event_id, then = pending
+        index = next(
+            (
+                i
+                for i, e in enumerate(d.envelope.events)
+                if e.event_type is EventType.UTTERANCE
+                and e.dialog_event is not None
+                and e.dialog_event.id == event_id
+                and e.to is not None
+                and e.to.speaker_uri == recipient.speaker_uri
+            ),
+            None,
+        )
+        if index is None:
+            return
+        if reply is not None and any(e.event_type is EventType.UTTERANCE for e in reply.events):
+            self._handover = None  # answered: nothing to pass on
+            return
+        while then:
+            nxt = self.floor.conversant(then.popleft())
+            if nxt is None or nxt.speaker_uri == recipient.speaker_uri:
+                continue
+            event = d.envelope.events[index]
+            to = To(speaker_uri=nxt.speaker_uri, service_url=nxt.service_url or None)
+            env = d.envelope.model_copy(update={"events": [event.model_copy(update={"to": to})]})
+            self.routing.handed_over(nxt.speaker_uri)
+            why = (
+                f"{recipient.display_name} passed this to {nxt.display_name}."
+                if reply is not None
+                else f"{recipient.display_name} is not answering; {nxt.display_name} took it."
+            )
+            await self._notify(Notice(why, "@handover", nxt.speaker_uri))
+            self._dispatch([Delivery(nxt, env, False)], depth)
+            return
+        self._handover = None
 
     async def accept(
         self,
@@ -910,6 +979,7 @@ class FloorHost:
             box.failures = failures
         name = recipient.display_name
         timed_out = err.reason_token == "@timedOut"
+        self.routing.missed(recipient.speaker_uri, "it timed out" if timed_out else "it failed")
         first_this_turn = True
         if timed_out and box is not None:
             # Counted once per person turn: one turn may send a slow agent several envelopes.

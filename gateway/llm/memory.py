@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gateway.llm.client import ChatMessage
+from gateway.llm.grounding import Facts
 
 #: Utterances kept per conversation before the oldest is forgotten (the budget trims further).
 MAX_REMEMBERED = 64
@@ -24,6 +25,11 @@ MAX_UTTERANCE_CHARS = 2000
 CHARS_PER_TOKEN = 3.5
 #: Tokens each message costs beyond its text (role markers of the chat template).
 MESSAGE_OVERHEAD = 4
+#: The assistant's own answers given back to the model, newest first: the last exchange is kept
+#: verbatim (what a follow-up such as "and Germany?" refers to), older answers are left out. A
+#: small model copies its own earlier answers: SmolLM2-135M, given all of them, answered "what is
+#: two plus two?" with the capital of France it had given two turns before.
+OWN_ANSWERS = 1
 
 
 def estimate_tokens(text: str) -> int:
@@ -46,6 +52,8 @@ class Transcript:
     def __init__(self) -> None:
         self.said: deque[Said] = deque(maxlen=MAX_REMEMBERED)
         self.seen: deque[str] = deque(maxlen=MAX_REMEMBERED)
+        #: What the person said about themselves (their name…), told to the model each time.
+        self.facts = Facts()
 
     def add(self, speaker: str, text: str, *, mine: bool, event_id: str | None = None) -> None:
         """Remember an utterance; one already remembered by ``event_id`` is not added again
@@ -59,11 +67,17 @@ class Transcript:
 
 
 def chat_messages(system: str, said: Iterable[Said], budget: int) -> list[ChatMessage]:
-    """The system prompt, then the newest utterances that fit ``budget`` tokens, oldest first.
-    The newest utterance (the question) is always kept."""
+    """The system prompt, then the newest utterances that fit ``budget`` tokens, oldest first,
+    of the assistant's own answers only the newest :data:`OWN_ANSWERS`. The newest utterance (the
+    question) is always kept."""
     kept: list[ChatMessage] = []
     used = estimate_tokens(system)
+    own = 0
     for s in reversed(list(said)):
+        if s.mine:
+            own += 1
+            if own > OWN_ANSWERS:
+                continue
         content = s.text if s.mine else f"{s.speaker}: {s.text}"
         cost = estimate_tokens(content)
         if kept and used + cost > budget:

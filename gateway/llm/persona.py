@@ -40,6 +40,9 @@ class Persona:
             "with their name."
         )
     )
+    #: Lines added to what the model is told with every request, after the date, the agents
+    #: here and the person's facts (gateway/llm/grounding.py): "The person is in Lisbon.", …
+    context: tuple[str, ...] = ()
 
     def filled(self) -> Persona:
         """This persona with ``{name}`` replaced in the greeting and the prompt."""
@@ -80,7 +83,7 @@ def load_persona(path: str | None) -> Persona:
         )
     values: dict[str, object] = {}
     for key, value in data.items():
-        if key in ("keyphrases", "descriptions"):
+        if key in ("keyphrases", "descriptions", "context"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{key} in {path} must be a list of strings")
             values[key] = tuple(value)

@@ -11,14 +11,20 @@ into a :class:`Choice`, in this order:
    or to the punctuation speech-to-text puts around it; "Everyone, …" (or "everybody", "all of
    you") addresses the whole room: no ``to``;
 3. the page's standing choice (an agent clicked in the floor panel);
-4. the agent the person was talking to (**sticky**: a vocative or a click sets it, naming someone
-   else or "everyone" moves it; the page can switch this off);
-5. the agent **best placed** to answer, from the manifests (its name, a keyphrase, or the words of
+4. an agent **clearly placed** to answer (its name, a whole keyphrase: :data:`CLEAR_SCORE`), even
+   while the person talks with another, unless that one is placed as well;
+5. the agent the person is talking with (**sticky**), for a follow-up that fits it: elliptical
+   (:func:`is_follow_up`) or within what its manifest says it does;
+6. the agent **best placed** to answer, from the manifests (its name, a keyphrase, or the words of
    its descriptions and synopsis: :func:`placement`);
-6. a **fallback**: an agent whose manifest offers to take anything (the keyphrase
+7. a **fallback**: an agent whose manifest offers to take anything (the keyphrase
    :data:`FALLBACK_KEYPHRASE`, or "anything"/"general" in its synopsis or descriptions: the
    assistant's), else the discovery agent (the concierge, who
    answers what it cannot place with the agents it knows), else the first agent that joined.
+
+Agents the floor knows are not answering (:class:`gateway.floor.routing.Routing`) are passed over
+in 4–7; a choice made by 4–7 carries whom the floor passes the request on to if the agent does not
+answer it (:attr:`Choice.then`).
 
 So with several agents every utterance is answered by one of them, unless the person addressed
 everyone. The unit holds no I/O and no clock: it is handed the text and the agents present.
@@ -29,9 +35,10 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.agents.builtin.concierge import content_words
+from gateway.floor.routing import Routing
 from gateway.ofp import Identification, Manifest, To
 
 #: A manifest keyphrase by which an agent offers to take what no other agent is placed to answer.
@@ -114,6 +121,9 @@ class Choice:
     how: How
     why: str
     private: bool = False
+    #: Whom the floor passes the request on to, in order, if ``to`` does not answer it (speaker
+    #: URIs; empty when the person chose or named the agent: they asked that one).
+    then: tuple[str, ...] = ()
 
     def event_to(self) -> To | None:
         """The utterance event's ``to`` (None: the whole room)."""
@@ -251,10 +261,61 @@ def is_discovery(manifest: Manifest | None) -> bool:
     return bool(roles and roles.get("discovery"))
 
 
+#: The score at which an agent is *clearly* placed (its name, a whole keyphrase): it gets the
+#: request even while the person is talking with another agent (the clock for "what time is it"
+#: after a question to the assistant), unless that other agent is placed as well.
+CLEAR_SCORE = 0.8
+#: Words that open an elliptical follow-up ("and Germany?", "what about tomorrow?"): it means
+#: "the same, about this", so it stays with the agent the person is talking with.
+_FOLLOW_UP_OPENERS = (
+    ("and",),
+    ("or",),
+    ("but",),
+    ("also",),
+    ("then",),
+    ("what", "about"),
+    ("how", "about"),
+    ("what", "of"),
+    ("same",),
+)
+#: At most this many words is a follow-up whatever its words ("Why?", "In Paris?", "Tomorrow?").
+FOLLOW_UP_WORDS = 2
+
+
+def is_follow_up(text: str) -> bool:
+    """Whether ``text`` reads as an elliptical follow-up to what was just said: it opens with
+    "and", "what about"… or is at most :data:`FOLLOW_UP_WORDS` words."""
+    words = [t[0] for t in _tokens(text)]
+    if not words:
+        return False
+    if len(words) <= FOLLOW_UP_WORDS:
+        return True
+    return any(tuple(words[: len(o)]) == o for o in _FOLLOW_UP_OPENERS)
+
+
+def _fits(text: str, agent: Candidate) -> bool:
+    """Whether a request is within what ``agent``'s manifest says it does: a generalist takes
+    anything; a specialist what shares a word with its keyphrases, descriptions or synopsis."""
+    if agent.manifest is None:
+        return True  # it told us nothing of itself: we cannot tell it does not fit
+    return is_fallback(agent.manifest) or placement(text, agent.manifest)[0] > 0
+
+
+def _ranked(text: str, agents: Sequence[Candidate]) -> list[tuple[float, str, Candidate]]:
+    """The agents placed to answer ``text`` (score at least :data:`PLACED_SCORE`), best first
+    (ties: the one that joined first)."""
+    scored = [
+        (*placement(text, a.manifest), i, a) for i, a in enumerate(agents) if a.manifest is not None
+    ]
+    placed = sorted((s for s in scored if s[0] >= PLACED_SCORE), key=lambda s: (-s[0], s[2]))
+    return [(score, why, a) for score, why, _, a in placed]
+
+
 class Addressing:
     """The person's addressing state for one conversation (see the module's docstring).
 
-    ``sticky``: an unaddressed utterance goes to whoever the person last named or clicked.
+    ``sticky``: an unaddressed utterance that fits the agent the person is talking with goes to
+    it (docs/floor.md gives the rules and the reason for each).
     """
 
     def __init__(self, *, sticky: bool = True) -> None:
@@ -262,7 +323,7 @@ class Addressing:
         #: The agent the page chose (a click in the floor panel) and whether privately.
         self.page_to: str | None = None
         self.page_private = False
-        #: The agent the person is talking to (set by a vocative or a click).
+        #: The agent the person is talking to (whoever last got or answered their words).
         self.current: str | None = None
 
     def set_page_choice(self, speaker_uri: str | None, *, private: bool = False) -> None:
@@ -278,12 +339,19 @@ class Addressing:
         *,
         to: str | None = None,
         private: bool = False,
+        routing: Routing | None = None,
     ) -> Choice:
         """Whom ``text`` is for, among ``agents`` (the agents on the floor, in joining order).
 
         ``to``/``private``: the page's explicit choice for this utterance (a speaker URI that
-        must be one of ``agents``; :class:`LookupError` otherwise)."""
+        must be one of ``agents``; :class:`LookupError` otherwise). ``routing``: what the floor
+        knows of who answers (agents not answering are routed around; the agent the last
+        hand-over went to is the one the person is talking with)."""
         by_uri = {a.speaker_uri: a for a in agents}
+        routing = routing or Routing()
+        handed = routing.take_handed_to()
+        if handed in by_uri:
+            self.current = handed
         if to is not None:
             chosen = by_uri.get(to)
             if chosen is None:
@@ -298,30 +366,56 @@ class Addressing:
             return Choice(None, How.EVERYONE, "you addressed everyone")
         if isinstance(named, Candidate):
             self.current = named.speaker_uri
-            return Choice(named, How.NAMED, f"you named {named.name}")
+            why = f"you named {named.name}"
+            if named.speaker_uri in routing.not_answering:
+                why += (
+                    f" (it is not answering right now: {routing.not_answering[named.speaker_uri]})"
+                )
+            return Choice(named, How.NAMED, why)
         page = by_uri.get(self.page_to or "")
         if page is not None:
             return Choice(page, How.PAGE, f"you chose {page.name}", self.page_private)
-        current = by_uri.get(self.current or "") if self.sticky else None
-        if current is not None:
-            return Choice(current, How.STICKY, f"you are talking with {current.name}")
-        self.current = None
         if len(agents) == 1:
             only = agents[0]
+            self.current = only.speaker_uri
             return Choice(only, How.ONLY, f"{only.name} is the only agent here")
-        return self._best(text, agents)
+        choice = self._automatic(text, agents, routing)
+        self.current = choice.to.speaker_uri if choice.to is not None else None
+        return choice
+
+    def _automatic(self, text: str, agents: Sequence[Candidate], routing: Routing) -> Choice:
+        """An unaddressed utterance: by capability, then by conversation (docs/floor.md)."""
+        silent = [a for a in agents if a.speaker_uri in routing.not_answering]
+        answering = [a for a in agents if a.speaker_uri not in routing.not_answering] or list(
+            agents
+        )
+        ranked = _ranked(text, answering)
+        by_uri = {a.speaker_uri: a for a in answering}
+        current = by_uri.get(self.current or "") if self.sticky else None
+        current_score = placement(text, current.manifest)[0] if current and current.manifest else 0
+        clear = bool(ranked) and ranked[0][0] >= CLEAR_SCORE
+        if clear and (current is None or current_score < ranked[0][0]):
+            _, why, best = ranked[0]
+            choice = Choice(best, How.BEST, f"best placed to answer: {why}")
+        elif current is not None and (is_follow_up(text) or _fits(text, current)):
+            choice = Choice(current, How.STICKY, f"you are talking with {current.name}")
+        elif ranked:
+            _, why, best = ranked[0]
+            choice = Choice(best, How.BEST, f"best placed to answer: {why}")
+        else:
+            choice = self._fallback(answering)
+        chosen = choice.to
+        assert chosen is not None  # every branch above names an agent
+        # Whoever would have had it but is not answering: said, so the person knows why.
+        skipped = [a for a in silent if a is not chosen and _would_have(text, a, self.current)]
+        if skipped:
+            choice = replace(
+                choice, why=f"{skipped[0].name} is not answering; {chosen.name} took it"
+            )
+        return replace(choice, then=_next_placed(text, answering, chosen))
 
     @staticmethod
-    def _best(text: str, agents: Sequence[Candidate]) -> Choice:
-        scored = [
-            (*placement(text, a.manifest), i, a)
-            for i, a in enumerate(agents)
-            if a.manifest is not None
-        ]
-        placed = [s for s in scored if s[0] >= PLACED_SCORE]
-        if placed:
-            _, why, _, best = max(placed, key=lambda s: (s[0], -s[2]))
-            return Choice(best, How.BEST, f"best placed to answer: {why}")
+    def _fallback(agents: Sequence[Candidate]) -> Choice:
         for test, because in (
             (is_fallback, "answers what no other agent is placed to"),
             (is_discovery, "finds the agent for what no agent here is placed to answer"),
@@ -333,3 +427,20 @@ class Addressing:
         return Choice(
             first, How.FALLBACK, f"no agent is placed to answer; {first.name} joined first"
         )
+
+
+def _would_have(text: str, agent: Candidate, current: str | None) -> bool:
+    """Whether a silent agent would have been chosen were it answering (for the why)."""
+    return agent.speaker_uri == current or (
+        agent.manifest is not None and placement(text, agent.manifest)[0] >= PLACED_SCORE
+    )
+
+
+def _next_placed(text: str, agents: Sequence[Candidate], chosen: Candidate) -> tuple[str, ...]:
+    """Whom the floor passes the request on to, in order, if ``chosen`` does not answer it: the
+    other agents placed to answer it, then a generalist, and only then the discovery agent (a
+    list of the agents it can bring in is a poorer answer, but better than silence)."""
+    out = [a.speaker_uri for _, _, a in _ranked(text, agents) if a is not chosen]
+    out += [a.speaker_uri for a in agents if a is not chosen and is_fallback(a.manifest)]
+    out += [a.speaker_uri for a in agents if a is not chosen and is_discovery(a.manifest)]
+    return tuple(dict.fromkeys(out))

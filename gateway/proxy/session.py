@@ -33,7 +33,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -43,6 +43,7 @@ from gateway.audio import FRAME_MS
 from gateway.audio.echo import EchoGuard
 from gateway.audio.playout import Playout
 from gateway.floor.host import FloorHost
+from gateway.floor.opening import Greetings
 from gateway.ofp import Event, EventType, To
 from gateway.proxy.addressing import Addressing, Choice
 from gateway.proxy.events import (
@@ -283,6 +284,24 @@ class VoiceSession:
         self.addressing.set_page_choice(to, private=private)
         if sticky is not None:
             self.addressing.sticky = sticky
+
+    async def open_with(self, urls: Sequence[str], *, timeout: float = 10.0) -> None:
+        """Invite the agents a conversation opens with; with several, the person hears one
+        welcome naming them once they have all greeted (or those that did, ``timeout`` s after
+        the invites; the person can speak meanwhile), not each greeting
+        (gateway/floor/opening.py)."""
+        self.speaker.greetings = Greetings(len(urls))
+        for url in urls:
+            await self.invite(url)
+        self._tasks.append(
+            asyncio.get_running_loop().create_task(self._welcome(timeout), name="session-welcome")
+        )
+
+    async def _welcome(self, timeout: float) -> None:
+        await self.conversation.wait_idle(timeout)
+        welcome = self.speaker.greetings.opened()  # None: said already, all having greeted
+        if welcome is not None:
+            await self.speaker.announce(welcome, Greetings.WELCOME)
 
     async def invite(self, url: str) -> None:
         """Invite an agent by service URL (``builtin:NAME`` or https), by name once its

@@ -28,6 +28,7 @@ from gateway.audio import FRAME_MS
 from gateway.audio.playout import Playout
 from gateway.errors import SpeechError
 from gateway.floor.host import Notice
+from gateway.floor.opening import Greetings, is_greeting
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.proxy.events import AgentSaid, ProxyEvent, Told
 from gateway.proxy.floor_events import TOLD, describe
@@ -101,6 +102,9 @@ class Speaker:
         #: Their text, and the playout's ``queued`` after their last frame once all was made.
         self._texts: dict[str, str] = {}
         self._ends: dict[str, int] = {}
+        #: What is heard of agents' greetings: one welcome, not one greeting each
+        #: (gateway/floor/opening.py).
+        self.greetings = Greetings()
 
     @property
     def audible(self) -> bool:
@@ -192,11 +196,40 @@ class Speaker:
             )
             if de.id in self._streamed:
                 continue  # spoken as it streamed
+            if is_greeting(envelope):
+                instead = self._greeted(envelope, de.speaker_uri, speaker)
+                if instead is not Greetings.OWN:
+                    if instead is not None:
+                        await self.announce(*instead)
+                    continue
             if self.speak_replies:
                 try:
                     self._replies.put_nowait(de)
                 except asyncio.QueueFull:
                     log.warning("reply queue full; not speaking %s", de.id)
+
+    def _greeted(self, envelope: Envelope, speaker_uri: str, name: str) -> tuple[str, str] | None:
+        """What the person hears of an agent's greeting (gateway/floor/opening.py)."""
+        conversants = envelope.conversation.conversants or []
+        synopsis = next(
+            (
+                c.identification.synopsis
+                for c in conversants
+                if c.identification.speaker_uri == speaker_uri
+            ),
+            "",
+        )
+        others = sum(
+            1
+            for c in conversants
+            if c.identification.speaker_uri not in (speaker_uri, self._user_uri, self._manager_uri)
+        )
+        return self.greetings.greeted(name, synopsis, others_here=others)
+
+    async def announce(self, text: str, reason: str) -> None:
+        """Something the floor says of its own (the opening's welcome): shown and heard."""
+        await self._emit(Told(text, reason, agent=self._manager_uri))
+        self._say_as_floor(text)
 
     async def _tell(self, envelope: Envelope, event: Event) -> None:
         """A floor event (an agent left, yielded, removed another…): shown with its reason and,

@@ -27,7 +27,7 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE, wav_bytes
 from gateway.ofp import DialogEvent, Feature, Span, Token
-from gateway.ofp.timestamps import rfc3339
+from gateway.ofp.timestamps import stamp
 from gateway.voice.stt import Transcript
 
 AudioMode = Literal["inline", "url", "off"]
@@ -137,8 +137,8 @@ def speech_dialog_event(
         speaker_uri=speaker_uri,
         previous_id=previous_id,
         span=Span(
-            start_time=rfc3339(started_at),
-            end_time=rfc3339(started_at + timedelta(seconds=clip_s)),
+            start_time=stamp(started_at),
+            end_time=stamp(started_at + timedelta(seconds=clip_s)),
         ),
         features=features,
     )

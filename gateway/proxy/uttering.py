@@ -16,7 +16,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +25,7 @@ from gateway.audio import SAMPLE_RATE, float_to_pcm16, wav_bytes
 from gateway.errors import SpeechError
 from gateway.floor.host import FloorHost
 from gateway.ofp import DialogEvent, Event, EventType, Parameters, text_event
-from gateway.ofp.timestamps import rfc3339
+from gateway.ofp.timestamps import rfc3339, rfc3339_in
 from gateway.proxy.addressing import Addressing, Choice, candidates
 from gateway.proxy.events import PartialText, ProxyEvent, Told, Transcribed
 from gateway.proxy.listening import Listener
@@ -101,6 +101,9 @@ class Utterer:
         self._audio_url = audio_url
         #: Whom the person's utterances are for (gateway/proxy/addressing.py).
         self.addressing = Addressing()
+        #: The person's time zone (the page's): their utterances' times are written in it, so
+        #: agents know where the person is (None: UTC, and agents use their own zone).
+        self.time_zone: tzinfo | None = None
         self.timings: deque[Timing] = deque(maxlen=256)
         #: What the person said, newest last (bounded: a session may last for hours).
         self.transcripts: deque[str] = deque(maxlen=256)
@@ -191,6 +194,8 @@ class Utterer:
             )
         clip = float_to_pcm16(utt.audio) if utt.audio.dtype != np.int16 else utt.audio
         start_wall = datetime.now(UTC) - timedelta(seconds=clock() - listener.arrival(utt.start))
+        if self.time_zone is not None:  # stamped in the person's zone: agents read its offset
+            start_wall = start_wall.astimezone(self.time_zone)
         event_id = f"de:{uuid.uuid4()}"
         audio_url = None
         if self.settings.parts.audio == "url" and self._audio_url is not None:
@@ -231,14 +236,20 @@ class Utterer:
         speech); :class:`LookupError` when ``to`` is not an agent here."""
         choice = self.choose(text, to=to, private=private)
         self._stop_speaking()
-        de = text_event(self.conversation.user.speaker_uri, text, start_time=rfc3339())
+        de = text_event(
+            self.conversation.user.speaker_uri,
+            text,
+            start_time=rfc3339_in(self.time_zone) if self.time_zone is not None else rfc3339(),
+        )
         await self._emit(with_choice(Transcribed(text, id=de.id, typed=True), choice))
         await self.send(de, choice)
 
     def choose(self, text: str, *, to: str | None = None, private: bool = False) -> Choice:
         """Whom ``text`` is for, among the agents on the floor now."""
         agents = candidates(self.conversation.agents())
-        return self.addressing.choose(text, agents, to=to, private=private)
+        return self.addressing.choose(
+            text, agents, to=to, private=private, routing=self.conversation.routing
+        )
 
     async def send(self, de: DialogEvent, choice: Choice) -> None:
         """Say ``de`` on the floor, to whom ``choice`` names."""
@@ -250,5 +261,6 @@ class Utterer:
                     to=choice.event_to(),
                     parameters=Parameters(dialog_event=de),
                 )
-            ]
+            ],
+            then=choice.then,
         )

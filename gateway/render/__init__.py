@@ -1,4 +1,5 @@
-"""Agent replies to sound: which feature to play (:mod:`.reply`), SSML (:mod:`.ssml`), Piper
+"""Agent replies to sound: which feature to play (:mod:`.reply`), SSML (parsed by
+:mod:`.ssml`, its ``say-as`` read aloud by :mod:`.say_as`, spoken by :mod:`.ssml_audio`), Piper
 text to speech (:mod:`.tts`), a voice per agent (:mod:`.voices`) and audio decoding
 (:mod:`.decode`). Everything yields mono int16 PCM chunks at a rate the caller chooses; pacing
 them out in real time is :mod:`gateway.audio.playout`'s job.
@@ -6,7 +7,8 @@ them out in real time is :mod:`gateway.audio.playout`'s job.
 
 from gateway.render.decode import AudioDecodeError, Fetch, decode_audio, decode_feature
 from gateway.render.reply import render_dialog_event
-from gateway.render.ssml import SSMLError, parse_ssml, render_segments
+from gateway.render.ssml import SSMLError, parse_ssml
+from gateway.render.ssml_audio import render_segments
 from gateway.render.tts import SynthesisError, Synthesizer, SynthesizerBusy, VoiceSettings
 from gateway.render.voices import VoiceBook, VoiceConfigError, derived_settings, voices_dir
 

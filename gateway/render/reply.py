@@ -27,7 +27,8 @@ import numpy as np
 from gateway.errors import GatewayError
 from gateway.ofp import DialogEvent, Feature
 from gateway.render.decode import Fetch, decode_feature
-from gateway.render.ssml import SSMLError, parse_ssml_tokens, render_segments, trim_silence
+from gateway.render.ssml import SSMLError, parse_ssml_tokens
+from gateway.render.ssml_audio import render_segments, trim_silence
 from gateway.render.tts import TextToSpeech, VoiceSettings
 
 log = logging.getLogger(__name__)

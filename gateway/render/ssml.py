@@ -1,10 +1,11 @@
 """SSML (W3C Speech Synthesis Markup Language 1.1) rendered to audio, not stripped to text.
 
 :func:`parse_ssml` turns a document into a flat list of segments — :class:`Speech` (text with its
-prosody), :class:`Silence` and :class:`Audio` — and :func:`render_segments` speaks them with the
-:class:`~gateway.render.tts.Synthesizer`. Malformed documents raise :class:`SSMLError` so the
-caller can fall back to the plain ``text`` feature; attribute values this module does not
-understand are ignored with a logged warning, and unknown elements keep their text.
+prosody), :class:`Silence` and :class:`Audio` — and :func:`gateway.render.ssml_audio.render_segments`
+speaks them with the :class:`~gateway.render.tts.Synthesizer`; ``say-as`` is read aloud by
+:mod:`gateway.render.say_as`. Malformed documents raise :class:`SSMLError` so the caller can fall
+back to the plain ``text`` feature; attribute values this module does not understand are ignored
+with a logged warning, and unknown elements keep their text.
 
 Elements and how they sound:
 
@@ -46,24 +47,19 @@ anything else (``voice``, ``lang``, ``phoneme``, ``w``, vendor tags)
 
 from __future__ import annotations
 
-import asyncio
-import datetime
 import logging
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
 
 import defusedxml.ElementTree as SafeET
-import numpy as np
 from defusedxml import DefusedXmlException
-from num2words import num2words
 
-from gateway.errors import GatewayError, SpeechError
-from gateway.render.decode import AudioDecodeError, Fetch, data_uri_bytes, decode_audio
-from gateway.render.tts import TextToSpeech, VoiceSettings
+from gateway.errors import SpeechError
+from gateway.render.say_as import READERS
+from gateway.render.tts import VoiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +72,6 @@ PARAGRAPH_MS = 600
 REFERENCE_F0 = 110.0
 MAX_GAIN_DB = 6.0
 MIN_RATE, MAX_RATE = 0.3, 2.5
-#: Silence kept on each side where a phrase is split by a prosody change (a word gap).
-JOIN_KEEP_MS = 30
 
 BREAK_STRENGTH_MS = {
     "none": 0,
@@ -405,25 +399,13 @@ def _volume(v: str, parent: float) -> float | None:
     return None
 
 
-# --- say-as ------------------------------------------------------------------------------------
-
-_LETTERS = {
-    "a": "ay", "b": "bee", "c": "see", "d": "dee", "e": "ee", "f": "eff", "g": "gee",
-    "h": "aitch", "i": "eye", "j": "jay", "k": "kay", "l": "ell", "m": "em", "n": "en",
-    "o": "oh", "p": "pee", "q": "cue", "r": "ar", "s": "ess", "t": "tee", "u": "you",
-    "v": "vee", "w": "double-you", "x": "ex", "y": "why", "z": "zee",
-}  # fmt: skip
-_DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_MONTHS = [datetime.date(2000, m, 1).strftime("%B") for m in range(1, 13)]
-
-
 def _say_as(el: ET.Element) -> str:
     text = " ".join("".join(el.itertext()).split())
     kind = (el.get("interpret-as") or "").lower()
     fmt = (el.get("format") or "").lower()
     if kind in ("cardinal", "number") and fmt in ("ordinal", "digits", "telephone"):
         kind = fmt
-    reader: Callable[[str, str], str | None] | None = _SAY_AS.get(kind)
+    reader: Callable[[str, str], str | None] | None = READERS.get(kind)
     if reader is None:
         log.warning("SSML say-as interpret-as=%r not supported; reading the text", kind)
         return text
@@ -432,214 +414,3 @@ def _say_as(el: ET.Element) -> str:
         log.warning("SSML say-as %s could not read %r; reading it as text", kind, text)
         return text
     return spoken
-
-
-def spell_out(text: str, _fmt: str = "") -> str:
-    """Letter by letter: ``"ABC"`` → ``"ay, bee, see"``."""
-    return ", ".join(_char(c) for c in text if c.isalnum())
-
-
-def say_digits(text: str, _fmt: str = "") -> str:
-    """Digit by digit: ``"123"`` → ``"one two three"``."""
-    return " ".join(_char(c) for c in text if c.isalnum())
-
-
-def _char(c: str) -> str:
-    return _DIGITS[int(c)] if c in "0123456789" else _LETTERS.get(c.lower(), c)
-
-
-def _number(text: str) -> Decimal | None:
-    cleaned = re.sub(r"[,_\s]", "", text)
-    try:
-        return Decimal(cleaned) if re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", cleaned) else None
-    except InvalidOperation:
-        return None
-
-
-def say_cardinal(text: str, _fmt: str = "") -> str | None:
-    """``"1,234"`` → ``"one thousand, two hundred and thirty-four"``."""
-    n = _number(text)
-    return None if n is None else num2words(n if n % 1 else int(n))
-
-
-def say_ordinal(text: str, _fmt: str = "") -> str | None:
-    """``"3"`` or ``"3rd"`` → ``"third"``."""
-    n = _number(re.sub(r"(st|nd|rd|th)$", "", text.strip(), flags=re.IGNORECASE))
-    return None if n is None or n % 1 or n < 0 else num2words(int(n), to="ordinal")
-
-
-def say_date(text: str, fmt: str) -> str | None:
-    """A date in the order ``fmt`` gives (default ``ymd`` for ISO-looking input, else ``mdy``):
-    ``"2025-03-14"`` → ``"March fourteenth, twenty twenty-five"``."""
-    parts = re.findall(r"\d+|[A-Za-z]+", text)
-    order = "".join(dict.fromkeys(c for c in fmt if c in "ymd"))
-    if len(parts) == 1 and parts[0].isdigit() and len(fmt) == len(parts[0]):
-        # A pattern such as yyyymmdd over an undivided run of digits: cut it by the pattern.
-        widths = [len(m.group()) for m in re.finditer(r"y+|m+|d+", fmt)]
-        digits_, parts = parts[0], []
-        for w in widths:
-            parts.append(digits_[:w])
-            digits_ = digits_[w:]
-    if not order:
-        order = "ymd" if parts and len(parts[0]) == 4 and parts[0].isdigit() else "mdy"
-    if len(parts) != len(order):
-        return None
-    fields = dict(zip(order, parts, strict=True))
-    words = []
-    if "m" in fields:
-        m = fields["m"]
-        if m.isdigit():
-            if not 1 <= int(m) <= 12:
-                return None
-            m = _MONTHS[int(m) - 1]
-        words.append(m)
-    if "d" in fields:
-        if not fields["d"].isdigit() or not 1 <= int(fields["d"]) <= 31:
-            return None
-        words.append(num2words(int(fields["d"]), to="ordinal"))
-    if "y" in fields:
-        if not fields["y"].isdigit():
-            return None
-        year = num2words(int(fields["y"]), to="year")
-        words.append(f", {year}" if words else year)
-    return " ".join(words).replace(" ,", ",")
-
-
-def say_time(text: str, fmt: str) -> str | None:
-    """``"14:30"`` → ``"two thirty pee em"``; with ``fmt="hms24"`` → ``"fourteen thirty"``."""
-    m = re.fullmatch(
-        r"(\d{1,2})(?:[:.h](\d{2}))?(?::\d{2})?\s*(?:([ap])\.?\s*m\.?)?", text.strip(), re.I
-    )
-    if not m:
-        return None
-    hour, minute, ampm = int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").lower()
-    if hour > 23 or minute > 59 or (ampm and not 1 <= hour <= 12):
-        return None
-    if fmt == "hms24" and not ampm:
-        head = num2words(hour) if hour >= 10 else f"oh {num2words(hour)}" if hour else "zero"
-        return f"{head} {_minutes(minute) if minute else 'hundred'}"
-    if not ampm and (hour >= 12 or hour == 0):
-        ampm = "p" if hour >= 12 else "a"
-    words = [num2words(hour % 12 or 12)]
-    if minute:
-        words.append(_minutes(minute))
-    elif not ampm:
-        words.append("o'clock")
-    if ampm:
-        words += [_LETTERS[ampm], "em"]
-    return " ".join(words)
-
-
-def _minutes(minute: int) -> str:
-    return num2words(minute) if minute >= 10 else f"oh {num2words(minute)}"
-
-
-def say_telephone(text: str, _fmt: str = "") -> str | None:
-    """Digit by digit, with a pause between groups: ``"+1 555-0100"`` →
-    ``"plus one, five five five, zero one zero zero"``."""
-    groups = re.findall(r"\+|[0-9A-Za-z]+", text)
-    if not groups:
-        return None
-    spoken = ["plus" if g == "+" else say_digits(g) for g in groups]
-    return ", ".join(spoken).replace("plus,", "plus")
-
-
-_SAY_AS: dict[str, Callable[[str, str], str | None]] = {
-    "characters": spell_out,
-    "spell-out": spell_out,
-    "letters": spell_out,
-    "verbatim": spell_out,
-    "digits": say_digits,
-    "cardinal": say_cardinal,
-    "number": say_cardinal,
-    "ordinal": say_ordinal,
-    "date": say_date,
-    "time": say_time,
-    "telephone": say_telephone,
-}
-
-
-# --- rendering ---------------------------------------------------------------------------------
-
-
-async def render_segments(
-    segments: list[Segment] | tuple[Segment, ...],
-    synth: TextToSpeech,
-    settings: VoiceSettings,
-    fetch: Fetch,
-    *,
-    rate: int,
-) -> AsyncIterator[np.ndarray]:
-    """Speak parsed SSML: yields mono int16 PCM chunks at ``rate``, in order, as they are made."""
-    for i, seg in enumerate(segments):
-        if isinstance(seg, Speech):
-            # Speech next to speech is one phrase split by a prosody change: Piper's lead-in and
-            # lead-out silences at that join would be heard as pauses, so they are trimmed.
-            joined_before = i > 0 and isinstance(segments[i - 1], Speech)
-            joined_after = i + 1 < len(segments) and isinstance(segments[i + 1], Speech)
-            chunks = synth.stream(seg.text, seg.prosody.apply(settings), rate=rate)
-            async for chunk in _joined(chunks, rate, joined_before, joined_after):
-                yield chunk
-        elif isinstance(seg, Silence):
-            if seg.ms:
-                yield np.zeros(seg.ms * rate // 1000, dtype=np.int16)
-        else:
-            try:
-                pcm = await _play(seg.src, fetch, rate)
-            except Exception as exc:
-                # The caller's fetch and FFmpeg (PyAV) fail in ways of their own: whatever it is,
-                # the fallback is the remedy. Only what is not a GatewayError (not an agent or
-                # audio failure the gateway explains) is a bug, logged with its traceback.
-                log.warning(
-                    "SSML <audio src=%r> failed (%s); speaking its fallback",
-                    seg.src,
-                    exc,
-                    exc_info=not isinstance(exc, GatewayError),
-                )
-                async for chunk in render_segments(seg.fallback, synth, settings, fetch, rate=rate):
-                    yield chunk
-            else:
-                yield pcm
-
-
-async def _joined(
-    chunks: AsyncIterator[np.ndarray], rate: int, trim_start: bool, trim_end: bool
-) -> AsyncIterator[np.ndarray]:
-    """Sentence chunks with the silence trimmed at the start of the first and the end of the
-    last; the last chunk is held back until it is known to be the last."""
-    held: np.ndarray | None = None
-    first = True
-    async for chunk in chunks:
-        if first and trim_start:
-            chunk = trim_silence(chunk, rate, start=True, end=False)
-        first = False
-        if held is not None:
-            yield held
-        if not trim_end:
-            yield chunk
-        else:
-            held = chunk
-    if held is not None:
-        yield trim_silence(held, rate, start=False, end=True)
-
-
-def trim_silence(
-    pcm: np.ndarray, rate: int, *, start: bool, end: bool, keep_ms: int = JOIN_KEEP_MS
-) -> np.ndarray:
-    """Cut leading and/or trailing silence (below 5 % of the peak) down to ``keep_ms``."""
-    magnitude = np.abs(pcm.astype(np.int32))
-    loud = np.nonzero(magnitude > 0.05 * magnitude.max())[0] if pcm.size else magnitude
-    if not loud.size:
-        return pcm  # all silent (e.g. volume="silent"): the time it takes is the point
-    keep = keep_ms * rate // 1000
-    first = max(loud[0] - keep, 0) if start else 0
-    last = min(loud[-1] + 1 + keep, len(pcm)) if end else len(pcm)
-    return pcm[first:last]
-
-
-async def _play(src: str, fetch: Fetch, rate: int) -> np.ndarray:
-    data = data_uri_bytes(src) if src.startswith("data:") else (await fetch(src))[0]
-    pcm = await asyncio.to_thread(decode_audio, data, rate)
-    if not pcm.size:
-        raise AudioDecodeError("decoded to no samples")
-    return pcm

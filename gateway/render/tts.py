@@ -210,6 +210,18 @@ def _yield_to_speech_recognition() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SYNTHESIS_NICE)
 
 
+def text_to_speak(text: str, max_chars: int) -> str:
+    """``text`` without the blanks around it; :class:`SynthesisError` when it is longer than
+    ``max_chars``, what one text may ask of a synthesizer (in process or a Wyoming server)."""
+    text = text.strip()
+    if len(text) > max_chars:
+        raise SynthesisError(
+            f"text of {len(text)} characters is over the {max_chars} limit; "
+            "split it into several replies or raise max_chars"
+        )
+    return text
+
+
 class TextToSpeech(Protocol):
     """What a session and the renderers need from synthesis: :class:`Synthesizer` in this
     process, or ``gateway.speech.tts.RemoteSynthesizer`` over Wyoming."""
@@ -335,12 +347,7 @@ class Synthesizer:
         self, text: str, settings: VoiceSettings, *, rate: int
     ) -> AsyncIterator[np.ndarray]:
         """Speak ``text``: yields mono int16 PCM at ``rate``, one chunk per sentence."""
-        text = text.strip()
-        if len(text) > self._max_chars:
-            raise SynthesisError(
-                f"text of {len(text)} characters is over the {self._max_chars} limit; "
-                "split it into several replies or raise max_chars"
-            )
+        text = text_to_speak(text, self._max_chars)
         if not text:
             return
         voice = await self.load(settings)

@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from gateway.agents.errors import AgentError
 from gateway.audio import SAMPLE_RATE
 from gateway.catalogue import wake_words
+from gateway.ofp.timestamps import zone_named
 from gateway.proxy.events import ProxyEvent
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.timing import Timing
@@ -179,6 +180,7 @@ class PageConnection:
         self.session.speak_replies = self.transport != "none"
         if hello.mode is not None:
             self.session.mode = hello.mode
+        self.session.utterer.time_zone = zone_named(hello.time_zone)
         await self.send(
             Welcome(
                 conversation_id=self.room_id,
@@ -205,8 +207,7 @@ class PageConnection:
         if self.transport == "ws":
             self._pump = asyncio.get_running_loop().create_task(self._pump_audio())
         if not rejoined:
-            for url in s.agents:
-                await self.session.invite(url)
+            await self.session.open_with(s.agents)
             if s.convener:
                 await room.conversation.appoint_convener(self._invitable(s.convener))
 

@@ -133,6 +133,10 @@ class Message:
 
 
 # ---------------------------------------------------------------------------- page → gateway
+#: How a page's audio travels: WebRTC, PCM on the WebSocket, or none (text only).
+Transport = Literal["webrtc", "ws", "none"]
+
+
 @dataclass(frozen=True)
 class Hello(Message):
     """The first message of every connection.
@@ -145,11 +149,14 @@ class Hello(Message):
     TYPE = "hello"
     LENIENT = True
 
-    transport: Literal["webrtc", "ws", "none"] = "none"
+    transport: Transport = "none"
     conversation_id: str | None = optional()
     token: str | None = optional()
     mode: Literal["ptt", "handsfree"] | None = optional()
     wake: str | None = optional()
+    #: The page's IANA time zone ("Europe/Paris"): the person's utterances are stamped in it, so
+    #: agents tell the time where the person is. Unknown or absent: UTC.
+    time_zone: str | None = optional()
 
 
 @dataclass(frozen=True)
@@ -522,15 +529,15 @@ FromGateway = (
 )  # fmt: skip
 
 #: Message classes by ``type``, per direction (``wake`` is in both: different messages).
-TO_GATEWAY: Mapping[str, type[Message]] = types.MappingProxyType(
+TO_GATEWAY: Mapping[str, type[ToGateway]] = types.MappingProxyType(
     {c.TYPE: c for c in get_args(ToGateway)}
 )
-FROM_GATEWAY: Mapping[str, type[Message]] = types.MappingProxyType(
+FROM_GATEWAY: Mapping[str, type[FromGateway]] = types.MappingProxyType(
     {c.TYPE: c for c in get_args(FromGateway)}
 )
 
 
-def read(data: Any, registry: Mapping[str, type[Message]]) -> Message:
+def read(data: Any, registry: Mapping[str, type[M]]) -> M:
     """The message ``data`` (decoded JSON) is, looked up by its ``type`` in ``registry``.
 
     :class:`ProtocolError` when it is not an object, its type is not in ``registry``, or its
@@ -545,7 +552,7 @@ def read(data: Any, registry: Mapping[str, type[Message]]) -> Message:
     return cls.from_dict(data)
 
 
-def read_json(text: str | bytes, registry: Mapping[str, type[Message]]) -> Message:
+def read_json(text: str | bytes, registry: Mapping[str, type[M]]) -> M:
     """:func:`read` from JSON text (through the gateway's parse boundary)."""
     return read(_object(text), registry)
 

@@ -74,7 +74,7 @@ def readiness(gateway: Node) -> tuple[HTTPStatus, bytes]:
 
 def speech_services(gateway: Node) -> list[ServiceLink]:
     """The speech services on the network the gateway's models use (none: all in process)."""
-    return list(getattr(getattr(gateway, "models", None), "services", None) or [])
+    return list(gateway.models.services)
 
 
 def turns_in_progress(gateway: Node) -> int:

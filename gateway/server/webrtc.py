@@ -63,6 +63,8 @@ class PromptJitterBuffer(JitterBuffer):
             self.late += 1
             return False, None
         self._next = uint16_add(seq, 1)
+        # The depayloaded frame: aiortc's receiver sets _data on each packet without declaring
+        # it (its own JitterBuffer reads it the same way, under the same ignore).
         return False, JitterFrame(data=packet._data, timestamp=packet.timestamp)  # type: ignore[attr-defined]
 
 

@@ -23,7 +23,13 @@ import numpy as np
 from wyoming.tts import Synthesize
 
 from gateway.audio import Resampler
-from gateway.render.tts import HEADROOM, SynthesisError, SynthesizerBusy, VoiceSettings
+from gateway.render.tts import (
+    HEADROOM,
+    SynthesisError,
+    SynthesizerBusy,
+    VoiceSettings,
+    text_to_speak,
+)
 from gateway.speech.link import ServiceBusy, ServiceLink, read_until
 
 
@@ -101,12 +107,7 @@ class RemoteSynthesizer:
         self, text: str, settings: VoiceSettings, *, rate: int
     ) -> AsyncIterator[np.ndarray]:
         """Speak ``text``: yields mono int16 PCM at ``rate`` as the server sends it."""
-        text = text.strip()
-        if len(text) > self._max_chars:
-            raise SynthesisError(
-                f"text of {len(text)} characters is over the {self._max_chars} limit; "
-                "split it into several replies or raise max_chars"
-            )
+        text = text_to_speak(text, self._max_chars)
         if not text:
             return
         self.sentences += 1

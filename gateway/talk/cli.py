@@ -15,6 +15,7 @@ from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
+    from gateway.talk.text import DirectoryFactory
 
 
 def _shown() -> dict[str, Any]:
@@ -130,7 +131,7 @@ def _waking(s: TalkSettings) -> bool:
     return s.wake not in (None, "off")
 
 
-def _directory_factory(s: TalkSettings) -> Any:
+def _directory_factory(s: TalkSettings) -> DirectoryFactory:
     from gateway.agents.directory import AgentDirectory
     from gateway.agents.policy import AddressPolicy
 

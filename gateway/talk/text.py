@@ -12,25 +12,31 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextvars import Token
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.urls import split_dialect
-from gateway.agents.wire import listen, stop_listening
+from gateway.agents.wire import WireListener, listen, stop_listening
 from gateway.errors import ConfigError
 from gateway.floor.host import FloorHost, Notice, limits, user_identity
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, Parameters, To, text_event
 from gateway.ofp.jsonio import loads_external
-from gateway.ofp.timestamps import rfc3339
+from gateway.ofp.timestamps import rfc3339_in
 from gateway.proxy.addressing import Addressing, Choice, candidates
 from gateway.proxy.floor_events import TOLD, describe
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
+
+#: ``on_line(speaker, text)``: a line of the conversation as it happens (the terminal prints it).
+LineSink = Callable[[str, str], None]
+#: Makes the conversation's agent directory, inside the running event loop.
+DirectoryFactory = Callable[[], AgentDirectory]
 
 
 class NothingSaid(ConfigError):
@@ -104,7 +110,7 @@ class Talk:
         self,
         directory: AgentDirectory,
         recorder: Recorder | None = None,
-        on_line: Any = None,
+        on_line: LineSink | None = None,
         *,
         max_agent_exchanges: int | None = None,
         slow_notice_s: float | None = None,
@@ -128,7 +134,7 @@ class Talk:
         self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
         self.addressing = Addressing()
         self._names: dict[str, str] = {}
-        self._wire_token: Any = None
+        self._wire_token: Token[WireListener | None] | None = None
 
     def wire(self, direction: str, agent_url: str, body: bytes) -> None:
         """One body that went to (``sent``) or came from (``received``) an agent."""
@@ -214,7 +220,9 @@ class Talk:
 
     def choose(self, text: str) -> Choice:
         """Whom ``text`` is for, among the agents on the floor now."""
-        return self.addressing.choose(text, candidates(self.conv.agents()))
+        return self.addressing.choose(
+            text, candidates(self.conv.agents()), routing=self.conv.routing
+        )
 
     async def utter(self, text: str, timeout: float) -> None:
         """Say ``text`` (addressed as on the page) and wait for the replies."""
@@ -235,10 +243,10 @@ class Talk:
             event_type=EventType.UTTERANCE,
             to=choice.event_to(),
             parameters=Parameters(
-                dialog_event=text_event(self.user.speaker_uri, text, start_time=rfc3339())
+                dialog_event=text_event(self.user.speaker_uri, text, start_time=rfc3339_in())
             ),
         )
-        await self.conv.say([utterance])
+        await self.conv.say([utterance], then=choice.then)
         self.result.completed &= await self.conv.wait_idle(timeout)
 
     async def finish(self) -> TalkResult:
@@ -298,7 +306,7 @@ async def talk_text(
     directory: AgentDirectory,
     recorder: Recorder | None = None,
     timeout: float = TalkSettings.timeout_s,
-    on_line: Any = None,
+    on_line: LineSink | None = None,
     convener: str | None = None,
     max_agent_exchanges: int | None = None,
     slow_notice_s: float | None = None,
@@ -335,9 +343,9 @@ async def talk_text(
 def run_talk(
     settings: TalkSettings,
     *,
-    directory_factory: Any,
+    directory_factory: DirectoryFactory,
     recorder: Recorder | None,
-    on_line: Any = None,
+    on_line: LineSink | None = None,
 ) -> TalkResult:
     """``talk --text`` from the command line: blocking."""
 

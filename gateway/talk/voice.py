@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.render.decode import AudioDecodeError, decode_audio
 from gateway.talk.settings import TalkSettings
-from gateway.talk.text import Talk, TalkResult
+from gateway.talk.text import DirectoryFactory, LineSink, Talk, TalkResult
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -68,7 +68,7 @@ async def talk_wav(
     recorder: Recorder | None = None,
     paced: bool = SessionSettings.paced,
     timeout: float = TalkSettings.timeout_s,
-    on_line: Any = None,
+    on_line: LineSink | None = None,
     settings: SessionSettings | None = None,
     convener: str | None = None,
     max_agent_exchanges: int | None = None,
@@ -131,7 +131,11 @@ async def talk_wav(
 
 
 def run_talk_wav(
-    settings: TalkSettings, *, directory_factory: Any, recorder: Recorder | None, on_line: Any
+    settings: TalkSettings,
+    *,
+    directory_factory: DirectoryFactory,
+    recorder: Recorder | None,
+    on_line: LineSink | None,
 ) -> TalkResult:
     """``talk --wav`` from the command line: blocking."""
     s = settings

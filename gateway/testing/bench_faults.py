@@ -260,11 +260,14 @@ async def talk_through(
     inject: Callable[[], Awaitable[None]],
     heal: Callable[[], Awaitable[None]],
     watch: Callable[[float], Coroutine[Any, Any, float | None]] | None = None,
+    people: list[Person] | None = None,
 ) -> tuple[list[Person], float, float, float, float | None]:
     """People talk; ``inject`` at t0, ``heal`` ``--fault-s`` later, then ``watch(t1)`` runs
     alongside the talk (when the fault's effect was over, or None); returns people, times and
-    what ``watch`` found."""
-    people = [Person(url, clips, seed, agent) for seed in range(args.people)]
+    what ``watch`` found. The people are put in ``people`` when given (for an ``inject`` that
+    picks among them)."""
+    people = [] if people is None else people
+    people.extend(Person(url, clips, seed, agent) for seed in range(args.people))
     for p in people:
         await p.start()
     end = time.monotonic() + args.warm_s + args.fault_s + args.after_s
@@ -429,17 +432,9 @@ async def run_cluster(
             return None
 
         # talk_through makes the people; ``inject`` reads them through this list.
-        original = Person.start
-
-        async def start(self: Person) -> None:
-            await original(self)
-            people.append(self)
-
-        Person.start = start  # type: ignore[method-assign]
-        try:
-            result, t0, t1, end, _ = await talk_through(url, clips, args, None, inject, heal)
-        finally:
-            Person.start = original  # type: ignore[method-assign]
+        result, t0, t1, end, _ = await talk_through(
+            url, clips, args, None, inject, heal, people=people
+        )
         t1 = t0  # the fault is the kill itself; recovery is the rejoin
         rejoined = [b for p in result for a, b in p.rejoins if b is not None and a >= t0]
         cut = [p for p in result if any(a >= t0 for a, _ in p.rejoins)]

@@ -228,8 +228,8 @@ def piper_16k_scaled(text: str, length: float, noise: float) -> np.ndarray:
 
     voice = _piper_voice()
     config = SynthesisConfig(length_scale=length, noise_scale=noise)
-    chunks = [c.audio_int16_array for c in voice.synthesize(text, syn_config=config)]  # type: ignore[attr-defined]
-    return resample(np.concatenate(chunks), voice.config.sample_rate)  # type: ignore[attr-defined]
+    chunks = [c.audio_int16_array for c in voice.synthesize(text, syn_config=config)]
+    return resample(np.concatenate(chunks), voice.config.sample_rate)
 
 
 def make_turn_set(turns: TurnSet) -> list[Clip]:
@@ -434,7 +434,7 @@ _VAD: dict[int, tuple[list[np.ndarray], list[float]]] = {}
 def vad_stream(clip: Clip) -> tuple[list[np.ndarray], list[float]]:
     """The clip's VAD chunks and their speech probabilities, followed by silence, as
     :func:`judge_pauses` saw them (``clip.probs``: given, over silent chunks)."""
-    given = getattr(clip, "probs", None)
+    given = clip.probs
     if given is not None:
         return [np.zeros(CHUNK_SAMPLES, np.int16) for _ in given], list(given)
     if id(clip) not in _VAD:
@@ -448,7 +448,7 @@ def _verdict_s(pause: Pause, rule: TurnRule) -> float:
     """How long after its decode starts the pause's verdict arrives."""
     decode = pause.decode_ms if DECODE_MS is None else DECODE_MS
     if rule.semantic:  # its call follows the decode
-        decode += getattr(pause, "semantic_ms", 0.0) if SEMANTIC_MS is None else SEMANTIC_MS
+        decode += pause.semantic_ms if SEMANTIC_MS is None else SEMANTIC_MS
     return decode / 1000
 
 

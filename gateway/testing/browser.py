@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Playwright
 
 CHROMIUM = os.environ.get("OFP_CHROMIUM", "/usr/bin/chromium")
 BASE_ARGS = [
@@ -13,8 +17,8 @@ BASE_ARGS = [
 ]
 
 
-def launch(playwright: object, *extra: str) -> object:
+def launch(playwright: Playwright, *extra: str) -> Browser:
     """Debian's Chromium, headless, with ``extra`` flags."""
-    return playwright.chromium.launch(  # type: ignore[attr-defined]
+    return playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=[*BASE_ARGS, *extra]
     )

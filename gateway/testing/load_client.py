@@ -273,7 +273,7 @@ class Client:
         clips: list[Clip],
         tally: Tally,
         *,
-        transport: str,
+        transport: m.Transport,
         seed: int,
         hello: dict[str, Any] | None = None,
         node: str = "",
@@ -292,7 +292,7 @@ class Client:
         self.dropped_at: float | None = None
         self.clips = clips
         self.tally = tally
-        self.transport = transport  # "ws", "webrtc" or "none" (text only)
+        self.transport = transport
         self.rtc = transport == "webrtc"
         self.replies = 0  # agent utterances seen
         self.rng = random.Random(seed)
@@ -319,7 +319,7 @@ class Client:
             self.node = cookie.split(";")[0].partition("=")[2]
         try:
             # A full gateway closes at once, maybe before the hello is even sent.
-            hello = m.Hello(transport=self.transport, **self.hello)  # type: ignore[arg-type]
+            hello = m.Hello(transport=self.transport, **self.hello)
             await self.ws.send(hello.to_json())
             self.welcome = m.Welcome.from_json(await self.ws.recv())
         except ConnectionClosed as exc:

@@ -104,7 +104,7 @@ class Page:
             self.unreadable.append(f"{exc}: {json.dumps(event)[:300]}")
             return
         if keep:
-            self.messages.append(message)  # type: ignore[arg-type]
+            self.messages.append(message)
 
     def _assert_readable(self) -> None:
         assert not self.unreadable, f"the gateway sent messages off the protocol: {self.unreadable}"

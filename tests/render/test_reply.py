@@ -12,7 +12,7 @@ from gateway.audio import wav_bytes
 from gateway.ofp import DialogEvent
 from gateway.render import parse_ssml, render_dialog_event, render_segments
 from gateway.render.reply import LEAD_MS, fade_in
-from gateway.render.ssml import trim_silence
+from gateway.render.ssml_audio import trim_silence
 from tests.render.helpers import RATE, STEADY, no_fetch
 
 TONE = (8000 * np.sin(2 * np.pi * 500 * np.arange(RATE // 4) / RATE)).astype(np.int16)

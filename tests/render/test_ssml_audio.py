@@ -1,4 +1,5 @@
-"""Each SSML element, rendered by the real Piper voice, measured on the audio it produces."""
+"""Parsed SSML spoken: each element rendered by the real Piper voice, measured on the audio it
+produces; and the silence trimmed where a prosody change splits a phrase."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from gateway.audio import wav_bytes
+from gateway.render.ssml_audio import trim_silence
 from tests.render.helpers import RATE, say_ssml
 from tests.render.measure import active_rms, longest_silence_ms, median_f0
 
@@ -220,3 +222,12 @@ async def test_a_prosody_change_mid_phrase_adds_no_pause(synth):
     )
     assert longest_silence_ms(marked, RATE) <= longest_silence_ms(plain, RATE) + 30
     assert seconds(marked) == pytest.approx(seconds(plain), rel=0.1)
+
+
+def test_trim_silence_keeps_a_margin_and_leaves_silence_alone():
+    pcm = np.concatenate([np.zeros(1600), np.full(800, 5000), np.zeros(1600)]).astype(np.int16)
+    trimmed = trim_silence(pcm, 16_000, start=True, end=True, keep_ms=30)
+    assert len(trimmed) == 800 + 2 * 480
+    assert len(trim_silence(pcm, 16_000, start=False, end=True, keep_ms=0)) == 1600 + 800
+    silent = np.zeros(1000, dtype=np.int16)
+    assert len(trim_silence(silent, 16_000, start=True, end=True)) == 1000

@@ -14,6 +14,7 @@ from gateway.render.tts import (
     SynthesizerBusy,
     VoiceSettings,
     load_voice,
+    text_to_speak,
 )
 from tests.render.helpers import RATE, STEADY, speak
 from tests.render.measure import longest_silence_ms, median_f0
@@ -158,3 +159,9 @@ async def test_prosody_settings_share_one_loaded_voice(synth) -> None:
         settings = STEADY.adjusted(rate=1 + n / 100, pitch_semitones=n / 3, volume_db=-n)
         assert len(await speak(synth, "Hi.", settings)) > 0
     assert len(synth._loaded) == max(before, 1)
+
+
+def test_the_text_to_speak_is_trimmed_and_capped_for_every_synthesizer():
+    assert text_to_speak("  Hello.\n", 6) == "Hello."
+    with pytest.raises(SynthesisError, match="text of 7 characters is over the 6 limit"):
+        text_to_speak("Hello!!", 6)

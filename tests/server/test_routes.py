@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,7 +27,9 @@ HOST = "127.0.0.1:8080"
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
     recorder = SQLiteRecorder(tmp_path)
-    models: Any = None  # no request here reaches the models (/metrics would)
+    # No request here reaches the models (/metrics would); /readyz asks only which speech
+    # services they use (none: in process).
+    models: Any = SimpleNamespace(services=[])
     gw = Gateway(
         GatewaySettings(agents=(), session=SessionSettings(parts=UtteranceParts(audio="url"))),
         models=models,

@@ -218,3 +218,26 @@ def test_an_agent_is_looked_up_before_it_is_invited_and_recommendations_invite(c
     floor.get_by_label("Invite an agent").fill("file:///etc/passwd")
     floor.get_by_role("button", name="Look it up first").click()
     page.locator("#errors").filter(has_text="https").wait_for(timeout=5000)
+
+
+def test_a_hand_over_shows_on_the_persons_utterance(context, gateway):
+    """The clock, asked what it cannot answer, passes it on; the person's utterance then shows
+    who answers it, and why."""
+    page = context.new_page()
+    page.goto(f"{gateway.url}/")
+    page.wait_for_function("() => ofpDebug.conversationId !== null", timeout=10000)
+    floor = page.get_by_test_id("floor")
+    floor.locator(".conversant").filter(has_text="Parrot").wait_for(timeout=10000)
+    for name in ("clock", "concierge"):
+        floor.get_by_label("Invite an agent").fill(f"builtin:{name}")
+        floor.get_by_role("button", name="Invite", exact=True).click()
+        floor.locator(".conversant").filter(has_text=name.title()).wait_for(timeout=10000)
+    _wait_answers(page, 3)
+    _say(page, "What time is it?")
+    _wait_answers(page, 4)
+    _say(page, "How was your day?")  # talking with the clock, but not the clock's to answer
+    asked = page.get_by_test_id("transcript").last
+    asked.filter(has_text="Clock passed this to Concierge.").wait_for(timeout=10000)
+    assert "to Concierge" in asked.inner_text() and "to Clock" not in asked.inner_text()
+    _wait_answers(page, 5)
+    assert "Concierge" in _answers(page)[-1]

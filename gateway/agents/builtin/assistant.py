@@ -33,10 +33,13 @@ from gateway.agents.builtin.base import (
     builtin_manifest,
     local_now,
 )
+from gateway.agents.builtin.clock import person_offset
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import BUILTIN_SCHEME
-from gateway.llm.client import Capped
+from gateway.floor.opening import is_greeting
+from gateway.llm.client import Capped, ChatMessage
 from gateway.llm.errors import LlmError
+from gateway.llm.grounding import acknowledgement, grounding
 from gateway.llm.memory import Transcript, chat_messages
 from gateway.llm.model import LanguageModel
 from gateway.llm.persona import Persona, load_persona
@@ -84,9 +87,20 @@ class Assistant(BuiltinAgent):
         events = self.respond(envelope)
         for i, event in enumerate(events):
             de = event.dialog_event
+            if (
+                event.event_type is EventType.UTTERANCE
+                and de is not None
+                and de.text() not in (_PENDING, self.greeting)
+            ):  # an answer not from the model: remembered as said all the same
+                self._transcript(envelope.conversation.id).add(
+                    self.persona.name, de.text(), mine=True, event_id=de.id
+                )
             if event.event_type is EventType.UTTERANCE and de is not None and de.text() == _PENDING:
                 private = event.to is not None and bool(event.to.private)
-                text = await self._generate(envelope.conversation.id, de.id, private=private)
+                system = self.system_prompt(envelope)
+                text = await self._generate(
+                    envelope.conversation.id, de.id, private=private, system=system
+                )
                 final = text_event(self.speaker_uri, text, start_time=rfc3339(self._now()))
                 events[i] = event.model_copy(
                     update={
@@ -106,8 +120,15 @@ class Assistant(BuiltinAgent):
         )
 
     def answer(self, heard: Heard) -> Answer | None:
-        """Every question is answered by the model (:meth:`handle` fills the words in)."""
-        return Answer(_PENDING) if heard.text.strip() else None
+        """Every question is answered by the model (:meth:`handle` fills the words in), but
+        the person stating facts about themselves is acknowledged ("Nice to meet you, Ada.") and
+        asking what they said is told it from those facts ("Your name is Ada."), without the
+        model (gateway/llm/grounding.py)."""
+        if not heard.text.strip():
+            return None
+        facts = self._transcript(heard.envelope.conversation.id).facts
+        said = acknowledgement(heard.text) or facts.recall(heard.text)
+        return Answer(said) if said is not None else Answer(_PENDING)
 
     async def aclose(self) -> None:
         """Forget every conversation and let go of the model."""
@@ -132,6 +153,19 @@ class Assistant(BuiltinAgent):
             for c in envelope.conversation.conversants or ()
         }
         transcript = self._transcript(envelope.conversation.id)
+        conversants = envelope.conversation.conversants
+        # The person's own words (role "user"; with no conversants listed, a 1:1 conversation
+        # with whoever sent it) are where their facts come from.
+        people = (
+            {envelope.sender.speaker_uri}
+            if conversants is None
+            else {
+                c.identification.speaker_uri
+                for c in conversants
+                if (c.identification.role or "").lower() == "user"
+            }
+        )
+        greeting = is_greeting(envelope)
         for event in envelope.events:
             said = []
             if event.event_type is EventType.INVITE and self._for_me(event):
@@ -142,16 +176,47 @@ class Assistant(BuiltinAgent):
                 said = [event.dialog_event] if event.dialog_event is not None else []
             for de in said:
                 mine = de.speaker_uri == self.speaker_uri
+                if greeting and de.speaker_uri not in people:
+                    # Other agents' greetings are left out: a small model takes them for its
+                    # own (SmolLM2-135M answered every question with the parrot's greeting).
+                    continue
                 name = self.persona.name if mine else names.get(de.speaker_uri, "Someone")
+                new = de.id not in transcript.seen
                 transcript.add(name, de.text(), mine=mine, event_id=de.id)
+                if new and not mine and de.speaker_uri in people:
+                    transcript.facts.hear(de.text())
+
+    def system_prompt(self, envelope: Envelope) -> str:
+        """The persona's prompt, then what grounds the answer (gateway/llm/grounding.py): the
+        date and time where the person is (the UTC offset of their utterance's ``startTime``,
+        else this machine's), the other agents on the floor, what the person told it."""
+        asked = [
+            e.dialog_event.span.start_time
+            for e in envelope.events
+            if e.event_type is EventType.UTTERANCE
+            and e.dialog_event is not None
+            and e.dialog_event.speaker_uri != self.speaker_uri
+        ]
+        zone = person_offset(asked[-1] if asked else None)
+        now = self._now()
+        now = now if zone is None else now.astimezone(zone)
+        agents = [
+            (c.identification.display_name, c.identification.synopsis)
+            for c in envelope.conversation.conversants or ()
+            if c.identification.speaker_uri != self.speaker_uri
+            and (c.identification.role or "").lower() != "user"
+        ]
+        facts = self._transcript(envelope.conversation.id).facts.sentences()
+        told = grounding(now, agents=agents, facts=facts, extra=self.persona.context)
+        return f"{self.persona.prompt}\n{told}"
 
     # -- the answer -------------------------------------------------------------------------
 
-    async def _generate(self, conv_id: str, event_id: str, *, private: bool) -> str:
+    async def _generate(self, conv_id: str, event_id: str, *, private: bool, system: str) -> str:
         """The answer to the conversation so far: streamed sentence by sentence to the
         person's proxy when one listens, returned whole; an apology on failure."""
         reply = _Reply(None if private else reply_streams.get(), event_id, self)
-        task = asyncio.ensure_future(self._sentences(conv_id, reply))
+        task = asyncio.ensure_future(self._sentences(conv_id, reply, system))
         reply.on_cancel = task.cancel
         try:
             await task
@@ -169,12 +234,15 @@ class Assistant(BuiltinAgent):
             reply.close()
         return " ".join(reply.said) or APOLOGY
 
-    async def _sentences(self, conv_id: str, reply: _Reply) -> None:
-        """Stream the model's answer into ``reply``, one sentence at a time."""
+    async def messages(self, conv_id: str, system: str) -> list[ChatMessage]:
+        """What the model is asked: ``system``, then the conversation within the memory budget
+        (a subclass may change it: scripts/bench_dialogue.py's follow-up rewriting)."""
         transcript = self._transcript(conv_id)
-        messages = chat_messages(
-            self.persona.prompt, transcript.said, self.model.settings.memory_tokens
-        )
+        return chat_messages(system, transcript.said, self.model.settings.memory_tokens)
+
+    async def _sentences(self, conv_id: str, reply: _Reply, system: str) -> None:
+        """Stream the model's answer into ``reply``, one sentence at a time."""
+        messages = await self.messages(conv_id, system)
         splitter = SentenceSplitter()
         most = self.model.settings.max_sentences
         deltas = self.model.stream(messages)

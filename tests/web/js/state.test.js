@@ -50,6 +50,9 @@ test("a fresh page keeps what storage held and shows voice off", () => {
   // Anything but "ptt" in storage is hands-free; no session and no wake word: not in the hello.
   const fresh = initialState({ mode: "bogus" });
   assert.deepEqual(hello(fresh), { type: "hello", transport: "none", mode: "handsfree" });
+  // The page's time zone, when it has one, goes with it (agents tell the time there).
+  assert.equal(hello(fresh, "Asia/Tokyo").timeZone, "Asia/Tokyo");
+  assert.equal("timeZone" in hello(fresh, ""), false);
 });
 
 test("states are frozen and replaced, never changed in place", () => {
@@ -306,4 +309,41 @@ test("speech over an agent marks its bubble paused, resumed or stopped by you, a
   const echo = run(paused, { type: FROM_GATEWAY.playback, outcome: "ignored", why: "echo", reply: "de:9" });
   assert.equal(echo.turns.at(-1).why, "echo");
   assert.equal(echo.turns.find((t) => t.id === "de:9").playback.label, "paused", "echo leaves the bubble as it was");
+});
+
+test("a hand-over shows on the person's utterance: who answers it now, and why", () => {
+  const s = run(
+    initialState(),
+    welcome(),
+    {
+      type: FROM_GATEWAY.floor,
+      conversants: [
+        { speakerUri: "tag:clock", serviceUrl: "builtin:clock", name: "Clock" },
+        { speakerUri: "tag:assistant", serviceUrl: "builtin:assistant", name: "Assistant" },
+      ],
+      floorGranted: [],
+    },
+    {
+      type: FROM_GATEWAY.transcript,
+      id: "e1",
+      text: "How was your day?",
+      typed: true,
+      to: "tag:clock",
+      toName: "Clock",
+      why: "you are talking with Clock",
+    },
+    {
+      type: FROM_GATEWAY.notice,
+      text: "Clock passed this to Assistant.",
+      reason: "@handover",
+      agent: "tag:assistant",
+    },
+  );
+  const last = s.turns[s.turns.length - 1];
+  assert.equal(last.kind, "user");
+  assert.deepEqual(last.badges, ["typed", "to Assistant"]);
+  assert.equal(last.why, "you are talking with Clock; Clock passed this to Assistant.");
+  // Any other notice is a line of its own.
+  const other = reduce(s, { type: FROM_GATEWAY.notice, text: "Clock timed out", reason: "@slow" });
+  assert.equal(other.turns[other.turns.length - 1].kind, "notice");
 });

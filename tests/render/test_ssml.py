@@ -1,10 +1,9 @@
-"""SSML parsing into segments, and the say-as readers, on strings alone."""
+"""SSML parsing into segments, on strings alone."""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from gateway.render.ssml import (
@@ -17,14 +16,6 @@ from gateway.render.ssml import (
     Speech,
     SSMLError,
     parse_ssml,
-    say_cardinal,
-    say_date,
-    say_digits,
-    say_ordinal,
-    say_telephone,
-    say_time,
-    spell_out,
-    trim_silence,
 )
 
 
@@ -160,42 +151,6 @@ def test_emphasis_levels():
     assert none.prosody == Prosody()
 
 
-@pytest.mark.parametrize(
-    ("reader", "text", "fmt", "spoken"),
-    [
-        (spell_out, "A.B-1", "", "ay, bee, one"),
-        (say_digits, "4 0-7", "", "four zero seven"),
-        (say_cardinal, "1,234", "", "one thousand, two hundred and thirty-four"),
-        (say_cardinal, "-2.5", "", "minus two point five"),
-        (say_cardinal, "lots", "", None),
-        (say_ordinal, "22nd", "", "twenty-second"),
-        (say_ordinal, "2.5", "", None),
-        (say_date, "2025-03-14", "", "March fourteenth, twenty twenty-five"),
-        (say_date, "03/14/2025", "mdy", "March fourteenth, twenty twenty-five"),
-        (say_date, "14.03.2025", "dmy", "March fourteenth, twenty twenty-five"),
-        (say_date, "20250314", "yyyymmdd", "March fourteenth, twenty twenty-five"),
-        (say_date, "12/25", "md", "December twenty-fifth"),
-        (say_date, "1999", "y", "nineteen ninety-nine"),
-        (say_date, "13/40/2025", "mdy", None),
-        (say_time, "14:30", "", "two thirty pee em"),
-        (say_time, "9:05 am", "", "nine oh five ay em"),
-        (say_time, "7", "", "seven o'clock"),
-        (say_time, "12pm", "", "twelve pee em"),
-        (say_time, "0:15", "", "twelve fifteen ay em"),
-        (say_time, "09:00", "hms24", "oh nine hundred"),
-        (say_time, "25:00", "", None),
-        (
-            say_telephone,
-            "+1 (555) 010-0199",
-            "",
-            "plus one, five five five, zero one zero, zero one nine nine",
-        ),
-    ],
-)
-def test_say_as_readers(reader, text, fmt, spoken):
-    assert reader(text, fmt) == spoken
-
-
 def test_say_as_unreadable_or_unknown_keeps_the_text():
     segs = parse_ssml(
         '<speak><say-as interpret-as="date">someday</say-as> '
@@ -205,17 +160,8 @@ def test_say_as_unreadable_or_unknown_keeps_the_text():
     assert segs == [Speech("someday darn third")]
 
 
-def test_trim_silence_keeps_a_margin_and_leaves_silence_alone():
-    pcm = np.concatenate([np.zeros(1600), np.full(800, 5000), np.zeros(1600)]).astype(np.int16)
-    trimmed = trim_silence(pcm, 16_000, start=True, end=True, keep_ms=30)
-    assert len(trimmed) == 800 + 2 * 480
-    assert len(trim_silence(pcm, 16_000, start=False, end=True, keep_ms=0)) == 1600 + 800
-    silent = np.zeros(1000, dtype=np.int16)
-    assert len(trim_silence(silent, 16_000, start=True, end=True)) == 1000
-
-
 def test_ssml_tokens_that_are_whole_documents_are_parsed_one_by_one() -> None:
-    from gateway.render.ssml import Speech, parse_ssml_tokens
+    from gateway.render.ssml import parse_ssml_tokens
 
     values = [
         "<speak>One.</speak>",
