@@ -922,6 +922,8 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
     "--wake": ["alexa"],
+    "--barge-in": ["stop"],
+    "--no-echo-guard": [],
     "--rejoin": ["30"],
     "--drain-seconds": ["5"],
     "--node": ["node-b"],

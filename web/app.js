@@ -65,6 +65,10 @@ const effects = {
   },
   [FROM_GATEWAY.wake]: () => voice.chime(),
   [FROM_GATEWAY.flush]: () => voice.flush(),
+  [FROM_GATEWAY.playback]: (m) => {
+    if (m.outcome === "paused") voice.pause();
+    else if (m.outcome === "resumed") voice.resume();
+  },
   [FROM_GATEWAY.answer]: (m) => voice.answer(m.sdp),
   [FROM_GATEWAY.error]: (m) => {
     // While an offer is out, an error is the offer's: voice then falls back to the WebSocket.
@@ -192,6 +196,10 @@ window.addEventListener("pageshow", (e) => {
 window.ofpDebug = Object.freeze({
   get flushes() {
     return store.state.flushes;
+  },
+  /** Whether the page holds the agent's audio (speech over it is being decided). */
+  get paused() {
+    return voice.paused;
   },
   get transport() {
     return store.state.voice ? store.state.voice.transport : "none";

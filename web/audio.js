@@ -164,6 +164,15 @@ export class PcmPipe {
     this.playback.port.postMessage({ type: "pcm", data: buffer }, [buffer]);
   }
 
+  /** Speech over the agent: hold what is queued (silence plays) until `resume`. */
+  pause() {
+    this.playback.port.postMessage({ type: "pause" });
+  }
+
+  resume() {
+    this.playback.port.postMessage({ type: "resume" });
+  }
+
   /** Barge-in: drop everything queued but not yet played. */
   flush() {
     this.status = { ...this.status, bufferedMs: 0 };

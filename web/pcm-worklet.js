@@ -2,7 +2,8 @@
 //
 // pcm-capture:  microphone (context rate) -> 16 kHz mono Int16, posted in 20 ms frames.
 // pcm-playback: 24 kHz Int16 from the server -> a bounded ring buffer -> the speakers,
-//               cleared at once on "flush" so barge-in also silences audio queued here.
+//               cleared at once on "flush" so barge-in also silences audio queued here;
+//               held on "pause" (silence plays, nothing is dropped) until "resume".
 //
 // Both run on the audio rendering thread: no allocation per sample, no unbounded growth.
 
@@ -96,13 +97,19 @@ class PcmPlayback extends AudioWorkletProcessor {
     this.reportedSize = 0;
     this.statusEvery = Math.round(sampleRate / 20); // report about every 50 ms
     this.running = true;
+    this.held = false; // paused: speech over the agent is being decided
     this.port.onmessage = (e) => this.onMessage(e.data);
   }
 
   onMessage(msg) {
     if (msg.type === "pcm") {
       this.write(new Int16Array(msg.data));
+    } else if (msg.type === "pause") {
+      this.held = true;
+    } else if (msg.type === "resume") {
+      this.held = false;
     } else if (msg.type === "flush") {
+      this.held = false;
       const dropped = this.size;
       this.size = 0;
       this.frac = 0;
@@ -132,6 +139,11 @@ class PcmPlayback extends AudioWorkletProcessor {
   process(_inputs, outputs) {
     const out = outputs[0][0];
     const cap = this.ring.length;
+    if (this.held) {
+      out.fill(0);
+      for (let c = 1; c < outputs[0].length; c++) outputs[0][c].fill(0);
+      return this.running;
+    }
     if (!this.playing && this.size >= this.prebuffer) this.playing = true;
     for (let i = 0; i < out.length; i++) {
       if (!this.playing || this.size < 2) {

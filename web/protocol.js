@@ -30,6 +30,7 @@ export const FROM_GATEWAY = Object.freeze({
   manifests: "manifests",
   wake: "wake",
   flush: "flush",
+  playback: "playback",
   answer: "answer",
   pong: "pong",
   timing: "timing",

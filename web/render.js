@@ -147,6 +147,13 @@ const TESTIDS = { user: "transcript", agent: "agent-utterance" };
 
 function turnElement(doc, turn) {
   if (turn.kind === "notice") return element(doc, "li", "turn notice", turn.text);
+  if (turn.kind === "aside") {
+    // Speech over an agent that was not a turn (a backchannel, a noise, echo): shown faintly.
+    const li = element(doc, "li", "turn aside", turn.text);
+    li.dataset.testid = "aside";
+    li.dataset.why = turn.why;
+    return li;
+  }
   if (turn.kind === "timing") {
     // Why the turn ended (which signal decided), folded away: a person cut off can look.
     const li = element(doc, "li", "turn timing");
@@ -176,6 +183,21 @@ function turnElement(doc, turn) {
   }
   li.appendChild(body);
   if (turn.why) li.appendChild(element(doc, "p", "hint why", turn.why));
+  if (turn.playback) {
+    // Speech over this reply: paused, resumed or stopped by you, and why (folded away).
+    li.dataset.playback = turn.playback.outcome;
+    const details = element(doc, "details", "playback");
+    details.dataset.testid = "playback";
+    details.dataset.why = turn.playback.why || "";
+    details.appendChild(element(doc, "summary", "badge", turn.playback.label));
+    if (turn.playback.text) details.appendChild(element(doc, "p", "hint", turn.playback.text));
+    if (turn.playback.said !== null && turn.playback.said !== undefined) {
+      const seconds = ((turn.playback.playedMs || 0) / 1000).toFixed(1);
+      const heard = turn.playback.said ? `“${turn.playback.said}…”` : "nothing of it";
+      details.appendChild(element(doc, "p", "hint said", `You heard ${seconds} s: ${heard}`));
+    }
+    li.appendChild(details);
+  }
   if (turn.htmlOmitted) {
     // The gateway left the html out (too large or too deep to show safely): say so.
     const note = `Formatting not shown: ${turn.htmlOmitted}.`;

@@ -130,6 +130,50 @@ export const END_REASONS = Object.freeze({
   "too long": "the utterance reached its longest length",
 });
 
+/** What the agent's bubble says of speech over it, by the gateway's `playback` outcome. */
+export const PLAYBACK_LABELS = Object.freeze({
+  paused: "paused",
+  resumed: "resumed",
+  stopped: "stopped by you",
+});
+
+/** Why speech over an agent came to what it did, in words (gateway/proxy/overlap.py). */
+export const OVERLAP_REASONS = Object.freeze({
+  backchannel: "you were following along, not taking the turn",
+  noise: "a sound with no words",
+  echo: "the agent's own voice coming back through your microphone",
+  interruption: "you interrupted",
+});
+
+/** A `playback` message: the agent's bubble shows paused / resumed / stopped by you and why;
+ * a backchannel, a noise or echo is also a faint line of its own (not a turn). */
+function playback(state, m) {
+  let next = state;
+  const at = state.turns.findIndex((t) => t.kind === "agent" && t.id && t.id === m.reply);
+  if (at >= 0 && PLAYBACK_LABELS[m.outcome]) {
+    const turns = state.turns.slice();
+    const why = m.why ? OVERLAP_REASONS[m.why] || m.why : null;
+    turns[at] = Object.freeze({
+      ...turns[at],
+      playback: Object.freeze({
+        outcome: m.outcome,
+        label: PLAYBACK_LABELS[m.outcome],
+        why: m.why || null,
+        text: why ? `${why}${m.heard ? `: “${m.heard}”` : ""}.` : "",
+        said: m.outcome === "stopped" && typeof m.said === "string" ? m.said : null,
+        playedMs: typeof m.playedMs === "number" ? m.playedMs : null,
+      }),
+    });
+    next = set(state, { turns });
+  }
+  if (m.why && m.why !== "interruption" && m.outcome !== "paused") {
+    const what = m.why === "echo" ? "Ignored" : m.heard ? `You: “${m.heard}”` : "A sound";
+    const text = `${what} (${m.why}): ${OVERLAP_REASONS[m.why] || m.why}; the agent went on.`;
+    next = addTurn(next, { kind: "aside", why: m.why, text });
+  }
+  return next;
+}
+
 /** A `timing` message as a line of the conversation: which signal ended the turn, and why. */
 function endedTurn(m) {
   const stages = m.stagesMs || {};
@@ -215,6 +259,7 @@ const fromGateway = {
   },
   [FROM_GATEWAY.wake]: (s) => set(s, { activity: STATES.listening }),
   [FROM_GATEWAY.flush]: (s) => set(s, { flushes: s.flushes + 1 }),
+  [FROM_GATEWAY.playback]: playback,
   [FROM_GATEWAY.timing]: (s, m) => addTurn(s, endedTurn(m)),
 };
 

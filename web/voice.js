@@ -30,6 +30,8 @@ export class Voice {
     this.generation = 0;
     /** Resolvers of the pending WebRTC answer, if an offer is out. */
     this.answerWait = null;
+    /** Whether the agent's audio is held (a `playback` "paused" not yet resumed or flushed). */
+    this.paused = false;
   }
 
   get on() {
@@ -152,6 +154,7 @@ export class Voice {
   /** Barge-in: drop the agent audio queued here. */
   flush() {
     const media = this.media;
+    this.paused = false;
     if (!media) return;
     if (media.pipe) media.pipe.flush();
     if (media.pc) {
@@ -162,6 +165,24 @@ export class Voice {
         audio.muted = false;
       }, RTC_FLUSH_MUTE_MS);
     }
+  }
+
+  /** Speech over the agent: hold its audio here (kept) until `resume` or `flush`. */
+  pause() {
+    const media = this.media;
+    if (!media) return;
+    this.paused = true;
+    if (media.pipe) media.pipe.pause();
+    if (media.pc) this.audio.muted = true; // the server holds its track's audio too
+  }
+
+  /** The speech over the agent was not an interruption: play on. */
+  resume() {
+    const media = this.media;
+    this.paused = false;
+    if (!media) return;
+    if (media.pipe) media.pipe.resume();
+    if (media.pc) this.audio.muted = false;
   }
 
   /** Agent PCM from the WebSocket. */

@@ -4,7 +4,8 @@ A producer (the reply renderer) :meth:`~Playout.put`\\ s PCM chunks of any size;
 transport) calls :meth:`~Playout.recv` and gets one frame per slot. The queue is bounded, so a
 producer that runs ahead of real time waits instead of piling audio up. :meth:`~Playout.flush`
 is barge-in: everything queued is dropped at once, and no frame queued before it is ever
-released after it.
+released after it. :meth:`~Playout.pause` holds the queue (silence, or nothing, is released)
+until :meth:`~Playout.resume` goes on where it stopped: speech over the agent is being decided.
 
 Slots are scheduled on the monotonic clock as ``start + n × 20 ms``, so sleep jitter does not
 accumulate. A consumer that fell a little behind catches up by releasing frames back to back; one
@@ -51,6 +52,7 @@ class Playout:
         max_lag_ms: int = 200,
         lead_ms: int = 0,
         on_state: Callable[[bool], None] | None = None,
+        on_frame: Callable[[np.ndarray], None] | None = None,
     ) -> None:
         self.rate = rate
         self.frame_samples = rate * FRAME_MS // 1000
@@ -61,6 +63,17 @@ class Playout:
         self._max_lag_s = max_lag_ms / 1000
         self._lead_s = lead_ms / 1000
         self._on_state = on_state
+        #: Called with each frame of audio as it is released (the echo guard's reference).
+        self.on_frame = on_frame
+        self._paused = False
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        #: Frames of audio released since the playout began (what was heard, for the record).
+        self.released = 0
+        #: Frames of audio queued since the playout began: a reply whose first frame was put
+        #: when this was ``n`` has had ``consumed - n`` of its frames played (or flushed).
+        self.queued = 0
+        self._flushed = 0
         self._frames: deque[np.ndarray] = deque()
         self._rest = np.zeros(0, dtype=np.int16)
         self._has_audio = asyncio.Event()
@@ -105,6 +118,7 @@ class Playout:
                 if generation != self._generation:
                     return
             self._frames.append(data[start : start + n])
+            self.queued += 1
             self._has_audio.set()
         self._rest = data[whole:]
 
@@ -115,8 +129,12 @@ class Playout:
             await self.put(pad)
 
     def flush(self) -> int:
-        """Barge-in: drop all queued audio now; returns how many frames were dropped."""
+        """Barge-in: drop all queued audio now (a pause ends too); returns how many frames were
+        dropped."""
+        if self._paused:
+            self.resume()
         dropped = len(self._frames)
+        self._flushed += dropped
         self._frames.clear()
         self._rest = np.zeros(0, dtype=np.int16)
         self._generation += 1
@@ -124,6 +142,28 @@ class Playout:
         self._has_room.set()
         self._set_speaking(False)
         return dropped
+
+    @property
+    def consumed(self) -> int:
+        """Frames released or flushed since the playout began (see :attr:`queued`)."""
+        return self.released + self._flushed
+
+    @property
+    def paused(self) -> bool:
+        """Held by :meth:`pause`: nothing queued is released until :meth:`resume`."""
+        return self._paused
+
+    def pause(self) -> None:
+        """Hold what is queued: the agent goes quiet at once but keeps its place. Playback
+        does not stop (``speaking`` stays True): a pause is not the end of a reply."""
+        self._paused = True
+        self._resumed.clear()
+
+    def resume(self) -> None:
+        """Go on from where :meth:`pause` held the queue."""
+        self._paused = False
+        self._next_slot = None  # the reply goes on now, not in the past
+        self._resumed.set()
 
     def close(self) -> None:
         """No more audio will come: :meth:`recv` raises :class:`PlayoutClosed` once drained."""
@@ -138,6 +178,14 @@ class Playout:
         """The next frame, at its slot: queued audio, or silence when idle with
         ``fill_silence``. Raises :class:`PlayoutClosed` after :meth:`close` once drained."""
         while True:
+            if self._paused and not self._closed:
+                await self._slot()
+                if self._paused:
+                    if self._fill_silence:
+                        self._advance()
+                        return np.zeros(self.frame_samples, dtype=np.int16)
+                    await self._resumed.wait()
+                continue
             if not self._frames:
                 await self._slot()  # the frame released last is still playing until then
                 if not self._frames:
@@ -152,14 +200,17 @@ class Playout:
                     continue
             generation = self._generation
             await self._slot()
-            if generation != self._generation or not self._frames:
-                continue  # flushed while waiting for the slot: that audio is gone
+            if generation != self._generation or not self._frames or self._paused:
+                continue  # flushed (or paused) while waiting for the slot
             frame = self._frames.popleft()
             if not self._frames:
                 self._has_audio.clear()
             self._has_room.set()
             self._advance()
             self._set_speaking(True)
+            self.released += 1
+            if self.on_frame is not None:
+                self.on_frame(frame)
             return frame
 
     def __aiter__(self) -> Playout:

@@ -100,6 +100,23 @@ class Flushed:
 
 
 @dataclass(frozen=True)
+class Overlapped:
+    """The person's voice over an agent's reply (``reply``: its event id, None: not known):
+    ``paused`` at once, then ``resumed`` (a ``backchannel`` or a ``noise``: no turn) or
+    ``stopped`` (an ``interruption``: the words are the next turn); ``ignored`` when the
+    voice was the agent's own ``echo``. ``heard``: the words that decided it; ``played_ms``:
+    how much of the reply had played; ``said``: its words the person heard by then (stopped:
+    what of the reply reached them)."""
+
+    outcome: str
+    why: str | None = None
+    heard: str = ""
+    reply: str | None = None
+    played_ms: int | None = None
+    said: str | None = None
+
+
+@dataclass(frozen=True)
 class Told:
     """Something the gateway itself tells the person (an agent left or timed out, speech
     recognition is busy…); ``reason`` as the floor gives it (``@error``, ``@wait``…)."""
@@ -123,6 +140,7 @@ ProxyEvent = (
     | AgentSaid
     | FloorChanged
     | Flushed
+    | Overlapped
     | Told
     | WakeWordHeard
 )

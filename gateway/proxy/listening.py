@@ -11,7 +11,10 @@ a test drives it with recorded VAD probabilities, recorded transcripts and a fak
 model loaded and no real sleeping (tests/proxy/test_listening.py).
 
 What it decides goes out through callbacks: a finished turn to ``on_turn`` (uttering), a
-barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``.
+barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``. Speech over an agent pauses it (``on_pause``) while fast
+decodes of the overlap decide (:mod:`gateway.proxy.overlap`): the decision goes to
+``on_overlap``, then the agent resumes (``on_resume``) or stops (``on_barge_in``). An
+``echo(chunk, arrived, voiced)`` guard marks chunks that are the agent's own voice.
 """
 
 from __future__ import annotations
@@ -27,15 +30,20 @@ from typing import Protocol
 import numpy as np
 
 from gateway.proxy.events import PartialText, ProxyEvent, StateShown, WakeWordHeard
+from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
     EndTurn,
+    OverlapDecided,
+    PausePlayback,
+    ResumePlayback,
     ShowPartial,
     Sleep,
     StartDecode,
+    StartOverlapDecode,
     StartPartial,
     StateChanged,
     StopPlayback,
@@ -107,6 +115,10 @@ class Listener:
         emit: Callable[[ProxyEvent], None],
         on_turn: TurnSink,
         on_barge_in: Callable[[], None],
+        on_pause: Callable[[], None] = lambda: None,
+        on_resume: Callable[[], None] = lambda: None,
+        on_overlap: Callable[[OverlapDecision], None] = lambda d: None,
+        echo: Callable[[np.ndarray, float, bool], bool] | None = None,
         semantic: Callable[[], SemanticSignal | None] = lambda: None,
         wake_factory: Callable[[str], WakeListener] | None = None,
         model_idle: Callable[[], bool] = lambda: True,
@@ -126,6 +138,10 @@ class Listener:
         self._emit = emit
         self._on_turn = on_turn
         self._on_barge_in = on_barge_in
+        self._on_pause = on_pause
+        self._on_resume = on_resume
+        self._on_overlap = on_overlap
+        self._echo = echo
         self._model_idle = model_idle
         self._agent_audible = agent_audible
         self._busy = busy
@@ -144,6 +160,8 @@ class Listener:
         self._wake: WakeListener | None = None
         self.wake_name = "off"
         self._wake_pos = 0  # samples the wake detector has heard
+        #: Time spent decoding overlaps since the session last read it (its decision's log).
+        self.overlap_decode_ms = 0.0
         self._lookback: deque[np.ndarray] = deque()
         self._lookback_samples = 0
 
@@ -182,12 +200,15 @@ class Listener:
         chunks, probs = self._vad.process(pcm)
         for chunk, p in zip(chunks, probs, strict=True):
             self._arrivals.append((self.turns.position + len(chunk), arrived))
+            voiced = float(p) >= self.settings.endpoint.activation
+            echo = self._echo is not None and self._echo(chunk, arrived, voiced)
             actions = self.turns.hear(
                 chunk,
                 float(p),
                 now,
                 agent_audible=self._agent_audible(),
                 model_idle=self._model_idle(),
+                echo=echo,
             )
             self._apply(actions, now)
 
@@ -226,6 +247,14 @@ class Listener:
                 self._end_turn(a, now)
             elif isinstance(a, StopPlayback):
                 self._on_barge_in()
+            elif isinstance(a, PausePlayback):
+                self._on_pause()
+            elif isinstance(a, ResumePlayback):
+                self._on_resume()
+            elif isinstance(a, OverlapDecided):
+                self._on_overlap(a.decision)
+            elif isinstance(a, StartOverlapDecode):
+                self._background_task(self._decode_overlap(a))
             elif isinstance(a, StateChanged):
                 self._emit(StateShown(a.state))
                 if a.state == "hearing":
@@ -366,6 +395,23 @@ class Listener:
         if a.decode is not None and a.decode in self._semantic:
             timing.semantic, timing.semantic_ms = self._semantic.pop(a.decode)
         self._on_turn(a.utterance, task, timing)
+
+    async def _decode_overlap(self, a: StartOverlapDecode) -> None:
+        """The overlap's words, fast: a partial decode, or (the model busy with a partial's
+        sibling) a final one, which someone waiting for the agent deserves."""
+        text: str | None = None
+        t = time.monotonic()
+        try:
+            try:
+                text = await self._transcriber.transcribe_partial(a.audio)
+            except TranscriberBusy:
+                text = (await self._transcriber.transcribe(a.audio)).text
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a model or a speech server: the overlap decides without words
+            log.exception("the overlap's decode failed")
+        self.overlap_decode_ms += (time.monotonic() - t) * 1000
+        self.tell(self.turns.overlap_heard(a.id, text, a.voiced_ms, self.clock()))
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None

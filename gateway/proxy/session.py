@@ -19,8 +19,11 @@ and the voice sounds finished, the utterance ends as soon as the pause reaches `
 most 2 s), so people are not cut off mid-sentence. Starting the decode before the pause is long
 enough to act on hides its time (~170 ms) behind the pause.
 
-Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio stops playback at once
-(queued audio dropped, synthesis cancelled) and the transport is told to flush its own buffer.
+Barge-in: while an agent is being played, ``barge_in_ms`` of voiced audio pauses playback at
+once; fast decodes of the overlap then decide (gateway/proxy/overlap.py): a backchannel or a
+noise resumes it, an interruption stops it (queued audio dropped, synthesis cancelled) and the
+transport is told to flush its own buffer. The echo guard (gateway/audio/echo.py) keeps the
+agent's own voice, played back into a microphone, from counting at all.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 
 from gateway.agents.errors import AgentError
 from gateway.audio import FRAME_MS
+from gateway.audio.echo import EchoGuard
 from gateway.audio.playout import Playout
 from gateway.floor.host import FloorHost
 from gateway.floor.opening import Greetings
@@ -48,11 +52,13 @@ from gateway.proxy.events import (
     FloorChanged,
     Flushed,
     FoundAgent,
+    Overlapped,
     ProxyEvent,
     Told,
 )
 from gateway.proxy.listening import Listener
 from gateway.proxy.models import VoiceModels
+from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
@@ -106,6 +112,11 @@ class VoiceSession:
             emit=self._emit,
             on_playing=self._on_playing,
         )
+        #: What the agents played, to refuse their echo in the microphone (None: off).
+        self.echo = EchoGuard(s.out_rate) if s.echo_guard else None
+        if self.echo is not None:
+            guard = self.echo
+            self.speaker.playout.on_frame = lambda frame: guard.played(frame, time.monotonic())
         self.listener = Listener(
             s,
             vad=models.vad.stream(),
@@ -116,6 +127,10 @@ class VoiceSession:
             emit=self._emit_soon,
             on_turn=lambda utt, spec, timing: self.utterer.take(utt, spec, timing),
             on_barge_in=self.stop_speaking,
+            on_pause=self._pause_speaking,
+            on_resume=self.speaker.resume,
+            on_overlap=self._overlap_decided,
+            echo=None if self.echo is None else self.echo.heard,
             model_idle=lambda: models.idle_for(self),
             agent_audible=lambda: self.speaker.audible,
             busy=lambda: self.utterer.busy > 0,
@@ -346,6 +361,30 @@ class VoiceSession:
         transport (which gets a :class:`~gateway.proxy.events.Flushed` event)."""
         if self.speaker.stop():
             self._emit_soon(Flushed())
+
+    def _pause_speaking(self) -> None:
+        """Speech over the agent: it goes quiet at once, keeping its place, while the overlap
+        is decided."""
+        self.speaker.pause()
+        reply, played = self.speaker.playing_now()
+        self._emit_soon(Overlapped("paused", reply=reply, played_ms=played))
+
+    def _overlap_decided(self, decision: OverlapDecision) -> None:
+        reply, played = self.speaker.playing_now()
+        outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
+        said = self.speaker.heard_text(reply, played) if outcome == "stopped" else None
+        decode_ms, self.listener.overlap_decode_ms = self.listener.overlap_decode_ms, 0.0
+        # scripts/bench_interruptions.py reads this line: each decision, its signal, its cost.
+        log.info(
+            "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms",
+            decision.kind,
+            decision.why,
+            decision.text,
+            decision.voiced_ms,
+            decision.decided_ms,
+            decode_ms,
+        )
+        self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is

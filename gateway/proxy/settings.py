@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.turns import TurnRule
 from gateway.proxy.utterance import UtteranceParts
 from gateway.voice.endpoint import EndpointSettings
@@ -73,8 +74,14 @@ class SessionSettings:
             semantic_unsure_ms=900,
         )
     )
-    #: Voiced audio that interrupts an agent being played (0 disables barge-in).
+    #: Voiced audio that interrupts an agent being played (0 disables barge-in): it pauses the
+    #: agent, and ``overlap`` decides whether it resumes or stops.
     barge_in_ms: int = 96
+    #: How speech over a paused agent is decided (a backchannel, a noise, an interruption).
+    overlap: OverlapSettings = field(default_factory=OverlapSettings)
+    #: Refuse a barge-in whose audio is the agent's own voice played back into the microphone
+    #: (a client without echo cancellation): the microphone is correlated with what was played.
+    echo_guard: bool = True
     #: Partial transcripts while speaking, at most this often (0 disables them).
     partial_interval_ms: int = 900
     #: Input audio queued before the oldest is dropped (a stalled session must not grow).

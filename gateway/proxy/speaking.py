@@ -5,7 +5,8 @@ agent's utterance, a floor event such as an agent leaving, the floor's own notic
 and queues what is to be heard (bounded), renders it (TTS, SSML, the agent's own audio:
 gateway/render/) into the :class:`~gateway.audio.playout.Playout` the transport plays, and
 stops at once on a barge-in (queued audio dropped, synthesis and a streaming generation
-cancelled).
+cancelled). Speech over the agent pauses it first (:meth:`Speaker.pause`: the playout holds
+its place) while it is decided whether it resumes or stops.
 
 Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
 each sentence is synthesized as soon as the agent completes it and the person is shown the text
@@ -39,6 +40,10 @@ from gateway.render.tts import TextToSpeech
 from gateway.render.voices import VoiceBook
 
 log = logging.getLogger(__name__)
+
+#: Words a second piper speaks at its default pace (for what was heard of a reply not yet all
+#: made): 2.7 measured on the benchmark's replies.
+WORDS_PER_S = 2.7
 
 
 class Speaker:
@@ -92,6 +97,11 @@ class Speaker:
         self._streamed: deque[str] = deque(maxlen=64)
         self._stream: ReplyStream | None = None
         self._speaking: asyncio.Task[None] | None = None
+        #: The replies spoken lately: (event id, the playout's ``queued`` at its first frame).
+        self._started: deque[tuple[str, int]] = deque(maxlen=8)
+        #: Their text, and the playout's ``queued`` after their last frame once all was made.
+        self._texts: dict[str, str] = {}
+        self._ends: dict[str, int] = {}
         #: What is heard of agents' greetings: one welcome, not one greeting each
         #: (gateway/floor/opening.py).
         self.greetings = Greetings()
@@ -105,6 +115,45 @@ class Speaker:
     def quiet(self) -> bool:
         """Whether nothing is queued, being made or playing."""
         return self._replies.empty() and self._speaking is None and not self.playout.speaking
+
+    def playing_now(self) -> tuple[str | None, int]:
+        """The reply being heard (its event id; None: none) and how much of it has played
+        (ms; the transport's own buffer is not counted)."""
+        consumed = self.playout.consumed
+        for event_id, first in reversed(self._started):
+            if first <= consumed:
+                return event_id, (consumed - first) * FRAME_MS
+        return None, 0
+
+    def heard_text(self, event_id: str | None, played_ms: int) -> str:
+        """The words of reply ``event_id`` the person heard in its first ``played_ms``: in
+        proportion to its audio when all of it was made, else at piper's pace (~2.7 words a
+        second at its default length scale). An estimate to the word, not an alignment."""
+        said = self._texts.get(event_id or "", "").split()
+        first = dict(self._started).get(event_id or "")
+        end = self._ends.get(event_id or "")
+        if first is not None and end is not None and end > first:
+            n = round(len(said) * played_ms / ((end - first) * FRAME_MS))
+        else:
+            n = round(played_ms / 1000 * WORDS_PER_S)
+        return " ".join(said[: max(0, min(n, len(said)))])
+
+    def pause(self) -> None:
+        """Speech over the agent: hold its playout where it is (nothing dropped)."""
+        self.playout.pause()
+
+    def resume(self) -> None:
+        """The speech over the agent was not an interruption: go on where it paused."""
+        self.playout.resume()
+
+    def _first_put(self, event_id: str, text: str) -> None:
+        if not self._started or self._started[-1][0] != event_id:
+            self._started.append((event_id, self.playout.queued))
+            kept = {e for e, _ in self._started}
+            for old in [e for e in self._texts if e not in kept]:  # bounded like _started
+                self._texts.pop(old)
+                self._ends.pop(old, None)
+        self._texts[event_id] = text
 
     def stop(self) -> bool:
         """Barge-in: stop the agent being played and drop what is queued; whether anything
@@ -279,9 +328,11 @@ class Speaker:
             de, synth, voice, self._fetch, rate=self.settings.out_rate
         ):
             self._first_audio(timing)
+            self._first_put(de.id, de.text())
             await self.playout.put(chunk)
             await self._until_needed()
         await self.playout.finish()
+        self._ends[de.id] = self.playout.queued
 
     async def _speak_stream(self, stream: ReplyStream) -> None:
         """Speak a streamed reply sentence by sentence, showing the text so far."""
@@ -298,10 +349,12 @@ class Speaker:
             rate = self.settings.out_rate
             async for chunk in render_sentence(sentence, synth, voice, rate=rate, first=first):
                 self._first_audio(timing)
+                self._first_put(stream.event_id, stream.text)
                 await self.playout.put(chunk)
                 await self._until_needed()
             first = False
         await self.playout.finish()
+        self._ends[stream.event_id] = self.playout.queued
 
     async def _until_needed(self) -> None:
         """Hold back the request for the next sentence until the audio queued before it is

@@ -19,7 +19,12 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   silence than that pause (:attr:`TurnTaker.learned_wait_ms`, ``TurnRule.learn_pauses``);
 * **a client that stops sending**: a gap of ``gap_ms`` with no audio at all counts as
   silence (:meth:`TurnTaker.no_audio`, which the driver calls while its input is empty);
-* **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible stops it;
+* **barge-in**: ``barge_in_ms`` of voiced audio while an agent is audible pauses it
+  (:class:`PausePlayback`) and opens an :class:`~gateway.proxy.overlap.Overlap`, which decides
+  from the words of fast decodes (:class:`StartOverlapDecode`) whether the agent resumes (a
+  backchannel, a noise: the utterance is dropped, no turn) or stops (an interruption: the turn
+  goes on); chunks the driver marks as the agent's own echo count as silence
+  (``overlap.decide`` False: it stops at once, as before);
 * **wake windows**: asleep, audio reaches nothing but the wake detector; after the wake word
   speech must begin within ``wake_listen_ms``; after the answer to a request the person woke
   the device for (not a greeting, a notice, or an agent speaking later), ``follow_up_ms`` to answer;
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
@@ -38,6 +44,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
+from gateway.proxy.overlap import Overlap, OverlapDecision, OverlapDecode, OverlapSettings
 from gateway.voice.endpoint import (
     Endpointer,
     EndpointSettings,
@@ -472,6 +479,35 @@ class StopPlayback:
 
 
 @dataclass(frozen=True)
+class PausePlayback:
+    """The person's voice over the agent: hold its playout (keep what is queued) while the
+    overlap is decided."""
+
+
+@dataclass(frozen=True)
+class ResumePlayback:
+    """The overlap was a backchannel, a noise or echo: the paused agent goes on."""
+
+
+@dataclass(frozen=True, eq=False)
+class StartOverlapDecode:
+    """Decode ``audio`` (the overlap so far, ``voiced_ms`` of voice) fast, for its words;
+    answer with :meth:`TurnTaker.overlap_heard` quoting ``id``."""
+
+    id: int
+    audio: np.ndarray
+    voiced_ms: int
+
+
+@dataclass(frozen=True)
+class OverlapDecided:
+    """What speech over the agent was (for the page and the record: not a turn unless an
+    ``interruption``)."""
+
+    decision: OverlapDecision
+
+
+@dataclass(frozen=True)
 class StateChanged:
     """The session's state, for the UI."""
 
@@ -503,6 +539,10 @@ Action = (
     | CancelDecode
     | EndTurn
     | StopPlayback
+    | PausePlayback
+    | ResumePlayback
+    | StartOverlapDecode
+    | OverlapDecided
     | StateChanged
     | Sleep
     | StartPartial
@@ -528,6 +568,8 @@ class TurnSettingsLike(Protocol):
     def wake_listen_ms(self) -> int: ...
     @property
     def turn_rule(self) -> TurnRule: ...
+    @property
+    def overlap(self) -> OverlapSettings: ...
 
 
 @dataclass
@@ -571,6 +613,20 @@ class TurnTaker:
         self.learned_wait_ms = 0
         self._early_end: int | None = None  # last voiced sample (absolute) of an early end
         self._model_idle = False  # as the driver said at the last chunk
+        #: Speech over a paused agent, undecided (None: none).
+        self._overlap: Overlap | None = None
+        self._overlap_audio: list[np.ndarray] = []
+        self._overlap_state: State = "speaking"  # the state to go back to on a resume
+        self._overlap_pause: int | None = None  # voiced_end of a pause within the overlap
+        #: The last few chunks: the head of an overlap (its voice began before it counted).
+        self._recent: deque[np.ndarray] = deque(maxlen=8)
+        self._audible = False  # as the driver said at the last chunk
+        self._echo_run = 0  # ms of voiced chunks in a row the driver marked as echo
+        #: The turn under way interrupted the agent: more of its voice stops, never pauses.
+        self._interrupting = False
+        self._echo_told = False  # echo reported once per playback
+        #: Each kind of overlap decided in this session, counted (the benchmark reads them).
+        self.overlaps: dict[str, int] = {}
 
     def _new_endpointer(self) -> Endpointer:
         # The rule's silence, not the endpointer's own default. With early ends the endpointer's
@@ -638,15 +694,30 @@ class TurnTaker:
         *,
         agent_audible: bool = False,
         model_idle: bool = False,
+        echo: bool = False,
     ) -> list[Action]:
         """One VAD chunk. ``agent_audible``: an agent is being played or synthesized.
         ``model_idle``: nothing else needs the speech model now (no decode running or queued,
-        nobody else mid-utterance), so a decode may start at ``idle_speculate_ms``."""
+        nobody else mid-utterance), so a decode may start at ``idle_speculate_ms``.
+        ``echo``: the driver's echo guard recognised the agent's own voice in this chunk: it
+        counts as silence (the agent must not interrupt itself, nor its words become a turn)."""
         self._heard_at = self._covered_until = now
         self._model_idle = model_idle
         if self._blank is None or len(self._blank) != len(chunk):
             self._blank = np.zeros_like(chunk)
-        return self._hear(chunk, probability, now, agent_audible=agent_audible)
+        out: list[Action] = []
+        if echo and probability >= self.settings.endpoint.activation:
+            probability = 0.0
+            self._echo_run += CHUNK_MS
+            barge = self.settings.barge_in_ms
+            if barge and self._echo_run >= barge and not self._echo_told:
+                self._echo_told = True
+                decision = OverlapDecision("echo", "", self._echo_run, "echo", 0)
+                self._count(decision)
+                out.append(OverlapDecided(decision))
+        else:
+            self._echo_run = 0
+        return out + self._hear(chunk, probability, now, agent_audible=agent_audible)
 
     def no_audio(self, now: float) -> list[Action]:
         """No audio has come since the last chunk (the driver asks when its input is empty).
@@ -673,15 +744,20 @@ class TurnTaker:
     ) -> list[Action]:
         s = self.settings
         out: list[Action] = []
-        self._voiced_run = (
-            self._voiced_run + CHUNK_MS if probability >= s.endpoint.activation else 0
-        )
-        if s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
-            out.append(StopPlayback())
+        voiced = probability >= s.endpoint.activation
+        self._voiced_run = self._voiced_run + CHUNK_MS if voiced else 0
+        self._audible = agent_audible
+        self._recent.append(chunk)
+        if self._overlap is not None:
+            out += self._overlap_chunk(chunk, voiced, now)
+        elif s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
+            out += self._barge_in(now)
         ep = s.endpoint
         self._endpointer.speculate_at(ep.idle_speculate_ms if self._model_idle else ep.speculate_ms)
         for ev in self._endpointer.process(chunk, probability):
             out += self._on_event(ev, now)
+        if self._overlap is not None:
+            return out  # undecided: no turn ends, no partial shows what may be a backchannel
         if self.active and self.silence_ms >= self.due_ms():
             out += self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
         if self.active and self._partial_due(now):
@@ -711,7 +787,7 @@ class TurnTaker:
             if decision.wait_ms < self.learned_wait_ms:
                 decision = Decision(self.learned_wait_ms, decision.reason)
             pause.decision = decision
-        if self.silence_ms >= self.due_ms():
+        if self._overlap is None and self.silence_ms >= self.due_ms():
             return self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
         return []
 
@@ -734,13 +810,20 @@ class TurnTaker:
         out: list[Action] = []
         if isinstance(ev, SpeechStarted):
             self._learn_from(self._offset + ev.start)
-            if self.settings.barge_in_ms:
+            if self._overlap is not None:
+                pass  # the agent is paused: the overlap decides
+            elif self.settings.barge_in_ms and self._audible and self.settings.overlap.decide:
+                out += self._barge_in(now)
+            elif self.settings.barge_in_ms:
                 out.append(StopPlayback())
             self._open_until = math.inf
             out += self._set_state("hearing")
         elif isinstance(ev, SpeechPaused):
             audio = self.current_audio()
-            if audio is not None and self.settings.early_endpoint:
+            if self._overlap is not None:
+                # Not decoded for a turn unless the overlap is an interruption (then it is).
+                self._overlap_pause = ev.voiced_end
+            elif audio is not None and self.settings.early_endpoint:
                 self._next_id += 1
                 self._pause = _Pause(self._next_id, ev.voiced_end)
                 start = self._heard - len(audio)
@@ -749,6 +832,7 @@ class TurnTaker:
             if self._pause is not None:
                 out.append(CancelDecode(self._pause.id))
             self._pause = None
+            self._overlap_pause = None
         elif isinstance(ev, Utterance):
             out += self._utterance(ev, early=False, reason="too long" if ev.cut else None)
         return out
@@ -757,6 +841,7 @@ class TurnTaker:
         self, utt: Utterance, *, early: bool, reason: EndReason | None = None
     ) -> list[Action]:
         pause, self._pause = self._pause, None
+        self._interrupting = False
         keep = utt.voiced_end - utt.start + SAMPLE_RATE * self.rule.end_silence_ms // 1000
         if len(utt.audio) > keep:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
@@ -780,6 +865,76 @@ class TurnTaker:
                 verdict_ms=this.verdict_ms if this else None,
             )
         ]
+
+    # ------------------------------------------------------------------ speech over the agent
+    def _barge_in(self, now: float) -> list[Action]:
+        """Voice over an audible agent: stop it (``overlap.decide`` off), or pause it and open
+        an overlap to decide."""
+        o = self.settings.overlap
+        if not o.decide or self._interrupting:
+            return [StopPlayback()]
+        self._overlap = Overlap(o, now, voiced_ms=self._voiced_run)
+        self._overlap_audio = list(self._recent)
+        self._overlap_state = self.state
+        self._overlap_pause = None
+        return [PausePlayback()]
+
+    def _overlap_chunk(self, chunk: np.ndarray, voiced: bool, now: float) -> list[Action]:
+        assert self._overlap is not None
+        self._overlap_audio.append(chunk)
+        return self._overlap_step(self._overlap.chunk(voiced, CHUNK_MS, now), now)
+
+    def overlap_heard(
+        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+    ) -> list[Action]:
+        """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
+        None: it failed)."""
+        if self._overlap is None:
+            return []  # decided meanwhile (its length, a stop, the session slept)
+        return self._overlap_step(self._overlap.heard(decode_id, text, voiced_ms, now), now)
+
+    def _overlap_step(
+        self, step: OverlapDecode | OverlapDecision | None, now: float
+    ) -> list[Action]:
+        if isinstance(step, OverlapDecode):
+            audio = np.concatenate(self._overlap_audio)
+            return [StartOverlapDecode(step.id, audio, step.voiced_ms)]
+        if step is None:
+            return []
+        self._overlap = None
+        self._overlap_audio = []
+        self._count(step)
+        out: list[Action] = [OverlapDecided(step)]
+        if step.kind != "interruption":
+            # Not a turn: what the endpointer holds of it is dropped, and the agent goes on.
+            self._offset += self._heard
+            self._endpointer = self._new_endpointer()
+            self._pause = None
+            self._voiced_run = 0
+            return [*out, ResumePlayback(), *self._set_state(self._overlap_state)]
+        out.append(StopPlayback())
+        self._interrupting = True
+        pause, self._overlap_pause = self._overlap_pause, None
+        if self.active and pause is not None and self.settings.early_endpoint:
+            # The person has paused already: the turn's decode starts now, as at a pause.
+            so_far = self.current_audio()
+            if so_far is not None:
+                self._next_id += 1
+                self._pause = _Pause(self._next_id, pause)
+                start = self._heard - len(so_far)
+                out.append(StartDecode(self._next_id, so_far, pause - start))
+        if self.active and self.silence_ms >= self.due_ms():
+            out += self._end(now, early=self.due_ms() < self.rule.end_silence_ms)
+        return out
+
+    def _count(self, decision: OverlapDecision) -> None:
+        self.overlaps[decision.kind] = self.overlaps.get(decision.kind, 0) + 1
+
+    def _drop_overlap(self) -> list[Action]:
+        """An open overlap ends without a decision (the agent stopped, the session slept)."""
+        was, self._overlap = self._overlap, None
+        self._overlap_audio = []
+        return [StopPlayback()] if was is not None else []
 
     def _learn_from(self, resumed: int) -> None:
         """Speech began at sample ``resumed``: if the last turn ended early and this is within
@@ -808,6 +963,7 @@ class TurnTaker:
         """The push-to-talk button: pressing interrupts the agent; letting go ends the turn."""
         self.ptt_down = down
         if down:
+            self._drop_overlap()
             return [StopPlayback()]
         return self._end(now, early=False, reason="push-to-talk")
 
@@ -837,7 +993,9 @@ class TurnTaker:
             return []
         if speaking:
             self._open_until = math.inf
+            self._echo_told = False
         else:
+            self._drop_overlap()  # stopped by other means: the person's speech is a turn
             self._follow_up(now)
         return self._set_state("speaking" if speaking else "listening")
 
@@ -866,11 +1024,13 @@ class TurnTaker:
         """Back to waiting for the wake word: whatever was half-heard is forgotten."""
         self._open_until = 0.0
         self._asked = False
+        stop = self._drop_overlap()
         self._reset()
-        return [Sleep(), *self._set_state("idle")]
+        return [*stop, Sleep(), *self._set_state("idle")]
 
     def woke(self, now: float) -> list[Action]:
         """The wake word was heard: stop any reply, listen for ``wake_listen_ms``."""
+        self._drop_overlap()
         self._reset()
         self._open_until = now + self.settings.wake_listen_ms / 1000
         return [StopPlayback(), *self._set_state("listening")]
@@ -880,6 +1040,7 @@ class TurnTaker:
         self._endpointer = self._new_endpointer()
         self._pause = None
         self._voiced_run = 0
+        self._interrupting = False
         self._early_end = None  # speech after a sleep is a new request, not a resumed one
 
     def _set_state(self, state: State) -> list[Action]:

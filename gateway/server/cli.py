@@ -289,6 +289,23 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
+    p.add_argument(
+        "--barge-in",
+        dest="decide",
+        type=_barge_in,
+        metavar="decide|stop",
+        help="speech over an agent: pause it and decide from the words whether it resumes (a "
+        "backchannel, a noise) or stops (an interruption), or stop it at once (decide; "
+        "docs/turn-taking.md)",
+    )
+    p.add_argument(
+        "--no-echo-guard",
+        dest="echo_guard",
+        action="store_false",
+        default=None,
+        help="do not compare the microphone with what was played: a client without echo "
+        "cancellation then interrupts its own agent",
+    )
     add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
@@ -305,6 +322,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
     session = replace(
         from_options(s, args),
         parts=from_options(s.parts, args),
+        overlap=from_options(s.overlap, args),
         turn_rule=turn_rule(s.turn_rule, args, s.endpoint.max_utterance_ms),
     )
     return replace(
@@ -314,6 +332,12 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         speech=from_options(d.speech, args),
         llm=llm_from_args(args),
     )
+
+
+def _barge_in(text: str) -> bool:
+    if text not in ("decide", "stop"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give decide or stop")
+    return text == "decide"
 
 
 def _ice_server(text: str) -> str:

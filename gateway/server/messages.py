@@ -431,6 +431,23 @@ class Flush(Message):
 
 
 @dataclass(frozen=True)
+class Playback(Message):
+    """The person's voice over an agent's reply (``reply``: its id): ``paused`` at once, then
+    ``resumed`` or ``stopped``; ``ignored`` when it was the agent's own echo. ``why``:
+    ``backchannel``, ``noise``, ``echo`` or ``interruption``; ``heard`` the words that decided
+    it; ``playedMs`` how much of the reply had played; ``said`` (stopped) its words the person
+    heard by then."""
+
+    TYPE = "playback"
+    outcome: str
+    why: str | None = optional()
+    heard: str = ""
+    reply: str | None = optional()
+    played_ms: int | None = optional()
+    said: str | None = optional()
+
+
+@dataclass(frozen=True)
 class SdpAnswer(Message):
     """The gateway's WebRTC answer to :class:`SdpOffer`."""
 
@@ -507,7 +524,8 @@ ToGateway = (
 )  # fmt: skip
 FromGateway = (
     Welcome | StateUpdate | PartialTranscript | FinalTranscript | AgentUtterance | FloorUpdate
-    | PageNotice | Manifests | WakeHeard | Flush | SdpAnswer | Pong | TurnTiming | RequestError
+    | PageNotice | Manifests | WakeHeard | Flush | Playback | SdpAnswer | Pong | TurnTiming
+    | RequestError
 )  # fmt: skip
 
 #: Message classes by ``type``, per direction (``wake`` is in both: different messages).

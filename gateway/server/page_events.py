@@ -11,6 +11,7 @@ from gateway.proxy.events import (
     Discovery,
     FloorChanged,
     Flushed,
+    Overlapped,
     PartialText,
     ProxyEvent,
     StateShown,
@@ -29,6 +30,7 @@ from gateway.server.messages import (
     Manifests,
     PageNotice,
     PartialTranscript,
+    Playback,
     SessionState,
     StateUpdate,
     WakeHeard,
@@ -71,6 +73,15 @@ def page_message(event: ProxyEvent) -> FromGateway:
             )
         case Flushed():
             return Flush()
+        case Overlapped():
+            return Playback(
+                event.outcome,
+                event.why,
+                event.heard,
+                event.reply,
+                played_ms=event.played_ms,
+                said=event.said,
+            )
         case Told(text=text, reason=reason, agent=agent):
             return PageNotice(text, reason, agent=agent)
         case WakeWordHeard(model=model):

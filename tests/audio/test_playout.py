@@ -186,3 +186,39 @@ async def test_lead_sends_audio_ahead_then_keeps_real_time(clock):
     # ...and after that the pace is real time, 200 ms ahead of the audio's own clock.
     assert ahead[59] == pytest.approx(59 * 0.020 - 0.2, abs=0.021)
     assert np.diff(times[20:]) == pytest.approx(np.full(39, 0.020), abs=1e-6)
+
+
+async def test_pause_holds_the_queue_and_resume_goes_on_where_it_stopped(clock):
+    states: list[bool] = []
+    tapped: list[np.ndarray] = []
+    playout = Playout(RATE, max_ms=2000, fill_silence=True, on_state=states.append)
+    playout.on_frame = tapped.append
+    audio = tone(1.0)
+    await playout.put(audio)
+    before, _ = await collect(playout, 10, clock.monotonic)
+    playout.pause()
+    held, times = await collect(playout, 25, clock.monotonic)
+    assert not any(f.any() for f in held), "paused: silence, at once"
+    assert times[-1] - times[0] == pytest.approx(24 * 0.020, abs=1e-6)  # still paced
+    assert playout.speaking and states == [True], "a pause is not the end of the reply"
+    assert playout.queued_ms == 1000 - 10 * 20, "nothing dropped"
+    playout.resume()
+    after, _ = await collect(playout, 40, clock.monotonic)
+    assert np.array_equal(np.concatenate(before + after), audio), "no frame lost or repeated"
+    assert playout.released == 50 and len(tapped) == 50, "silence is not the agent's audio"
+
+
+async def test_a_paused_playout_without_fill_waits_and_a_flush_ends_the_pause(clock):
+    playout = Playout(RATE, max_ms=2000)
+    await playout.put(tone(0.5))
+    await collect(playout, 2, clock.monotonic)
+    playout.pause()
+    waiting = asyncio.create_task(playout.recv())
+    await asyncio.sleep(0.2)
+    assert not waiting.done(), "no frame while paused"
+    playout.resume()
+    frame = await asyncio.wait_for(waiting, 1)
+    assert frame.any()
+    playout.pause()
+    playout.flush()
+    assert not playout.paused and playout.queued_ms == 0

@@ -11,11 +11,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import (
     CancelDecode,
     Decision,
     EndTurn,
+    PausePlayback,
     ShowPartial,
     Sleep,
     StartDecode,
@@ -351,23 +353,34 @@ def test_speech_after_sleep_is_not_a_resumed_request():
 # ------------------------------------------------------------------ barge-in
 
 
-def test_barge_in_after_barge_in_ms_of_voice_while_an_agent_is_audible():
-    d = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
+@pytest.mark.parametrize("decide", [True, False])
+def test_barge_in_after_barge_in_ms_of_voice_while_an_agent_is_audible(decide):
+    """It pauses the agent (then decides: tests/proxy/test_overlap.py), or with
+    ``overlap.decide`` off stops it."""
+    barge = PausePlayback if decide else StopPlayback
+    overlap = OverlapSettings(decide=decide)
+    slow = EndpointSettings(end_silence_ms=700, min_speech_ms=1000)
+    d = Driver(endpoint=slow, overlap=overlap)
     d.audible = True
-    assert not d.of(StopPlayback, d.run(64, 0.9))
-    assert d.of(StopPlayback, d.run(32, 0.9))  # 96 ms: before speech "starts" (1 s)
-    d2 = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
-    assert not d2.of(StopPlayback, d2.run(320, 0.9)), "nothing audible: nothing to stop"
-    d3 = Driver(barge_in_ms=0)
+    assert not d.of(barge, d.run(64, 0.9))
+    assert d.of(barge, d.run(32, 0.9))  # 96 ms: before speech "starts" (1 s)
+    d2 = Driver(endpoint=slow, overlap=overlap)
+    assert not d2.of(barge, d2.run(320, 0.9)), "nothing audible: nothing to stop"
+    d3 = Driver(barge_in_ms=0, overlap=overlap)
     d3.audible = True
-    assert not d3.of(StopPlayback, d3.run(1000, 0.9)), "barge-in off"
+    assert not d3.of(barge, d3.run(1000, 0.9)), "barge-in off"
 
 
-def test_a_broken_voiced_run_does_not_barge_in():
-    d = Driver(endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000))
+@pytest.mark.parametrize("decide", [True, False])
+def test_a_broken_voiced_run_does_not_barge_in(decide):
+    barge = PausePlayback if decide else StopPlayback
+    d = Driver(
+        endpoint=EndpointSettings(end_silence_ms=700, min_speech_ms=1000),
+        overlap=OverlapSettings(decide=decide),
+    )
     d.audible = True
     for _ in range(5):
-        assert not d.of(StopPlayback, d.run(64, 0.9) + d.run(32, 0.0))
+        assert not d.of(barge, d.run(64, 0.9) + d.run(32, 0.0))
 
 
 # ------------------------------------------------------------------ push-to-talk

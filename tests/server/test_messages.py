@@ -60,6 +60,9 @@ SAMPLES: list[m.Message] = [
     m.PageNotice("Too many utterances at once", "@error"),
     m.WakeHeard("alexa"),
     m.Flush(),
+    m.Playback("paused", reply="de:4", played_ms=1200),
+    m.Playback("resumed", why="backchannel", heard="yeah", reply="de:4", played_ms=1240),
+    m.Playback("stopped", "interruption", "wait", "de:4", played_ms=900, said="Once upon a"),
     m.SdpAnswer("v=0"),
     m.Pong(),
     m.TurnTiming(

@@ -15,6 +15,7 @@ from gateway.server.messages import (
     Manifests,
     PageNotice,
     PartialTranscript,
+    Playback,
     SessionState,
     StateUpdate,
     WakeHeard,
@@ -53,6 +54,14 @@ def test_every_proxy_event_has_its_page_message() -> None:
         ),
         (events.FloorChanged.of(floor), FloorUpdate(())),
         (events.Flushed(), Flush()),
+        (
+            events.Overlapped("resumed", "backchannel", "yeah", "de:2", 1240),
+            Playback("resumed", "backchannel", "yeah", "de:2", played_ms=1240),
+        ),
+        (
+            events.Overlapped("stopped", "interruption", "wait", "de:2", 900, "Once upon"),
+            Playback("stopped", "interruption", "wait", "de:2", played_ms=900, said="Once upon"),
+        ),
         (events.Told("Gone.", "@left", agent="a"), PageNotice("Gone.", "@left", agent="a")),
         (events.WakeWordHeard("alexa"), WakeHeard("alexa")),
     ]

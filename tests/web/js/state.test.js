@@ -287,6 +287,30 @@ test("addressing: a click chooses an agent, typed text carries it, it ends when 
   assert.equal(reduce(chosen, welcome()).address.to, null);
 });
 
+test("speech over an agent marks its bubble paused, resumed or stopped by you, and why", () => {
+  const said = { type: FROM_GATEWAY.utterance, id: "de:9", speaker: "Parrot", speakerUri: "tag:p", text: "Once upon a time" };
+  const paused = run(initialState(), welcome(), said, { type: FROM_GATEWAY.playback, outcome: "paused", reply: "de:9" });
+  assert.equal(paused.turns.at(-1).playback.label, "paused");
+  assert.equal(paused.turns.length, 1, "a pause is no line of its own");
+  const resumed = run(paused, { type: FROM_GATEWAY.playback, outcome: "resumed", why: "backchannel", heard: "yeah", reply: "de:9" });
+  const bubble = resumed.turns.find((t) => t.id === "de:9");
+  assert.equal(bubble.playback.label, "resumed");
+  assert.match(bubble.playback.text, /following along.*yeah/);
+  const aside = resumed.turns.at(-1);
+  assert.equal(aside.kind, "aside");
+  assert.equal(aside.why, "backchannel");
+  assert.match(aside.text, /You: “yeah”/);
+  const stopped = run(paused, { type: FROM_GATEWAY.playback, outcome: "stopped", why: "interruption", heard: "wait stop", reply: "de:9" });
+  assert.equal(stopped.turns.find((t) => t.id === "de:9").playback.label, "stopped by you");
+  const heard = run(paused, { type: FROM_GATEWAY.playback, outcome: "stopped", why: "interruption", reply: "de:9", playedMs: 1200, said: "Once upon" });
+  assert.equal(heard.turns.find((t) => t.id === "de:9").playback.said, "Once upon");
+  assert.equal(resumed.turns.find((t) => t.id === "de:9").playback.said, null, "only a stop says what was heard");
+  assert.equal(stopped.turns.length, 1, "an interruption is the next turn, not an aside");
+  const echo = run(paused, { type: FROM_GATEWAY.playback, outcome: "ignored", why: "echo", reply: "de:9" });
+  assert.equal(echo.turns.at(-1).why, "echo");
+  assert.equal(echo.turns.find((t) => t.id === "de:9").playback.label, "paused", "echo leaves the bubble as it was");
+});
+
 test("a hand-over shows on the person's utterance: who answers it now, and why", () => {
   const s = run(
     initialState(),

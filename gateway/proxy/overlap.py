@@ -1,0 +1,232 @@
+"""Speech over an agent, sans I/O: pause the agent, listen, then decide what the person meant.
+
+When voiced audio starts while an agent is audible, the turn-taker pauses the agent's playout at
+once and opens an :class:`Overlap`. The overlap is fed each VAD chunk and the words of fast
+partial decodes of its audio (the driver runs them), and decides within a bounded time:
+
+* ``backchannel`` — the words are all backchannels ("mm-hmm", "yeah", "right", "okay", "I see",
+  "sure", a laugh), at most ``max_words``, and the person stopped: the agent resumes; nothing
+  goes to the floor;
+* ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
+* ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
+  it is heard, or a voiced overlap of ``max_ms`` with no decision yet: the agent stops, its
+  queued speech is dropped, and the person's words are the next turn.
+
+The agent's own voice (``echo``) is kept out before an overlap starts: the driver marks the
+chunks its echo guard (:mod:`gateway.audio.echo`) recognises, and they count as silence.
+
+No clock, no model: ``now`` and the words are arguments, so tests drive it with recorded inputs
+(tests/proxy/test_overlap.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.voice.words import words
+
+#: What an overlap turned out to be (``echo``: the agent's own voice, refused before it paused).
+OverlapKind = Literal["backchannel", "noise", "echo", "interruption"]
+
+#: Words a listener says to show they are following, not to take the turn (normalised by
+#: :func:`gateway.voice.words.words`; "mm-hmm" is two words, "mm" and "hmm").
+_HUMS = ("mm", "hmm", "mhm", "mmm", "hm", "uh", "huh", "um", "uhm", "ah", "aha", "oh", "ooh")
+_YES = ("yeah", "yes", "yep", "yup", "ya", "yea", "right", "okay", "ok", "kay", "alright", "sure")
+_FOLLOWING = ("i", "see", "got", "it", "cool", "nice", "great", "good", "fine", "wow", "really")
+_AGREEING = ("true", "exactly", "totally", "indeed", "ha", "haha", "hahaha", "heh", "hehe")
+BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
+#: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh".
+_SPELLED = re.compile(
+    r"n?m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"
+)
+#: Words that are no backchannel which decide an interruption while the person still speaks.
+EARLY_WORDS = 4
+#: Phrases that interrupt whatever else is said with them.
+STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("shut", "up"))
+#: What Whisper writes for sounds that are not words: "(coughing)", "[laughs]", "*claps*".
+_ANNOTATION = re.compile(r"\([^)]*\)|\[[^\]]*\]|\*[^*]*\*|♪")
+#: What Whisper hallucinates on a short noise: not words the person said.
+NOISE_WORDS = frozenset({("you",), ("thank", "you"), ("bye",)})
+
+
+@dataclass(frozen=True)
+class OverlapSettings:
+    """How speech over an agent is decided.
+
+    Attributes:
+        decide: pause and decide (False: stop the agent at once, the behaviour before).
+        end_ms: silence after the overlap's speech that ends it: then its words decide.
+        max_ms: voiced overlap after which, undecided, it is an interruption (the person goes on
+            talking).
+        decode_every_ms: while the person speaks over the agent, the words so far are decoded
+            again after this much more voiced audio (a stop word or a non-backchannel word then
+            decides at once).
+        max_words: the most words a backchannel has.
+        max_decide_ms: an overlap still undecided this long after it began, by the clock or by
+            the audio heard (replayed faster than real time), is an interruption (a decode that
+            never comes back must not hold the agent paused; the overlap's audio stays bounded).
+    """
+
+    decide: bool = True
+    end_ms: int = 192
+    max_ms: int = 1200
+    decode_every_ms: int = 320
+    max_words: int = 3
+    max_decide_ms: int = 2500
+
+    def __post_init__(self) -> None:
+        if min(self.end_ms, self.max_ms, self.decode_every_ms) <= 0:
+            raise ValueError("need end_ms, max_ms and decode_every_ms > 0")
+        if self.max_words < 1 or self.max_decide_ms <= self.end_ms:
+            raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
+
+
+def heard_words(text: str | None) -> list[str]:
+    """The words of a decode, without Whisper's sound annotations or its noise hallucinations."""
+    said = words(_ANNOTATION.sub(" ", text or ""))
+    return [] if tuple(said) in NOISE_WORDS else said
+
+
+def is_backchannel(word: str) -> bool:
+    """Whether one normalised word is a backchannel's."""
+    return word in BACKCHANNELS or _SPELLED.fullmatch(word) is not None
+
+
+def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> OverlapKind | None:
+    """What an overlap whose decode says ``text`` is (None: not decided yet). ``ended``: the
+    person has stopped (``end_ms`` of silence), so a backchannel or a noise can be told.
+
+    While the person still speaks only a stop word, or four words that are no backchannel,
+    decide: a decode of a sound cut in half is often wrong words (piper's "Mm-hmm" came back
+    "in a" at half its length offline, "in a moment" at 320 ms in the benchmark, espeak's "and
+    momentum"), and the agent is paused meanwhile, so waiting costs the person nothing but the
+    stop decision's time."""
+    said = heard_words(text)
+    if _has_stop(said):
+        return "interruption"
+    others = [w for w in said if not is_backchannel(w)]
+    if len(others) >= (1 if ended else EARLY_WORDS) or len(said) > settings.max_words:
+        return "interruption"
+    if not ended:
+        return None
+    return "backchannel" if said else "noise"
+
+
+@dataclass(frozen=True)
+class OverlapDecode:
+    """Decode the overlap's audio so far (the driver answers :meth:`Overlap.heard` with
+    ``id``)."""
+
+    id: int
+    voiced_ms: int
+
+
+@dataclass(frozen=True)
+class OverlapDecision:
+    """What the overlap was, on which words, after how much voice and time."""
+
+    kind: OverlapKind
+    text: str
+    voiced_ms: int
+    #: ``words``, ``stop word``, ``length`` (max_ms), ``bound`` (max_decide_ms), ``no decode``.
+    why: str
+    decided_ms: int
+
+
+class Overlap:
+    """One stretch of the person's voice over a paused agent (see the module's docstring)."""
+
+    def __init__(self, settings: OverlapSettings, now: float, *, voiced_ms: int = 0) -> None:
+        self.settings = settings
+        self.began = now
+        #: Voiced audio heard in the overlap so far (the chunks that opened it count).
+        self.voiced_ms = voiced_ms
+        self.silence_ms = 0
+        self.heard_ms = 0  # audio heard since it opened, voiced or not
+        self.decision: OverlapDecision | None = None
+        self._next_id = 0
+        self._asked_at = -1  # voiced_ms when the last decode was asked for
+        self._pending: int | None = None  # the decode under way
+        self._text: str | None = None  # the newest decode's words
+        self._text_ms = -1  # voiced_ms that decode covered
+        self._failed = False  # the newest decode failed
+
+    @property
+    def open(self) -> bool:
+        """Undecided: the agent stays paused."""
+        return self.decision is None
+
+    def chunk(self, voiced: bool, ms: int, now: float) -> OverlapDecode | OverlapDecision | None:
+        """One VAD chunk of ``ms``: a decode to start, the decision, or nothing."""
+        if self.decision is not None:
+            return None
+        self.heard_ms += ms
+        if voiced:
+            self.voiced_ms += ms
+            self.silence_ms = 0
+        else:
+            self.silence_ms += ms
+        if self.voiced_ms >= self.settings.max_ms:
+            return self._decide("interruption", "length", now)
+        elapsed = max((now - self.began) * 1000, self.heard_ms)
+        if elapsed >= self.settings.max_decide_ms:
+            return self._decide("interruption", "bound", now)
+        if self._text_ms == self.voiced_ms and self.silence_ms >= self.settings.end_ms:
+            return self._judge(now)  # the last decode covers all the voice: decide on it
+        if self._pending is None and self._asked_at != self.voiced_ms:
+            stopped = not voiced  # the person paused: decode what they said
+            grown = self.voiced_ms - max(self._asked_at, 0) >= self.settings.decode_every_ms
+            if stopped or grown:
+                return self._ask()
+        return None
+
+    def heard(
+        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+    ) -> OverlapDecode | OverlapDecision | None:
+        """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
+        failed)."""
+        if self.decision is not None or decode_id != self._pending:
+            return None
+        self._pending = None
+        self._text, self._text_ms, self._failed = text, voiced_ms, text is None
+        if text is None:
+            return self._judge(now) if self.silence_ms >= self.settings.end_ms else None
+        early = classify(text, ended=False, settings=self.settings)
+        if early is not None:
+            why = "stop word" if _has_stop(heard_words(text)) else "words"
+            return self._decide(early, why, now)
+        if voiced_ms < self.voiced_ms:
+            return self._ask()  # the person said more meanwhile
+        if self.silence_ms >= self.settings.end_ms:
+            return self._judge(now)
+        return None
+
+    def _judge(self, now: float) -> OverlapDecision | None:
+        if self._failed:
+            # No words to go on: a short sound is let go, a long one is a person talking.
+            short = self.voiced_ms < self.settings.max_ms // 2
+            return self._decide("noise" if short else "interruption", "no decode", now)
+        kind = classify(self._text, ended=True, settings=self.settings)
+        return None if kind is None else self._decide(kind, "words", now)
+
+    def _ask(self) -> OverlapDecode:
+        self._next_id += 1
+        self._pending = self._next_id
+        self._asked_at = self.voiced_ms
+        return OverlapDecode(self._next_id, self.voiced_ms)
+
+    def _decide(self, kind: OverlapKind, why: str, now: float) -> OverlapDecision:
+        self.decision = OverlapDecision(
+            kind,
+            " ".join(heard_words(self._text)) if self._text else "",
+            self.voiced_ms,
+            why,
+            round((now - self.began) * 1000),
+        )
+        return self.decision
+
+
+def _has_stop(said: list[str]) -> bool:
+    return any(tuple(said[i : i + len(p)]) == p for p in STOP_PHRASES for i in range(len(said)))

@@ -1,0 +1,166 @@
+"""Speech over an agent, measured: :data:`gateway.testing.overlap.clips` played into a real
+``serve`` over the WebSocket while the parrot reads a long text (issue 38).
+
+Each clip is one trial (:func:`gateway.testing.overlap.talk_over`): a fresh page, the reply
+under way, the clip 1.5 s into it, then 3 s of silence (the echo trials send no clip: only the
+agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It prints:
+
+* **false stops**: backchannels, noises and echo that stopped the agent (or became a turn);
+* **missed interruptions**: meant interruptions that did not stop it;
+* **quiet**: from the clip's speech onset (as sent) to the page being told to hold its audio
+  (``paused``, or ``flush``), median and worst; the stop decision's time for interruptions;
+* **silent while resumed**: from the pause to the resume, for the trials that resumed;
+* each signal's share of the decisions (the serve log's ``overlap:`` lines: ``words``,
+  ``stop word``, ``length``, ``bound``, ``no decode``), and the decoding time per overlap
+  (one inference thread: about its CPU time), with the echo guard's CPU per check.
+
+Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
+already running; its log is then not read). Latency figures depend on the machine's load: the
+report prints ``uptime`` before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from gateway.audio.echo import EchoGuard, similarity
+from gateway.testing.overlap import Clip, OverlapTrial, clips, talk_over
+from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
+
+_DECISION = re.compile(
+    r"overlap: (\w+) by ([\w ]+) on '(.*)' after (\d+) ms of voice, (\d+) ms after it began, "
+    r"decodes (\d+) ms"
+)
+ECHO_LAGS_MS = (50, 150, 250)
+
+
+def run_trial(url: str, clip: Clip, index: int) -> OverlapTrial:
+    """One clip over the reply (the echo case: the agent's own audio, no clip)."""
+    if clip.kind == "echo":
+        db = float(clip.voice.split()[0])
+        lag = ECHO_LAGS_MS[index % len(ECHO_LAGS_MS)]
+        return asyncio.run(talk_over(url, clip.audio, echo_db=db, echo_lag_ms=lag))
+    return asyncio.run(talk_over(url, clip.audio))
+
+
+def _ms(values: list[float]) -> str:
+    if not values:
+        return "—"
+    values = sorted(v * 1000 for v in values)
+    return f"median {statistics.median(values):.0f} ms, worst {values[-1]:.0f} ms (n={len(values)})"
+
+
+def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
+    """The figures (see the module's docstring) as text."""
+    lines = []
+    not_meant = [(c, t) for c, t in results if c.kind != "interruption"]
+    meant = [(c, t) for c, t in results if c.kind == "interruption"]
+    false = [
+        (c, t) for c, t in not_meant if t.outcome() == "stopped" or t.flushed_at or t.transcripts
+    ]
+    missed = [(c, t) for c, t in meant if t.outcome() != "stopped"]
+    lines.append(f"trials: {len(results)} ({Counter(c.kind for c, _ in results)})")
+    lines.append(
+        f"false stops (backchannel, noise, echo): {len(false)}/{len(not_meant)} "
+        f"({100 * len(false) / max(1, len(not_meant)):.1f} %)"
+    )
+    for c, t in false:
+        lines.append(f"  {c.kind} {c.name!r} ({c.voice}): {t.outcome()} {t.why()} {t.transcripts}")
+    lines.append(f"missed interruptions: {len(missed)}/{len(meant)}")
+    for c, t in missed:
+        lines.append(f"  {c.name!r} ({c.voice}): {t.outcome()} {t.why()}")
+    by_kind: dict[str, Counter[str]] = {}
+    for c, t in results:
+        by_kind.setdefault(c.kind, Counter())[f"{t.outcome()}/{t.why()}"] += 1
+    for kind, outcomes in by_kind.items():
+        lines.append(f"  {kind}: {dict(outcomes)}")
+    quiet = [q for _, t in results if (q := t.quiet_at()) is not None and q >= 0]
+    lines.append(f"quiet after the speech onset (paused or flushed): {_ms(quiet)}")
+    lines.append(
+        "  interruptions: "
+        + _ms([q for _, t in meant if (q := t.quiet_at()) is not None and q >= 0])
+    )
+    lines.append(
+        "stop decided (flush) after the onset, interruptions: "
+        + _ms([t.flushed_at for _, t in meant if t.flushed_at is not None])
+    )
+    silent = [s for _, t in results if (s := t.silent_s()) is not None]
+    lines.append(f"silent while paused, then resumed: {_ms(silent)}")
+    over = [s for s in silent if s > 0.7]
+    lines.append(f"  resumed after more than 700 ms: {len(over)}/{len(silent)}")
+    lines.append(
+        "no pause at all: "
+        + str(Counter(c.kind for c, t in results if t.paused_at() is None and not t.flushed_at))
+    )
+    if log is not None and log.exists():
+        decisions = _DECISION.findall(log.read_text())
+        whys = Counter(f"{kind} by {why}" for kind, why, *_ in decisions)
+        lines.append(f"decisions in the serve log: {len(decisions)}")
+        for why, n in whys.most_common():
+            lines.append(f"  {why}: {n} ({100 * n / len(decisions):.0f} %)")
+        spent = [int(d[5]) for d in decisions if d[0] != "echo"]
+        if spent:
+            lines.append(
+                f"decoding per overlap: mean {statistics.mean(spent):.0f} ms, median "
+                f"{statistics.median(spent):.0f} ms (one inference thread: about its CPU time)"
+            )
+    lines.append(f"echo guard: {_guard_cpu_ms():.2f} CPU-ms per check (one per voiced chunk)")
+    return "\n".join(lines)
+
+
+def _guard_cpu_ms(checks: int = 200) -> float:
+    """CPU time of one echo check at the guard's sizes (192 ms against 992 ms, at 8 kHz)."""
+    guard = EchoGuard(24_000)
+    rng = np.random.default_rng(0)
+    mic = rng.standard_normal(guard.window)
+    reference = rng.standard_normal(int((guard.max_lag_s + guard.window_s) * 8000))
+    start = time.process_time()
+    for _ in range(checks):
+        similarity(mic, reference)
+    return (time.process_time() - start) * 1000 / checks
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``scripts/bench_interruptions.py``: run every clip, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a gateway's /ws already running (default: start one)")
+    parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
+    args = parser.parse_args(argv)
+    chosen = clips()
+    if args.limit:
+        seen: Counter[str] = Counter()
+        chosen = [c for c in chosen if (seen.update([c.kind]) or seen[c.kind]) <= args.limit]
+    print(f"load before: {_uptime()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
+        url = args.url or (served.ws if served else "")
+        results = []
+        try:
+            for i, clip in enumerate(chosen):
+                trial = run_trial(url, clip, i)
+                results.append((clip, trial))
+                print(
+                    f"{clip.kind:12} {clip.name!r:42} {clip.voice:8} -> {trial.outcome():8} "
+                    f"{trial.why() or '':12} quiet {trial.quiet_at()} silent {trial.silent_s()}",
+                    flush=True,
+                )
+        finally:
+            if served is not None:
+                served.stop()
+        print(f"load after: {_uptime()}")
+        print(report(results, None if served is None else served.log))
+    return 0

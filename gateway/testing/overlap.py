@@ -1,0 +1,292 @@
+"""Speech over an agent, played into a real ``serve`` over the WebSocket (tests and
+``scripts/bench_interruptions.py``).
+
+:func:`talk_over` is one trial: a page (``transport: ws``) asks the parrot to repeat a long text,
+and while the reply plays, a microphone sends 20 ms frames in real time — silence, the clip at
+``at_s`` into the reply, silence again — optionally with the agent's own audio coming back into
+it (``echo_db`` down, ``echo_lag_ms`` late, as a client without echo cancellation would). The
+client "plays" the agent's audio as the page does (a 60 ms prebuffer, held while paused, dropped
+on ``flush``), so the echo it makes is the echo a speaker would make. What came back is an
+:class:`OverlapTrial`: the ``playback`` messages, the flush, the transcript, and when each came
+relative to the clip's speech onset.
+
+:data:`CLIPS` is the set the benchmark plays, written before it ran: backchannels, noises and
+interruptions in three voices (piper, espeak-ng en-us, espeak-ng en-gb), and the echo case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE
+from gateway.testing.page import PARROT, Page
+from gateway.testing.speech import espeak_wav, piper_variant, trim
+
+#: What the parrot is asked to repeat: long enough to talk over (~14 s spoken).
+LONG_TEXT = (
+    "Once upon a time there was a little lighthouse keeper who counted every wave that reached "
+    "the rocks below his tower, and every evening he wrote the number in a big blue book, "
+    "until one stormy night the waves were too many to count and he fell asleep at his desk."
+)
+FRAME = SAMPLE_RATE // 50  # 20 ms at 16 kHz
+
+BACKCHANNELS = ("Mm-hmm.", "Yeah.", "Right.", "Okay.", "I see.", "Sure.", "Uh-huh.")
+INTERRUPTIONS = (
+    "Wait, stop.",
+    "Hold on.",
+    "No, that's wrong.",
+    "Stop.",
+    "What time is it?",
+    "Actually, tell me about the weather.",
+    "Can you repeat that?",
+)
+NOISES = ("cough", "clap", "typing", "door")
+VOICES = ("piper", "en-us", "en-gb")
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One thing said (or sounded) over the agent: ``kind`` is what it should be decided as
+    (``backchannel``, ``noise``, ``interruption``, ``echo``)."""
+
+    name: str
+    kind: str
+    voice: str
+    audio: np.ndarray = field(repr=False)
+
+
+def speech(text: str, voice: str) -> np.ndarray:
+    """``text`` at 16 kHz in ``voice`` (``piper``, or an espeak-ng voice), its silent ends
+    trimmed."""
+    pcm = piper_variant(text) if voice == "piper" else espeak_wav(text, voice=voice)
+    return trim(pcm)
+
+
+def sound(name: str, seed: int = 0) -> np.ndarray:
+    """A noise with no words, made here (no recordings): a cough (a 250 ms burst of shaped
+    noise), a clap (two sharp bursts), typing (ten clicks), a door (a low thump and a knock)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+
+    def burst(ms: int, level: float, smooth: int) -> np.ndarray:
+        n = SAMPLE_RATE * ms // 1000
+        x = np.convolve(rng.standard_normal(n), np.ones(smooth) / smooth, "same")
+        env = np.exp(-np.linspace(0, 6, n)) * np.minimum(1, np.linspace(0, 20, n))
+        return np.asarray(level * x * env / (np.abs(x).max() + 1e-9), np.float64)
+
+    gap = np.zeros(SAMPLE_RATE // 10)
+    if name == "cough":
+        out = np.concatenate([burst(250, 12000, 3), gap, burst(180, 9000, 3)])
+    elif name == "clap":
+        out = np.concatenate([burst(40, 20000, 1), gap, gap, burst(40, 20000, 1)])
+    elif name == "typing":
+        click = np.concatenate([burst(8, 9000, 1), np.zeros(SAMPLE_RATE * 110 // 1000)])
+        out = np.concatenate([click] * 10)
+    elif name == "door":
+        thump = 15000 * np.sin(2 * np.pi * 70 * t[:4000]) * np.exp(-np.linspace(0, 8, 4000))
+        out = np.concatenate([thump, gap, burst(60, 12000, 2)])
+    else:
+        raise ValueError(f"no sound {name!r}")
+    return np.asarray(np.clip(out, -32768, 32767), np.int16)
+
+
+def clips() -> list[Clip]:
+    """The benchmark's set: every backchannel and interruption in every voice (42), the four
+    noises twice (8), and the echo case in each voice's place (3): 53 trials."""
+    out = [
+        Clip(text, kind, voice, speech(text, voice))
+        for kind, texts in (("backchannel", BACKCHANNELS), ("interruption", INTERRUPTIONS))
+        for text in texts
+        for voice in VOICES
+    ]
+    out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (0, 1)]
+    out += [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in (-10, -18, -25)]
+    return out
+
+
+@dataclass
+class OverlapTrial:
+    """What one trial saw (times in seconds from the clip's speech onset, as sent)."""
+
+    playback: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    flushed_at: float | None = None
+    transcripts: list[str] = field(default_factory=list)
+    #: The reply's audio the client received after the clip was sent (resumed, or played on).
+    audio_after_s: float = 0.0
+    #: The reply's audio the client received after the agent was paused or stopped, s.
+    audio_while_quiet_s: float = 0.0
+
+    def outcome(self) -> str:
+        """``stopped``, ``resumed``, ``ignored`` (echo) or ``none`` (no pause at all)."""
+        final = [m["outcome"] for _, m in self.playback if m["outcome"] != "paused"]
+        return final[-1] if final else ("paused" if self.playback else "none")
+
+    def why(self) -> str | None:
+        decided = [m.get("why") for _, m in self.playback if m["outcome"] != "paused"]
+        return decided[-1] if decided else None
+
+    def paused_at(self) -> float | None:
+        times = [t for t, m in self.playback if m["outcome"] == "paused"]
+        return times[0] if times else None
+
+    def quiet_at(self) -> float | None:
+        """When the client was told to go quiet (paused or flushed), from the onset."""
+        times = [t for t in (self.paused_at(), self.flushed_at) if t is not None]
+        return min(times) if times else None
+
+    def silent_s(self) -> float | None:
+        """From the pause to the resume (how long a resumed agent was silent)."""
+        paused = self.paused_at()
+        resumed = [t for t, m in self.playback if m["outcome"] == "resumed"]
+        return None if paused is None or not resumed else resumed[0] - paused
+
+
+async def talk_over(
+    url: str,
+    clip: np.ndarray,
+    *,
+    at_s: float = 1.5,
+    after_s: float = 3.0,
+    echo_db: float | None = None,
+    echo_lag_ms: int = 150,
+) -> OverlapTrial:
+    """One trial against the gateway at ``url`` (its ``/ws``); see the module."""
+    page = await Page.open(url, transport="ws")
+    page.audio = bytearray()
+    trial = OverlapTrial()
+    try:
+        await _quiet(page)
+        since = len(page.events)
+        page.audio = bytearray()  # the greeting's audio is not what the speaker plays now
+        await page.send(raw_text(LONG_TEXT))
+        await page.wait_for(
+            lambda e: e["type"] == "state" and e["state"] == "speaking", since=since, timeout=60
+        )
+        rate = int(page.welcome["audio"]["outRate"])
+        await _play(page, trial, clip, rate, at_s, after_s, echo_db, echo_lag_ms, since)
+    finally:
+        await page.close()
+    return trial
+
+
+def raw_text(text: str) -> Any:
+    """A typed line to the parrot."""
+    from gateway.server.messages import SayText
+
+    return SayText(text, to=PARROT)
+
+
+async def _quiet(page: Page) -> None:
+    """Wait out the parrot's greeting, so the trial talks over the reply it asks for."""
+    greeting = await page.wait_for(lambda e: e["type"] == "utterance", timeout=60)
+    start = page.events.index(greeting)
+    try:
+        spoken = await page.wait_for(
+            lambda e: e["type"] == "state" and e["state"] == "speaking", since=start, timeout=10
+        )
+    except AssertionError:
+        return
+    await page.wait_for(
+        lambda e: e["type"] == "state" and e["state"] != "speaking",
+        since=page.events.index(spoken),
+        timeout=60,
+    )
+
+
+async def _play(
+    page: Page,
+    trial: OverlapTrial,
+    clip: np.ndarray,
+    rate: int,
+    at_s: float,
+    after_s: float,
+    echo_db: float | None,
+    echo_lag_ms: int,
+    since: int,
+) -> None:
+    """The microphone: 20 ms frames in real time; the client's speaker plays what came, as the
+    page does, and (with ``echo_db``) it leaks back into the microphone."""
+    out_frame = rate // 50
+    played: list[np.ndarray] = []  # what the speaker played, at 16 kHz, one frame per tick
+    buffer = np.zeros(0, np.int16)  # agent audio received, not yet played
+    taken = 0  # bytes of page.audio moved into the buffer
+    held = False
+    prebuffer = True
+    flushes = 0
+    lead = np.zeros(int(at_s * 50) * FRAME, np.int16)
+    tail = np.zeros(int(after_s * 50) * FRAME, np.int16)
+    mic = np.concatenate([lead, clip, tail])
+    onset_tick = len(lead) // FRAME + _first_voiced(clip) // FRAME
+    gain = 0.0 if echo_db is None else 10 ** (echo_db / 20)
+    lag = echo_lag_ms // 20
+    start = time.monotonic()
+    onset_wall = start + onset_tick * 0.02
+    seen = max(since, len(page.events))  # the typed line's own flush is not the trial's
+    for tick in range(len(mic) // FRAME):
+        await asyncio.sleep(max(0.0, start + tick * 0.02 - time.monotonic()))
+        assert page.audio is not None
+        # The page's messages so far: hold, resume and flush its playout as the page does.
+        for e in page.events[seen:]:
+            now = time.monotonic() - onset_wall
+            if e["type"] == "playback":
+                trial.playback.append((now, e))
+                if e["outcome"] == "paused":
+                    held = True
+                elif e["outcome"] == "resumed":
+                    held = False
+            elif e["type"] == "flush":
+                flushes += 1
+                trial.flushed_at = now if trial.flushed_at is None else trial.flushed_at
+                held = False
+                buffer = np.zeros(0, np.int16)
+                taken = len(page.audio)
+            elif e["type"] == "transcript" and not e.get("typed"):
+                trial.transcripts.append(e["text"])
+        seen = len(page.events)
+        fresh = bytes(page.audio[taken:])
+        taken += len(fresh) // 2 * 2
+        if fresh:
+            buffer = np.concatenate([buffer, np.frombuffer(fresh[: len(fresh) // 2 * 2], np.int16)])
+        prebuffer = prebuffer and len(buffer) < 3 * out_frame
+        if held or prebuffer or len(buffer) < out_frame:
+            speaker = np.zeros(out_frame, np.int16)
+            prebuffer = prebuffer or (not held and len(buffer) < out_frame)
+        else:
+            speaker, buffer = buffer[:out_frame], buffer[out_frame:]
+        if tick >= onset_tick and speaker.any():
+            trial.audio_after_s += 0.02
+            # Paused, or stopped and the person's turn not yet answered (its reply is new).
+            if held or (trial.flushed_at is not None and not trial.transcripts):
+                trial.audio_while_quiet_s += 0.02
+        played.append(_to_16k(speaker, rate))
+        frame = mic[tick * FRAME : (tick + 1) * FRAME].astype(np.float64)
+        if gain and len(played) > lag:
+            frame = frame + gain * played[-1 - lag]
+        await page.ws.send(np.clip(frame, -32768, 32767).astype("<i2").tobytes())
+    # What came after the last frame (a transcript takes its time).
+    await asyncio.sleep(1.5)
+    for e in page.events[seen:]:
+        now = time.monotonic() - onset_wall
+        if e["type"] == "playback":
+            trial.playback.append((now, e))
+        elif e["type"] == "flush" and trial.flushed_at is None:
+            trial.flushed_at = now
+        elif e["type"] == "transcript" and not e.get("typed"):
+            trial.transcripts.append(e["text"])
+
+
+def _first_voiced(clip: np.ndarray) -> int:
+    loud = np.flatnonzero(np.abs(clip) > 500)
+    return int(loud[0]) if len(loud) else 0
+
+
+def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
+    if rate == SAMPLE_RATE:
+        return pcm.astype(np.float64)
+    n = len(pcm) * SAMPLE_RATE // rate
+    return np.asarray(np.interp(np.arange(n) * rate / SAMPLE_RATE, np.arange(len(pcm)), pcm))

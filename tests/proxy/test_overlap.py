@@ -1,0 +1,316 @@
+"""Speech over an agent, decided sans I/O: recorded words, VAD chunks and a fake clock; no model.
+
+The overlap unit alone (gateway/proxy/overlap.py), then the turn-taker that pauses, resumes and
+stops the agent with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gateway.proxy.overlap import (
+    Overlap,
+    OverlapDecision,
+    OverlapDecode,
+    OverlapSettings,
+    classify,
+    heard_words,
+)
+from gateway.proxy.session import SessionSettings
+from gateway.proxy.turns import (
+    EndTurn,
+    OverlapDecided,
+    PausePlayback,
+    ResumePlayback,
+    StartDecode,
+    StartOverlapDecode,
+    StateChanged,
+    StopPlayback,
+    TurnRule,
+    TurnTaker,
+)
+from gateway.voice.vad import CHUNK_SAMPLES
+
+S = OverlapSettings()
+CHUNK_S = CHUNK_SAMPLES / 16_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Mm-hmm.", "Yeah.", "Right.", "Okay.", "I see.", "Sure.", "Uh-huh.", "Yeah, yeah.", "Ha ha."],
+)
+def test_backchannels_once_the_person_stopped(text):
+    assert classify(text, ended=True, settings=S) == "backchannel"
+    assert classify(text, ended=False, settings=S) is None, "they may go on"
+
+
+@pytest.mark.parametrize(
+    "text", ["Wait, stop.", "Stop.", "No.", "Hold on.", "Yeah, but no.", "Okay, wait."]
+)
+def test_stop_words_interrupt_at_once(text):
+    assert classify(text, ended=False, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize(
+    "text", ["What about Tuesday then?", "Actually, tell me more", "Yeah, what time is it"]
+)
+def test_other_words_interrupt_at_once(text):
+    assert classify(text, ended=False, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize("text", ["Actually", "I'm", "in a moment", "and momentum."])
+def test_up_to_three_other_words_interrupt_once_the_person_stopped(text):
+    """A sound cut in half decodes as wrong words: up to three wait for the end of the voice."""
+    assert classify(text, ended=False, settings=S) is None
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize("text", ["MMM.", "NMM.", "Mhmm.", "Hahaha.", "Uhhh.", "Okay.", "Mm."])
+def test_backchannels_as_whisper_spells_them(text):
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+def test_more_than_max_words_of_backchannel_interrupt():
+    assert classify("Yeah yeah okay right sure", ended=True, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "  ", "(coughing)", "[clapping]", "*laughs*", "you", "Thank you."]
+)
+def test_no_words_is_a_noise(text):
+    assert heard_words(text) == []
+    assert classify(text, ended=True, settings=S) == "noise"
+
+
+def feed(o: Overlap, ms: int, voiced: bool, now: float) -> tuple[list, float]:
+    out = []
+    for _ in range(ms // 32):
+        step = o.chunk(voiced, 32, now)
+        now += 0.032
+        if step is not None:
+            out.append(step)
+    return out, now
+
+
+def test_a_backchannel_is_decided_at_end_ms_of_silence_on_a_decode_of_all_the_voice():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, 192, True, 0.0)
+    assert steps == [], "under decode_every_ms: no decode yet"
+    steps, now = feed(o, 32, False, now)
+    [ask] = steps
+    assert isinstance(ask, OverlapDecode) and ask.voiced_ms == 288
+    assert o.heard(ask.id, "Yeah.", ask.voiced_ms, now) is None, "not yet end_ms of silence"
+    steps, now = feed(o, 160, False, now)
+    [d] = steps
+    assert isinstance(d, OverlapDecision) and (d.kind, d.text) == ("backchannel", "yeah")
+    assert not o.open
+
+
+def test_a_decode_that_comes_late_decides_when_it_comes():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    _, now = feed(o, 160, True, 0.0)
+    [ask], now = feed(o, 320, False, now)
+    d = o.heard(ask.id, "", ask.voiced_ms, now)
+    assert isinstance(d, OverlapDecision) and d.kind == "noise"
+
+
+def test_words_spoken_after_a_decode_are_decoded_too():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    _, now = feed(o, 96, True, 0.0)
+    [ask], now = feed(o, 32, False, now)
+    feed(o, 96, True, now)  # more voice while the decode ran
+    again = o.heard(ask.id, "Okay.", ask.voiced_ms, now)
+    assert isinstance(again, OverlapDecode) and again.voiced_ms > ask.voiced_ms
+
+
+def test_a_stop_word_decides_while_the_person_still_speaks():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, 256, True, 0.0)
+    [ask] = steps
+    assert ask.voiced_ms >= S.decode_every_ms, "decoded while speaking"
+    d = o.heard(ask.id, "Wait,", ask.voiced_ms, now)
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "stop word")
+
+
+def test_a_long_overlap_with_no_decision_is_an_interruption():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, _ = feed(o, S.max_ms, True, 0.0)  # every decode left unanswered
+    d = steps[-1]
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "length")
+
+
+def test_an_unanswered_decode_is_bounded():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    _, now = feed(o, 64, True, 0.0)
+    steps, _ = feed(o, S.max_decide_ms + 64, False, now)
+    d = steps[-1]
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "bound")
+
+
+def test_a_failed_decode_lets_a_short_sound_go():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    [ask], now = feed(o, 224, False, 0.0)
+    d = o.heard(ask.id, None, ask.voiced_ms, now)
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("noise", "no decode")
+
+
+# ------------------------------------------------------------------ the turn-taker
+
+
+class Driver:
+    """Feeds a turn-taker while an agent is audible; answers overlap decodes with given words."""
+
+    def __init__(self, **settings) -> None:
+        settings.setdefault("partial_interval_ms", 0)
+        settings.setdefault("turn_rule", TurnRule())
+        self.turns = TurnTaker(SessionSettings(**settings))
+        self.turns.playing(True, 0.0)
+        self.now = 100.0
+        self.actions: list = []
+        self.audible = True
+
+    def run(self, ms: int, p: float, *, echo: bool = False, words: str | None = None) -> list:
+        out: list = []
+        for _ in range(round(ms / 32)):
+            chunk = np.full(CHUNK_SAMPLES, p, np.float32)
+            got = self.turns.hear(chunk, p, self.now, agent_audible=self.audible, echo=echo)
+            for a in got:
+                if isinstance(a, StartOverlapDecode) and words is not None:
+                    got += self.turns.overlap_heard(a.id, words, a.voiced_ms, self.now)
+            out += got
+            self.now += CHUNK_S
+        self.actions += out
+        return out
+
+    def of(self, kind: type, actions: list | None = None) -> list:
+        return [a for a in (self.actions if actions is None else actions) if isinstance(a, kind)]
+
+
+def test_a_backchannel_pauses_then_resumes_and_is_no_turn():
+    d = Driver()
+    out = d.run(96, 0.9, words="Yeah.")
+    assert d.of(PausePlayback, out) and not d.of(StopPlayback, out), "paused at barge_in_ms"
+    d.run(320, 0.9, words="Yeah.")
+    d.run(320, 0.0, words="Yeah.")
+    [decided] = d.of(OverlapDecided)
+    assert decided.decision.kind == "backchannel"
+    assert d.of(ResumePlayback) and not d.of(StopPlayback)
+    assert d.turns.state == "speaking" and not d.turns.active
+    d.run(2000, 0.0)
+    assert not d.of(EndTurn), "nothing goes to the floor"
+    assert d.turns.overlaps == {"backchannel": 1}
+
+
+def test_a_noise_resumes():
+    d = Driver()
+    d.run(192, 0.9, words="")
+    d.run(320, 0.0, words="")
+    [decided] = d.of(OverlapDecided)
+    assert decided.decision.kind == "noise" and d.of(ResumePlayback)
+    d.run(2000, 0.0)
+    assert not d.of(EndTurn)
+
+
+def test_an_interruption_stops_and_its_words_are_the_next_turn():
+    d = Driver()
+    d.run(640, 0.9, words="Wait, stop.")
+    [decided] = d.of(OverlapDecided)
+    assert decided.decision.kind == "interruption"
+    assert d.of(StopPlayback) and not d.of(ResumePlayback)
+    d.turns.playing(False, d.now)  # the stop reached the playout
+    d.audible = False
+    d.run(160, 0.0)
+    [decode] = d.of(StartDecode)
+    d.run(800, 0.0)
+    [end] = d.of(EndTurn)
+    assert end.utterance.voiced_end - end.utterance.start >= 640 * 16 - 2 * CHUNK_SAMPLES
+    assert decode.id is not None
+
+
+def test_an_interruption_decided_in_a_pause_starts_the_turns_decode():
+    d = Driver()
+    d.run(320, 0.9)  # a decode asked, left unanswered
+    d.run(96, 0.0)  # a pause: the endpointer's SpeechPaused comes while undecided
+    assert not d.of(StartDecode), "no turn decode while the overlap is undecided"
+    [ask] = d.of(StartOverlapDecode)[-1:]
+    d.actions += d.turns.overlap_heard(ask.id, "Hold on.", ask.voiced_ms, d.now)
+    assert d.of(StopPlayback) and d.of(StartDecode)
+
+
+def test_the_agents_echo_neither_pauses_nor_becomes_a_turn():
+    d = Driver()
+    out = d.run(3000, 0.9, echo=True)
+    assert not d.of(PausePlayback, out) and not d.of(StopPlayback, out)
+    [decided] = d.of(OverlapDecided, out)  # told once per playback
+    assert decided.decision.kind == "echo"
+    d.audible = False
+    d.turns.playing(False, d.now)
+    d.run(1000, 0.0)
+    assert not d.of(EndTurn) and not d.turns.active
+
+
+def test_decide_off_stops_at_once_as_before():
+    from gateway.proxy.overlap import OverlapSettings
+
+    d = Driver(overlap=OverlapSettings(decide=False))
+    out = d.run(96, 0.9)
+    assert d.of(StopPlayback, out) and not d.of(PausePlayback, out)
+
+
+def test_the_agent_stopping_otherwise_leaves_the_speech_a_turn():
+    d = Driver()
+    d.run(192, 0.9)
+    d.audible = False
+    d.turns.playing(False, d.now)
+    d.run(400, 0.9)
+    d.run(800, 0.0)
+    assert d.of(EndTurn), "an ordinary turn"
+    assert not d.of(ResumePlayback)
+    assert [a for a in d.actions if isinstance(a, StateChanged)]
+
+
+# ------------------------------------------------------------------ what was heard of a reply
+
+
+def _speaker():
+    from gateway.proxy.speaking import Speaker
+
+    return Speaker(
+        SessionSettings(out_rate=16_000),
+        synthesizer=None,
+        voices=None,
+        fetch=None,
+        user_uri="tag:user",
+        manager_uri="tag:manager",
+        emit=None,
+        on_playing=lambda speaking: None,
+    )
+
+
+def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
+    speaker = _speaker()
+    text = "one two three four five six seven eight nine ten"
+    speaker._first_put("de:1", text)
+    speaker.playout.queued += 100  # 2 s of it made, all of it
+    speaker._ends["de:1"] = speaker.playout.queued
+    speaker.playout.released = 30  # 600 ms played
+    reply, played = speaker.playing_now()
+    assert (reply, played) == ("de:1", 600)
+    assert speaker.heard_text(reply, played) == "one two three"
+    assert speaker.heard_text(reply, 0) == ""
+    assert speaker.heard_text(reply, 5000) == text
+
+
+def test_what_was_heard_of_a_reply_still_being_made_goes_at_pipers_pace():
+    speaker = _speaker()
+    speaker._first_put("de:2", " ".join(["word"] * 40))
+    assert len(speaker.heard_text("de:2", 2000).split()) == 5  # 2 s at 2.7 words a second
+    assert speaker.heard_text("de:unknown", 2000) == ""
+
+
+def test_audio_replayed_faster_than_real_time_is_bounded_too():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps = [o.chunk(False, 32, 0.0) for _ in range(S.max_decide_ms // 32 + 1)]  # clock still
+    d = [s for s in steps if isinstance(s, OverlapDecision)]
+    assert d and (d[0].kind, d[0].why) == ("interruption", "bound")

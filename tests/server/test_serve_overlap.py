@@ -1,0 +1,50 @@
+"""Speech over an agent against a real ``serve``: a WebSocket client plays clips over the
+parrot's long reply in real time (gateway/testing/overlap.py).
+
+Clear cases only (a one-word backchannel, a stop phrase, the agent's own voice 15 dB down): the
+decisions are asserted, never their timings (those are scripts/bench_interruptions.py's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from gateway.testing.overlap import LONG_TEXT, speech, talk_over
+from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
+from gateway.testing.speech import normalise
+
+
+@pytest.fixture(scope="module")
+def gateway(served_gateway: Callable[..., Served]) -> Served:
+    return served_gateway("overlap", *PARROT_ON_LOOPBACK)
+
+
+async def test_a_backchannel_pauses_the_agent_which_resumes_and_nothing_is_a_turn(gateway):
+    trial = await talk_over(gateway.ws, speech("Yeah.", "piper"))
+    assert trial.paused_at() is not None, trial
+    assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+    # That the reply then plays to its end is tests/web/test_overlap_page.py's (here its next
+    # sentence may still be being made when the trial ends, on a busy machine).
+
+
+async def test_a_meant_interruption_stops_the_agent_and_is_the_next_turn(gateway):
+    trial = await talk_over(gateway.ws, speech("Wait, stop.", "piper"))
+    assert (trial.outcome(), trial.why()) == ("stopped", "interruption"), trial.playback
+    assert trial.flushed_at is not None
+    assert trial.paused_at() is not None and trial.paused_at() <= trial.flushed_at
+    [said] = trial.transcripts
+    assert {"wait", "stop"} & set(normalise(said)), said
+    # What of the reply the person heard by the stop: its first words, as many as played.
+    [stopped] = [m for _, m in trial.playback if m["outcome"] == "stopped"]
+    assert stopped["playedMs"] > 0
+    heard = normalise(stopped["said"])
+    assert heard and heard == normalise(f"You said: {LONG_TEXT}")[: len(heard)], stopped
+
+
+async def test_the_agents_own_echo_neither_interrupts_it_nor_becomes_a_turn(gateway):
+    trial = await talk_over(gateway.ws, np.zeros(0, np.int16), echo_db=-15, echo_lag_ms=150)
+    assert trial.outcome() in ("ignored", "none"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == []
