@@ -53,7 +53,7 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     └── SpeechError                    speech or audio that cannot be read or made
         ├── AudioDecodeError           + ValueError  [render.decode]
         ├── DecodeAbandoned            a decode stopped part-way: its caller stopped waiting
-        │                              (speech resumed)  [voice.stt]
+        │                              (speech resumed)  [voice.whisper_engine]
         ├── EventTooLarge              a Wyoming client's event claims over 1 MB
         │                              [speech.server]
         ├── SpeechServiceDown          a speech service cannot be reached or stopped

@@ -9,9 +9,10 @@ from gateway.errors import ConfigError
 
 def stt_language(text: str) -> str:
     """``--stt-language``: a language code Whisper knows, checked when the option is given."""
-    # Imported here, not above: gateway.voice.stt loads faster-whisper and CTranslate2 (0.3 s on
-    # the 2-core machine), which a command line that does not name a language must not pay.
-    from gateway.voice.stt import check_language
+    # Imported here, not above: gateway.voice.whisper_engine loads faster-whisper and
+    # CTranslate2 (0.3 s on the 2-core machine), which a command line that does not name a
+    # language must not pay.
+    from gateway.voice.whisper_engine import check_language
 
     try:
         check_language(text)

@@ -58,32 +58,36 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from enum import IntEnum
-from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 import ctranslate2
 import numpy as np
-from faster_whisper import WhisperModel
-from faster_whisper.tokenizer import _LANGUAGE_CODES, Tokenizer
+from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens, merge_punctuations
 
 from gateway.audio import SAMPLE_RATE, pcm16_to_float
 from gateway.catalogue import DEFAULT_STT_MODEL, whisper_model_path
-from gateway.errors import Busy, ConfigError, SpeechError
-from gateway.voice.words import words
-from gateway.workers import PoolFull, PriorityPool, Started, model_threads
+from gateway.errors import Busy, ConfigError
+from gateway.voice.decode_queue import Priority
+from gateway.voice.whisper_checks import (
+    loop_start,
+    needs_full_window,
+    repeats_itself,
+    restart_at,
+    words_key,
+)
+from gateway.voice.whisper_engine import (
+    FULL_FRAMES,
+    HOP,
+    Flag,
+    check_abandoned,
+    check_language,
+    fitted_frames,
+    shared_engine,
+)
+from gateway.workers import PoolFull, model_threads
 
-_HOP = 160  # samples per mel frame
-_FULL_FRAMES = 3000  # Whisper's 30 s window
-#: Fitted windows come in steps of 0.5 s. CTranslate2's oneDNN convolutions compile and cache
-#: kernels for every input length they meet and keep them (up to 1024 cached primitives): 60
-#: new lengths grew the process by 63 MB, so lengths to the frame made it grow with every new
-#: clip length heard. In steps, a 4–14 s window has 20 lengths. The extra padding (0.25 s on
-#: average) is ~1 ms of a ~30 ms encoder pass.
-WINDOW_STEP_FRAMES = 50
 _MAX_SECONDS = 30.0
 R = TypeVar("R")
 # faster-whisper's defaults for gluing punctuation onto words.
@@ -253,86 +257,6 @@ class TranscriberBusy(Busy):
     model is busy); try later or raise the setting."""
 
 
-class Priority(IntEnum):
-    """Which decodes go first when the model is busy (lower first)."""
-
-    FINAL = 0  # what a person said: someone waits for the answer
-    PARTIAL = 1  # live captions: skipped under load
-
-
-class _Scheduler:
-    """The model's :class:`~gateway.workers.PriorityPool`, keyed by :class:`Priority`, with the
-    queue-wait figures the transcriber adapts to (see the module docstring).
-
-    A job's future resolves to ``(result, seconds it waited)``. Final transcriptions are bounded
-    by ``max_pending``; partial ones are submitted ``idle_only``, so they never queue.
-    """
-
-    #: How quickly the queue-wait average follows new finals (weight of the newest).
-    _SMOOTHING = 0.3
-    #: Seconds without a final after which the average no longer describes the queue.
-    _STALE_S = 10.0
-
-    def __init__(self, workers: int, max_pending: int) -> None:
-        self._lock = threading.Lock()
-        self._final_wait_s = 0.0  # moving average of finals' queue waits
-        self._final_at = 0.0  # when the last final started (monotonic)
-        self._pool = PriorityPool(workers, max_pending, name="stt", on_start=self._started)
-
-    def submit(self, priority: Priority, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        """Queue ``fn(*args)``; raises :class:`TranscriberBusy` when it may not wait."""
-        partial = priority is Priority.PARTIAL
-        try:
-            return self._pool.submit(priority, self._timed, fn, *args, idle_only=partial)
-        except PoolFull:
-            if partial:
-                raise TranscriberBusy("the model is busy; partial transcript skipped") from None
-            raise TranscriberBusy(
-                "speech-to-text is saturated: too many transcriptions pending "
-                "(raise SttSettings.max_pending or add cores)"
-            ) from None
-
-    def _timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-        started = self._pool.current
-        return fn(*args), started.waited_s if started else 0.0
-
-    def _started(self, job: Started) -> None:
-        if job.key == Priority.FINAL:
-            with self._lock:
-                self._final_wait_s += self._SMOOTHING * (job.waited_s - self._final_wait_s)
-                self._final_at = time.monotonic()
-
-    @property
-    def pending(self) -> int:
-        """Decodes admitted and not finished (finals and partials)."""
-        return self._pool.pending
-
-    @property
-    def partials_skipped(self) -> int:
-        """Partial transcripts refused because the model was busy."""
-        return self._pool.skipped
-
-    @property
-    def final_wait_s(self) -> float:
-        """Moving average of finals' queue waits; 0 once no final started for
-        :attr:`_STALE_S` (a quiet model is not behind, whatever its last figures said)."""
-        if time.monotonic() - self._final_at > self._STALE_S:
-            return 0.0
-        return self._final_wait_s
-
-    @property
-    def late_start_s(self) -> float:
-        """How long the final running on the calling worker thread waited behind other finals
-        (0 when it found none ahead: a wait for one person's own partial is not load)."""
-        job = self._pool.current
-        return job.waited_s if job is not None and job.behind else 0.0
-
-    @property
-    def waiting(self) -> int:
-        """Decodes queued and not yet started."""
-        return self._pool.waiting
-
-
 @dataclass(frozen=True)
 class _Decoded:
     text: str
@@ -344,168 +268,9 @@ class _Decoded:
     looped: bool = False
 
 
-#: Set when nobody waits for a decode any more (see :meth:`Transcriber._run_timed`).
-_Flag = threading.Event
-
-
-class DecodeAbandoned(SpeechError):
-    """A decode stopped between stages: its caller no longer waits for it (nobody sees this
-    error: the caller was cancelled, and the worker is free for the next decode)."""
-
-
-def _check(abandon: _Flag | None, engine: _Engine) -> None:
-    """Stop here if the decode's caller has stopped waiting."""
-    if abandon is not None and abandon.is_set():
-        engine.abandoned += 1  # read by monitoring and tests; a lost update is harmless
-        raise DecodeAbandoned
-
-
-class _Engine:
-    """A loaded model, its tokenizers and its scheduler; one per process."""
-
-    def __init__(self, path: Path, settings: SttSettings) -> None:
-        self.model = WhisperModel(
-            str(path),
-            device="cpu",
-            compute_type=settings.compute_type,
-            cpu_threads=settings.cpu_threads,
-        )
-        self.whisper: ctranslate2.models.Whisper = self.model.model
-        self.scheduler = _Scheduler(settings.workers, settings.max_pending)
-        self._lock = threading.Lock()
-        self._tokenizers: dict[str, Tokenizer] = {}
-        self.full_window_retries = 0
-        self.abandoned = 0
-
-    def tokenizer(self, language: str) -> Tokenizer:
-        with self._lock:
-            if language not in self._tokenizers:
-                self._tokenizers[language] = Tokenizer(
-                    self.model.hf_tokenizer,
-                    self.whisper.is_multilingual,
-                    task="transcribe",
-                    language=language,
-                )
-            return self._tokenizers[language]
-
-
-def check_language(language: str | None) -> None:
-    """Raise :class:`ConfigError` unless ``language`` is None or a code Whisper knows."""
-    if language is not None and language not in _LANGUAGE_CODES:
-        raise ConfigError(
-            f"Whisper has no language {language!r}: give its code, e.g. en, de, fr, es "
-            f"({len(_LANGUAGE_CODES)} known)"
-        )
-
-
-@functools.cache
-def _engine(path: Path, settings: SttSettings) -> _Engine:
-    return _Engine(path, settings)
-
-
-def _engine_key(settings: SttSettings) -> SttSettings:
-    """Settings that change decoding only are stripped so they share one loaded model."""
-    return SttSettings(
-        model=settings.model,
-        compute_type=settings.compute_type,
-        cpu_threads=settings.cpu_threads,
-        workers=settings.workers,
-        max_pending=settings.max_pending,
-    )
-
-
-def fitted_frames(samples: int, padding_s: float) -> int:
-    """Mel frames for a clip of ``samples`` plus at least ``padding_s`` of silence, rounded up
-    to a multiple of :data:`WINDOW_STEP_FRAMES` (so even, as the encoder halves it), ≤ 3000."""
-    frames = -(-(samples + round(padding_s * SAMPLE_RATE)) // _HOP)
-    return min(_FULL_FRAMES, -(-frames // WINDOW_STEP_FRAMES) * WINDOW_STEP_FRAMES)
-
-
-def _words_key(text: str) -> tuple[str, ...]:
-    return tuple(words(text))
-
-
-def repeats_itself(text: str, n: int = 3) -> bool:
-    """True when some run of ``n`` words occurs twice: Whisper's loop on a short window ("...
-    to the airport? How long does"). Real speech rarely repeats three words in one utterance,
-    and when it does the price is one extra decode, not a wrong transcript.
-    """
-    words = _words_key(text)
-    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
-    return len(grams) != len(set(grams))
-
-
-def loop_start(words: list[str], n: int = 3) -> int | None:
-    """Index of the word where a repeated run of ``n`` words first comes back, or None.
-
-    "How far is the moon? How far is" → 4: the text before it is the sentence once.
-    """
-    keys = [tuple(_words_key(w)) for w in words]
-    seen: dict[tuple[tuple[str, ...], ...], int] = {}
-    for i in range(len(keys) - n + 1):
-        gram = tuple(keys[i : i + n])
-        if not all(gram):
-            continue  # punctuation-only "words" do not make a repetition
-        if gram in seen:
-            return i
-        seen[gram] = i
-    return None
-
-
-def restart_at(words: list[str]) -> int | None:
-    """Index of the word where Whisper began the utterance again after a sentence end, when
-    everything from there on repeats its opening words ("Tell me a fun fact about octopuses.
-    Tell me" → 7; "No. No." → 1; "Stop. Stop. Stop." → 1), or None.
-
-    Measured in ``scripts/bench_turns.py``: with silence after the speech Whisper often starts
-    over in it, too briefly for :func:`loop_start`'s three words. The restart then decides the
-    turn: "… Tell me" reads as unfinished, and a complete request waited 900 ms for nothing.
-    Someone who says "Stop. Stop." loses the second "Stop." — the same request; a new sentence
-    that only begins like the first ("Call mom. Call dad.") is kept.
-    """
-    keys = [_words_key(w) for w in words]
-    ends = [i for i, w in enumerate(words) if w.strip().endswith((".", "!", "?"))]
-    for end in ends:
-        opening = [k for key in keys[: end + 1] for k in key]
-        pieces: list[list[str]] = [[]]
-        for i in range(end + 1, len(words)):
-            pieces[-1] += keys[i]
-            if i in ends and pieces[-1]:
-                pieces.append([])
-        pieces = [piece for piece in pieces if piece]
-        if pieces and opening and all(piece == opening[: len(piece)] for piece in pieces):
-            return end + 1
-    return None
-
-
 #: A final transcript that waited longer than this for the model is decoded with
 #: ``busy_beam_size``: its listener is already waiting longer than they should.
 _LATE_START_S = 0.05
-
-#: No spoken word lasts longer than this; a longer one in Whisper's word timings is a sign of
-#: speech left out (see :func:`needs_full_window`).
-MAX_WORD_S = 1.2
-
-
-def needs_full_window(
-    text: str, words: tuple[Word, ...], *, speech_end_s: float, tolerance_s: float
-) -> bool:
-    """Whether a fitted-window result looks wrong and the full window should decode again.
-
-    Wrong means: nothing heard although there is speech; the last word ends more than
-    ``tolerance_s`` before the speech does (Whisper stopped after the first sentence); a word
-    lasts longer than :data:`MAX_WORD_S` (Whisper stopped early and the alignment stretched its
-    last word over the speech it left out — "I would like to go to the" for a clip that goes
-    on "…train station", with "the" 2 s long); or the text repeats itself (Whisper looping
-    until its token budget runs out).
-    """
-    if repeats_itself(text):
-        return True
-    if not words:
-        return speech_end_s > tolerance_s
-    if any(w.end - w.start > MAX_WORD_S for w in words):
-        return True
-    return words[-1].end < speech_end_s - tolerance_s
 
 
 class Transcriber:
@@ -518,7 +283,13 @@ class Transcriber:
     def __init__(self, settings: SttSettings | None = None) -> None:
         self.settings = settings or SttSettings()
         check_language(self.settings.language)
-        self._engine = _engine(whisper_model_path(self.settings.model), _engine_key(self.settings))
+        self._engine = shared_engine(
+            whisper_model_path(self.settings.model),
+            compute_type=self.settings.compute_type,
+            cpu_threads=self.settings.cpu_threads,
+            workers=self.settings.workers,
+            max_pending=self.settings.max_pending,
+        )
         if self.settings.language not in (None, "en") and not self._engine.whisper.is_multilingual:
             raise ConfigError(
                 f"the speech model {self.settings.model!r} hears English only, not "
@@ -533,18 +304,18 @@ class Transcriber:
     @property
     def pending(self) -> int:
         """Transcriptions admitted and not yet finished, across all sharers of the model."""
-        return self._engine.scheduler.pending
+        return self._engine.queue.pending
 
     @property
     def queue_wait_s(self) -> float:
         """Moving average of how long final transcriptions waited for the model lately:
         above a fraction of a second, the process has more speech than it can keep up with."""
-        return self._engine.scheduler.final_wait_s
+        return self._engine.queue.final_wait_s
 
     @property
     def partials_skipped(self) -> int:
         """Partial transcripts skipped because the model was busy, since the process started."""
-        return self._engine.scheduler.partials_skipped
+        return self._engine.queue.partials_skipped
 
     @property
     def full_window_retries(self) -> int:
@@ -618,7 +389,15 @@ class Transcriber:
         is set when the caller stops waiting: ``fn`` checks it between stages."""
         abandon = threading.Event()
         job = functools.partial(fn, abandon=abandon)
-        future = self._engine.scheduler.submit(priority, job, *args)
+        try:
+            future = self._engine.queue.submit(priority, job, *args)
+        except PoolFull:
+            if priority is Priority.PARTIAL:
+                raise TranscriberBusy("the model is busy; partial transcript skipped") from None
+            raise TranscriberBusy(
+                "speech-to-text is saturated: too many transcriptions pending "
+                "(raise SttSettings.max_pending or add cores)"
+            ) from None
         try:
             # Cancelling the awaiting task cancels the future: a queued decode leaves the queue.
             return await asyncio.wrap_future(future)
@@ -627,12 +406,12 @@ class Transcriber:
             raise
 
     def _decode_full(
-        self, clip: np.ndarray, prompt: str | None = None, abandon: _Flag | None = None
+        self, clip: np.ndarray, prompt: str | None = None, abandon: Flag | None = None
     ) -> Transcript:
         started = time.perf_counter()
         beam = self._final_beam()
         decoded, language = self._decode(
-            clip, _FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
+            clip, FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
         )
         return self._transcript(decoded, language, clip, "full", False, started, beam)
 
@@ -641,14 +420,14 @@ class Transcriber:
         clip: np.ndarray,
         speech_end_s: float,
         prompt: str | None = None,
-        abandon: _Flag | None = None,
+        abandon: Flag | None = None,
     ) -> Transcript:
         started = time.perf_counter()
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
         beam = self._final_beam()
         decoded, language = self._decode(clip, frames, beam=beam, prompt=prompt, abandon=abandon)
-        _check(abandon, self._engine)
-        if frames < _FULL_FRAMES and (
+        check_abandoned(abandon, self._engine)
+        if frames < FULL_FRAMES and (
             decoded.looped
             or needs_full_window(
                 decoded.text,
@@ -659,12 +438,12 @@ class Transcriber:
         ):
             self._engine.full_window_retries += 1  # read by monitoring; a lost update is harmless
             decoded, language = self._decode(
-                clip, _FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
+                clip, FULL_FRAMES, beam=beam, prompt=prompt, abandon=abandon
             )
             return self._transcript(decoded, language, clip, "full", True, started, beam)
         return self._transcript(decoded, language, clip, "fitted", False, started, beam)
 
-    def _decode_partial(self, clip: np.ndarray, abandon: _Flag | None = None) -> str:
+    def _decode_partial(self, clip: np.ndarray, abandon: Flag | None = None) -> str:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
         return self._decode(clip, frames, beam=1, final=False, abandon=abandon)[0].text
 
@@ -672,8 +451,8 @@ class Transcriber:
         """The beam for a final transcript starting now: narrower while others wait, or when
         this one waited behind other people's (its listener is already late; a greedy decode
         catches up)."""
-        scheduler = self._engine.scheduler
-        busy = scheduler.waiting > 0 or scheduler.late_start_s > _LATE_START_S
+        queue = self._engine.queue
+        busy = queue.waiting > 0 or queue.late_start_s > _LATE_START_S
         return self.settings.busy_beam_size if busy else self.settings.beam_size
 
     def _decode(
@@ -684,20 +463,20 @@ class Transcriber:
         beam: int,
         final: bool = True,
         prompt: str | None = None,
-        abandon: _Flag | None = None,
+        abandon: Flag | None = None,
     ) -> tuple[_Decoded, str]:
         """One encoder pass over a ``frames``-long window, one decoder pass with ``beam``, and
         (when ``final``) word alignment and beam alternates. Raises :class:`DecodeAbandoned` between
         stages once ``abandon`` is set."""
         engine = self._engine
-        window = np.zeros(frames * _HOP, dtype=np.float32)
+        window = np.zeros(frames * HOP, dtype=np.float32)
         window[: len(clip)] = clip[: len(window)]
         # The extractor appends one frame of its own padding; drop it to keep the length even.
         features = engine.model.feature_extractor(window)[:, :frames]
         encoded = engine.whisper.encode(
             ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None]))
         )
-        _check(abandon, engine)
+        check_abandoned(abandon, engine)
         language = self._language(encoded)
         tokenizer = engine.tokenizer(language)
         previous = (
@@ -739,14 +518,14 @@ class Transcriber:
         # CTranslate2 returns the cumulative log probability divided by the length (penalty 1);
         # faster-whisper reports it over length + 1 (the end token), and so do we.
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
-        seen = {_words_key(text)}
+        seen = {words_key(text)}
         alternates = []
         for seq in result.sequences_ids[1:]:
             alt = tokenizer.decode([t for t in seq if t < tokenizer.eot]).strip()
-            if _words_key(alt) not in seen:
-                seen.add(_words_key(alt))
+            if words_key(alt) not in seen:
+                seen.add(words_key(alt))
                 alternates.append(alt)
-        _check(abandon, engine)
+        check_abandoned(abandon, engine)
         words = self._align(tokenizer, tokens, encoded, len(clip)) if final and tokens else ()
         return _Decoded(text, words, avg_logprob, tuple(alternates), looped), language
 
@@ -765,7 +544,7 @@ class Transcriber:
     ) -> tuple[Word, ...]:
         # Alignment runs over the clip's frames only, as faster-whisper does, so word times
         # cannot fall in the padding.
-        content_frames = min(_FULL_FRAMES, -(-n // _HOP))
+        content_frames = min(FULL_FRAMES, -(-n // HOP))
         alignment = self._engine.model.find_alignment(tokenizer, [tokens], encoded, content_frames)
         timings = alignment[0] if alignment else []
         merge_punctuations(timings, _PREPEND, _APPEND)

@@ -109,7 +109,7 @@ async def test_a_cancelled_running_decode_stops_at_its_next_stage(transcriber, c
     task = asyncio.create_task(transcriber.transcribe(long_clip))
     for _ in range(100):  # until the worker has taken it
         await asyncio.sleep(0.005)
-        if transcriber.pending == 1 and transcriber._engine.scheduler.waiting == 0:
+        if transcriber.pending == 1 and transcriber._engine.queue.waiting == 0:
             break
     task.cancel()  # speech resumed: nobody wants this transcript now
     with pytest.raises(asyncio.CancelledError):

@@ -136,7 +136,7 @@ def test_one_word_fragments_do_not_end_a_turn_early() -> None:
 
 
 def test_loop_start_finds_where_whisper_starts_again() -> None:
-    from gateway.voice.stt import loop_start
+    from gateway.voice.whisper_checks import loop_start
 
     words = ["", "How", "far", "is", "the", "moon?", "How", "far", "is", "the"][1:]
     assert loop_start(words) == 5

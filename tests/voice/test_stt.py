@@ -14,16 +14,7 @@ import pytest
 from gateway.audio import pcm16_to_float
 from gateway.testing.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 from gateway.voice.endpoint import Endpointer, Utterance
-from gateway.voice.stt import (
-    SttSettings,
-    Transcriber,
-    TranscriberBusy,
-    Word,
-    fitted_frames,
-    needs_full_window,
-    repeats_itself,
-    restart_at,
-)
+from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
 
 SAMPLE = SENTENCES[1:12:2]  # six sentences, 1.5–4 s
 
@@ -58,18 +49,6 @@ async def test_int16_and_float_input_agree(transcriber):
     a = await transcriber.transcribe(pcm)
     b = await transcriber.transcribe(pcm16_to_float(pcm))
     assert a.text == b.text
-
-
-def test_fitted_windows_come_in_few_lengths_that_cover_clip_and_padding():
-    # Every distinct window length costs ~1 MB of compiled kernels kept for good (see
-    # WINDOW_STEP_FRAMES); clips to the sample must not mean windows to the frame.
-    clips = range(4_800, 160_001, 37)  # 0.3–10 s, 4 200 different lengths
-    windows = {n: fitted_frames(n, 4.0) for n in clips}
-    assert len(set(windows.values())) <= 21
-    for samples, frames in windows.items():
-        assert frames % 2 == 0
-        assert samples + 4 * 16_000 <= frames * 160 < samples + 4.5 * 16_000 + 160
-    assert fitted_frames(29 * 16_000, 4.0) == 3000  # never past Whisper's 30 s
 
 
 async def test_fitted_window_is_used_when_it_covers_the_speech(transcriber):
@@ -158,57 +137,6 @@ async def test_concurrent_transcriptions_respect_the_admission_bound():
     assert peak == 3
     assert transcriber.pending == 0
     assert (await transcriber.transcribe(clips[0])).text, "slots come back when work ends"
-
-
-def test_guard_rules():
-    words = (Word("hello", 0.1, 0.5, 0.9), Word("there", 0.6, 1.0, 0.9))
-    ok = {"speech_end_s": 1.2, "tolerance_s": 0.8}
-    assert not needs_full_window("hello there", words, **ok)
-    assert needs_full_window("hello there", words, speech_end_s=3.0, tolerance_s=0.8)
-    assert needs_full_window("", (), **ok)
-    assert not needs_full_window("", (), speech_end_s=0.5, tolerance_s=0.8)
-    assert needs_full_window("to the airport? How long does it take to the airport", words, **ok)
-    # Whisper stopped at "the" and stretched it over the rest of the speech (found in a test).
-    dragged = (Word("go", 0.8, 0.94, 0.9), Word("to", 0.94, 1.4, 0.9), Word("the", 1.4, 3.5, 0.4))
-    assert needs_full_window("go to the", dragged, speech_end_s=3.39, tolerance_s=0.8)
-    drawn_out = (Word("so", 0.2, 1.1, 0.9), Word("long", 1.1, 2.2, 0.9))  # 1.1 s words exist
-    assert not needs_full_window("so long", drawn_out, speech_end_s=2.2, tolerance_s=0.8)
-
-
-def test_restart_at_cuts_whisper_starting_over_in_the_silence():
-    said = [
-        "Tell",
-        "me",
-        "a",
-        "fun",
-        "fact",
-        "and",
-        "I'll",
-        "talk",
-        "to",
-        "you",
-        "soon.",
-        "Tell",
-        "me",
-    ]
-    assert restart_at(said) == 11 and said[:11][-1] == "soon."
-    assert restart_at(["No.", "No."]) == 1
-    assert restart_at(["Stop!", "Stop!", "Stop!"]) == 1
-    # Whisper's word split keeps punctuation as its own piece at times.
-    assert restart_at(["Yes", ".", "Yes", "."]) == 2
-
-
-def test_restart_at_keeps_new_sentences_and_unpunctuated_repeats():
-    assert restart_at(["Call", "mom.", "Call", "dad."]) is None
-    assert restart_at(["Yes,", "yes."]) is None
-    assert restart_at(["Turn", "on", "the", "light"]) is None
-    assert restart_at(["Stop.", "Please", "stop."]) is None
-    assert restart_at([]) is None
-
-
-def test_repeats_itself():
-    assert repeats_itself("How long does it take. How long does it take")
-    assert not repeats_itself("The castle was old and the cats were young.")
 
 
 def test_word_error_rate_takes_digits_and_number_words_alike():
