@@ -47,7 +47,7 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     ├── OFPError                       the Open Floor data model  [ofp.errors]
     │   └── EnvelopeError              + ValueError: not an envelope this gateway reads
     ├── ProtocolError                  + ValueError: a page's message does not fit its
-    │                                  definition  [server.messages]
+    │                                  definition  [server.message_codec]
     ├── RecordsError                   a record cannot be stored, found or exported  [records.errors]
     │   └── ExportRefused              [records.export]
     └── SpeechError                    speech or audio that cannot be read or made

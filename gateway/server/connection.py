@@ -30,6 +30,7 @@ from gateway.proxy.session import VoiceSession
 from gateway.proxy.timing import Timing
 from gateway.server import access, records_watch
 from gateway.server.guard import bound_html, clip_text
+from gateway.server.message_codec import Message, ProtocolError, read_json
 from gateway.server.messages import (
     TO_GATEWAY,
     Address,
@@ -40,11 +41,9 @@ from gateway.server.messages import (
     FromGateway,
     Hello,
     Invite,
-    Message,
     PageNotice,
     Ping,
     Pong,
-    ProtocolError,
     PushToTalk,
     RequestError,
     SayText,
@@ -58,7 +57,6 @@ from gateway.server.messages import (
     Uninvite,
     Welcome,
     WelcomeUser,
-    read_json,
 )
 from gateway.server.page_events import manifests, page_message
 from gateway.server.webrtc import WEBRTC_RATE, WebRTCLink

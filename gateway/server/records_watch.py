@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from gateway.records.kept import KeptRecords, RecordsHealth
-from gateway.server.messages import Message, PageNotice
+from gateway.server.message_codec import Message
+from gateway.server.messages import PageNotice
 
 if TYPE_CHECKING:
     from gateway.server.metrics import Metrics
@@ -27,6 +28,7 @@ class Listener(Protocol):
 
     async def send(self, message: Message) -> None:
         """Send one message to the page."""
+
 
 log = logging.getLogger(__name__)
 

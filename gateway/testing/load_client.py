@@ -35,6 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from gateway.audio import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, resample
+from gateway.server import message_codec as codec
 from gateway.server import messages as m
 from gateway.server.webrtc import JITTER_ATTR, WEBRTC_RATE, PromptJitterBuffer
 from gateway.testing.speech import piper_16k
@@ -404,7 +405,7 @@ class Client:
                 return
             await asyncio.sleep(0.1)
 
-    def _on_event(self, message: m.Message, arrived: float) -> None:
+    def _on_event(self, message: codec.Message, arrived: float) -> None:
         turn = self._turn
         match message:
             case m.FinalTranscript(typed=None, command=None):
@@ -456,8 +457,8 @@ class Client:
                         turn.first_audio = arrived
                 else:
                     try:
-                        event = m.read_json(message, m.FROM_GATEWAY)
-                    except m.ProtocolError as exc:  # a newer gateway's message: not counted
+                        event = codec.read_json(message, m.FROM_GATEWAY)
+                    except codec.ProtocolError as exc:  # a newer gateway's message: not counted
                         self.tally.notices.append(f"unread message: {exc}")
                         continue
                     self._on_event(event, arrived)

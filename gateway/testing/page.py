@@ -18,16 +18,14 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from gateway.server.message_codec import Message, ProtocolError, read
 from gateway.server.messages import (
     FROM_GATEWAY,
     AgentUtterance,
     FromGateway,
     Hello,
-    Message,
-    ProtocolError,
     SayText,
     Welcome,
-    read,
 )
 
 Event = dict[str, Any]
