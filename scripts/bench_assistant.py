@@ -37,7 +37,7 @@ from gateway.llm.client import Capped, ChatClient, ChatMessage  # noqa: E402
 from gateway.llm.embedded import LlamaSettings  # noqa: E402
 from gateway.llm.model import acquire_embedded, release_embedded  # noqa: E402
 from gateway.llm.settings import LlmSettings  # noqa: E402
-from gateway.proxy import VoiceModels  # noqa: E402
+from gateway.proxy.models import VoiceModels  # noqa: E402
 from gateway.talk.voice import talk_wav  # noqa: E402
 from gateway.testing.speech import piper_16k, silence  # noqa: E402
 

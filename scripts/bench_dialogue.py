@@ -37,7 +37,7 @@ from gateway.agents.policy import AddressPolicy  # noqa: E402
 from gateway.llm.embedded import LlamaSettings  # noqa: E402
 from gateway.llm.model import acquire_embedded, release_embedded  # noqa: E402
 from gateway.llm.settings import LlmSettings  # noqa: E402
-from gateway.proxy import VoiceModels  # noqa: E402
+from gateway.proxy.models import VoiceModels  # noqa: E402
 from gateway.testing import dialogues  # noqa: E402
 from gateway.testing.speech import piper_16k, silence  # noqa: E402
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.talk.voice import talk_wav
 from gateway.testing.figures import summarise
 from gateway.testing.speech import REQUESTS, espeak_16k, gateway_piper

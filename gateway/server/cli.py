@@ -11,16 +11,15 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gateway.errors import ConfigError
 from gateway.floor.cli import add_conversation_options, agent_http_settings
 from gateway.llm.cli import add_llm_options, llm_from_args
 from gateway.llm.settings import LlmSettings
-from gateway.options import count, defaults_shown, from_options, given, seconds
+from gateway.options import count, defaults_shown, from_options, seconds
+from gateway.proxy.cli import add_turn_options, turn_rule_from_args
 from gateway.server.memory import restart_under_jemalloc
 from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
-    from gateway.proxy.turns import TurnRule
     from gateway.server.settings import GatewaySettings
     from gateway.speech.services import SpeechServices
     from gateway.voice.stt import SttSettings
@@ -217,32 +216,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "speech model; detected at each utterance if not given, which guesses wrong on short "
         "requests. English-only models (tiny.en) take en only",
     )
-    p.add_argument(
-        "--unfinished-wait-ms",
-        dest="unfinished_ms",
-        type=int,
-        metavar="MS",
-        help="the turn rule's wait for words that do not read as finished ({rule.unfinished_ms}; "
-        "a finished-sounding sentence ends after {rule.pause_ms})",
-    )
-    p.add_argument(
-        "--finished-wait-ms",
-        dest="finished_wait_ms",
-        type=int,
-        metavar="MS",
-        help="the turn rule's wait for a sentence that reads and sounds finished "
-        "({rule.pause_ms}). Longer answers later and cuts off fewer people who pause "
-        "mid-sentence: the turn-taking trade-off in docs/performance.md measures 400 and 500",
-    )
-    p.add_argument(
-        "--no-semantic",
-        dest="semantic",
-        action="store_false",
-        default=None,
-        help="end turns on the transcript and the voice alone: the semantic end-of-turn "
-        "signal's language model is not loaded (about 100 MB less, no call at each pause; "
-        "more people cut off mid-sentence: docs/performance.md)",
-    )
+    add_turn_options(p)
     p.add_argument(
         "--trim-memory",
         dest="trim_memory_s",
@@ -323,7 +297,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(s, args),
         parts=from_options(s.parts, args),
         overlap=from_options(s.overlap, args),
-        turn_rule=turn_rule(s.turn_rule, args, s.endpoint.max_utterance_ms),
+        turn_rule=turn_rule_from_args(s.turn_rule, args, s.endpoint.max_utterance_ms),
     )
     return replace(
         from_options(d, args),
@@ -355,63 +329,6 @@ def _seconds(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more seconds")
     return value
-
-
-def turn_rule(rule: TurnRule, args: argparse.Namespace, longest_ms: int) -> TurnRule:
-    """``rule`` with ``--unfinished-wait-ms`` (its wait for words that do not read as finished)
-    and ``--finished-wait-ms`` (its wait when everything says "finished") applied. The rule's other
-    waits move out of their way: its bound (``max_wait_ms``) rises to the longest wait, and a
-    doubtful sentence waits at least the finished wait. The semantic signal's waits follow:
-    clearly finished words wait the finished wait, clearly unfinished ones at least the
-    unfinished wait.
-
-    Raises :class:`ConfigError`, naming the options, when the two do not fit together or the
-    unfinished wait is not shorter than ``longest_ms`` (the longest utterance, which ends first)."""
-    if getattr(args, "semantic", None) is False:  # --no-semantic: the words' signal not consulted
-        rule = replace(rule, semantic_low=None)
-    # Named for the rule's fields here, not by dest: the endpointer has a pause_ms of its own.
-    asked = given(
-        unfinished_ms=getattr(args, "unfinished_ms", None),
-        pause_ms=getattr(args, "finished_wait_ms", None),
-    )
-    if not asked:
-        return rule
-    end = asked.get("unfinished_ms", rule.unfinished_ms)
-    early = asked.get("pause_ms", rule.pause_ms)
-    if early <= 0:
-        raise ConfigError(f"--finished-wait-ms {early} is not a silence: give a positive number")
-    if early > end:
-        raise ConfigError(
-            f"the finished wait ({early} ms, --finished-wait-ms) is longer than the unfinished "
-            f"wait ({end} ms, --unfinished-wait-ms): a sentence that sounds finished would wait "
-            "longer than one that does not. Give a shorter finished wait or a longer unfinished one"
-        )
-    if end >= longest_ms:
-        raise ConfigError(
-            f"--unfinished-wait-ms {end} is not shorter than the longest utterance "
-            f"({longest_ms} ms), which would end first: give a shorter wait"
-        )
-    return replace(
-        rule,
-        unfinished_ms=end,
-        pause_ms=early,
-        doubt_ms=max(rule.doubt_ms, early),
-        # The semantic signal's two waits follow: clearly finished words wait the early end
-        # in the rule's proportion (192 of 200 ms by default); clearly unfinished ones at least
-        # the end silence.
-        semantic_pause_ms=max(1, round(early * rule.semantic_pause_ms / rule.pause_ms)),
-        semantic_wait_ms=max(rule.semantic_wait_ms, end),
-        # Sure bare words wait between the two: never less than the early end.
-        semantic_unpunctuated_ms=(
-            None
-            if rule.semantic_unpunctuated_ms is None
-            else max(rule.semantic_unpunctuated_ms, early)
-        ),
-        # Words the signal is unsure of, with a voice that is not very sure, wait as
-        # unfinished ones.
-        semantic_unsure_ms=None if rule.semantic_unsure_ms is None else end,
-        max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
-    )
 
 
 #: The one command that adds the small language model ``pip install`` leaves out (its own

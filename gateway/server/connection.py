@@ -1,6 +1,6 @@
 """One page on the WebSocket: its hello, its voice session, its messages both ways.
 
-A :class:`PageConnection` reads the ``hello``, attaches a :class:`~gateway.proxy.VoiceSession` to
+A :class:`PageConnection` reads the ``hello``, attaches a :class:`~gateway.proxy.session.VoiceSession` to
 a room (a new conversation, or the one the page rejoins: server/rooms.py), then reads the page's
 messages (gateway/server/messages.py) and dispatches them by type, and sends the session's. One bad
 request costs an ``error`` message, never the connection. Audio comes in as binary frames or over

@@ -61,7 +61,7 @@ import numpy as np
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy import VoiceModels
+from gateway.proxy.models import VoiceModels
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import (
     Action,

@@ -18,8 +18,9 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.floor.host import FloorHost, user_identity
 from gateway.llm.settings import LlmSettings
-from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.events import AgentSaid, Flushed
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.testing.openai_stub import OK_ANSWER, openai_stub
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.proxy import VoiceModels
+from gateway.proxy.models import VoiceModels
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ from gateway.agents.http import HttpSettings
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
-from gateway.proxy import VoiceModels, VoiceSession
 from gateway.proxy.events import Flushed, Transcribed
+from gateway.proxy.models import VoiceModels
+from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import Verdict
 from gateway.render.ssml_audio import trim_silence

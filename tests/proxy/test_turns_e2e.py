@@ -13,8 +13,8 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.policy import AddressPolicy
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE
 from gateway.floor.host import FloorHost, user_identity
-from gateway.proxy import VoiceSession
 from gateway.proxy.events import Transcribed
+from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.talk.voice import talk_wav
 from gateway.testing.speech import espeak_wav, piper_variant, silence, trim

@@ -20,7 +20,7 @@ from gateway.ofp import (
     Sender,
     Token,
 )
-from gateway.proxy import speech_dialog_event
+from gateway.proxy.utterance import speech_dialog_event
 from gateway.records import Recorder, to_durable_agent_state, to_mplp_dialog
 from gateway.testing.records import ALICE, USER, schema_errors
 from gateway.voice.stt import Transcript, Word
