@@ -99,6 +99,10 @@ class Closed(GatewayError):
 class SpeechError(GatewayError):
     """Speech or audio could not be read (decoded, parsed) or made (synthesised)."""
 
+    #: The speech service that failed, as the person is told ("the stt service at
+    #: wyoming://…"); empty when the failure was in this process.
+    service: str = ""
+
 
 def one_line(exc: BaseException) -> str:
     """``exc``'s message on one line (a terminal's, a log's), named by its class if empty."""

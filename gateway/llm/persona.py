@@ -81,14 +81,24 @@ def load_persona(path: str | None) -> Persona:
             f"the persona file {path} has unknown keys {', '.join(unknown)}; "
             f"known: {', '.join(sorted(known))}"
         )
-    values: dict[str, object] = {}
+    lists: dict[str, tuple[str, ...]] = {}
+    texts: dict[str, str] = {}
     for key, value in data.items():
         if key in ("keyphrases", "descriptions", "context"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{key} in {path} must be a list of strings")
-            values[key] = tuple(value)
+            lists[key] = tuple(value)
         elif not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{key} in {path} must be a non-empty string")
         else:
-            values[key] = value.strip()
-    return replace(DEFAULT, **values).filled()  # type: ignore[arg-type]
+            texts[key] = value.strip()
+    persona = Persona(
+        name=texts.get("name", DEFAULT.name),
+        synopsis=texts.get("synopsis", DEFAULT.synopsis),
+        keyphrases=lists.get("keyphrases", DEFAULT.keyphrases),
+        descriptions=lists.get("descriptions", DEFAULT.descriptions),
+        greeting=texts.get("greeting", DEFAULT.greeting),
+        prompt=texts.get("prompt", DEFAULT.prompt),
+        context=lists.get("context", DEFAULT.context),
+    )
+    return persona.filled()

@@ -294,7 +294,7 @@ class Speaker:
                     raise
             except SpeechError as exc:  # a speech service down or gone mid-reply
                 log.warning("could not speak %s: %s", de.id, exc)
-                service = getattr(exc, "service", "")  # which one, when it is a remote service
+                service = exc.service  # which one, when it is a remote service
                 why = f" ({service} is not answering)" if service else ""
                 await self._emit(
                     Told(

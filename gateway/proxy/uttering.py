@@ -162,7 +162,7 @@ class Utterer:
             log.warning("no transcript: %s", exc)
             self._listener.tell(self._listener.turns.dismissed(self._listener.clock()))
             # The person is told which service, in one line (it was tried again first).
-            service = getattr(exc, "service", "")
+            service = exc.service
             why = f" ({service} is not answering)" if service else ""
             await self._emit(
                 Told(

@@ -195,6 +195,11 @@ class PostgresRecorder(SQLRecorder[datetime]):
                 open=True,
                 name="ofp-records",
             )
+        except (psycopg.Error, PoolTimeout) as exc:  # no pool to close
+            raise RecordsError(
+                f"cannot open the record store {redact(url)}: {str(exc).strip()}; {advice}"
+            ) from None
+        try:
             self._pool.wait(timeout=POOL_TIMEOUT_S)
             self._migrate()
         except (psycopg.Error, PoolTimeout) as exc:
@@ -311,9 +316,7 @@ class PostgresRecorder(SQLRecorder[datetime]):
 
     def close(self) -> None:
         """Close the pool; the records stay in the database."""
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            pool.close()
+        self._pool.close()
 
     # ------------------------------------------------------------------ reading (CLI, page)
     def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:

@@ -324,12 +324,13 @@ class _Connection:
                 await asyncio.wait({task, self._read}, return_when=asyncio.FIRST_COMPLETED)
                 if self._read.done():
                     read, self._read = self._read, None
-                    event = None if read.exception() else read.result()
-                    if isinstance(read.exception(), EventTooLarge):
+                    failed = read.exception()
+                    event = None if failed else read.result()
+                    if isinstance(failed, EventTooLarge):
                         task.cancel()
                         with contextlib.suppress(asyncio.CancelledError, Exception):
                             await task
-                        raise read.exception()  # type: ignore[misc]
+                        raise failed
                     if event is None:
                         task.cancel()
                         self.server.cancelled += 1
