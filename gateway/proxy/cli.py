@@ -1,6 +1,8 @@
-"""The turn rule on the command line (``serve``): :func:`add_turn_options`, read back with
-:func:`turn_rule_from_args`, the policy that makes the options one consistent
-:class:`~gateway.proxy.turns.TurnRule`."""
+"""The person's proxy on the command line (``serve``): the turn rule's options
+(:func:`add_turn_options`, read back with :func:`turn_rule_from_args`, the policy that makes
+them one consistent :class:`~gateway.proxy.turns.TurnRule`) and speech over an agent's
+(:func:`add_overlap_options`: ``decide`` of :class:`~gateway.proxy.overlap.OverlapSettings`,
+``echo_guard`` of :class:`~gateway.proxy.settings.SessionSettings`, by their ``dest``)."""
 
 from __future__ import annotations
 
@@ -102,3 +104,30 @@ def turn_rule_from_args(rule: TurnRule, args: argparse.Namespace, longest_ms: in
         semantic_unsure_ms=None if rule.semantic_unsure_ms is None else end,
         max_wait_ms=max(rule.max_wait_ms, end, rule.doubt_ms, early),
     )
+
+
+def add_overlap_options(p: argparse.ArgumentParser) -> None:
+    """``--barge-in`` and ``--no-echo-guard``: what speech over an agent does."""
+    p.add_argument(
+        "--barge-in",
+        dest="decide",
+        type=_barge_in,
+        metavar="decide|stop",
+        help="speech over an agent: pause it and decide from the words whether it resumes (a "
+        "backchannel, a noise) or stops (an interruption), or stop it at once (decide; "
+        "docs/turn-taking.md)",
+    )
+    p.add_argument(
+        "--no-echo-guard",
+        dest="echo_guard",
+        action="store_false",
+        default=None,
+        help="do not compare the microphone with what was played: a client without echo "
+        "cancellation then interrupts its own agent",
+    )
+
+
+def _barge_in(text: str) -> bool:
+    if text not in ("decide", "stop"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give decide or stop")
+    return text == "decide"

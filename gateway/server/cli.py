@@ -15,7 +15,7 @@ from gateway.floor.cli import add_conversation_options, agent_http_settings
 from gateway.llm.cli import add_llm_options, llm_from_args
 from gateway.llm.settings import LlmSettings
 from gateway.options import count, defaults_shown, from_options, seconds
-from gateway.proxy.cli import add_turn_options, turn_rule_from_args
+from gateway.proxy.cli import add_overlap_options, add_turn_options, turn_rule_from_args
 from gateway.server.memory import restart_under_jemalloc
 from gateway.voice.cli import stt_language
 
@@ -263,23 +263,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="wake word: hey_jarvis, okay_nabu, alexa, hey_mycroft, phrase:TEXT, or off "
         "(default {g.wake})",
     )
-    p.add_argument(
-        "--barge-in",
-        dest="decide",
-        type=_barge_in,
-        metavar="decide|stop",
-        help="speech over an agent: pause it and decide from the words whether it resumes (a "
-        "backchannel, a noise) or stops (an interruption), or stop it at once (decide; "
-        "docs/turn-taking.md)",
-    )
-    p.add_argument(
-        "--no-echo-guard",
-        dest="echo_guard",
-        action="store_false",
-        default=None,
-        help="do not compare the microphone with what was played: a client without echo "
-        "cancellation then interrupts its own agent",
-    )
+    add_overlap_options(p)
     add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 
@@ -306,12 +290,6 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         speech=from_options(d.speech, args),
         llm=llm_from_args(args),
     )
-
-
-def _barge_in(text: str) -> bool:
-    if text not in ("decide", "stop"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give decide or stop")
-    return text == "decide"
 
 
 def _ice_server(text: str) -> str:

@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from gateway.errors import ConfigError
-from gateway.proxy.cli import add_turn_options, turn_rule_from_args
+from gateway.proxy.cli import add_overlap_options, add_turn_options, turn_rule_from_args
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import TurnRule
 
@@ -42,3 +42,14 @@ def test_waits_that_do_not_fit_are_refused_by_option_name() -> None:
         turn_rule_from_args(TurnRule(), _args("--unfinished-wait-ms", "5000"), 5000)
     with pytest.raises(ConfigError, match="--finished-wait-ms"):
         turn_rule_from_args(TurnRule(), _args("--finished-wait-ms", "0"), 30_000)
+
+
+def test_barge_in_takes_decide_or_stop_and_nothing_else(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    add_overlap_options(parser)
+    assert parser.parse_args(["--barge-in", "stop"]).decide is False
+    assert parser.parse_args(["--barge-in", "decide", "--no-echo-guard"]).echo_guard is False
+    assert parser.parse_args([]).decide is None and parser.parse_args([]).echo_guard is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--barge-in", "sometimes"])
+    assert "'sometimes': give decide or stop" in capsys.readouterr().err
