@@ -131,3 +131,20 @@ def test_tests_never_load_scripts_by_path() -> None:
         if path != Path(__file__).resolve() and by_path.search(path.read_text(encoding="utf-8"))
     )
     assert found == []
+
+
+def test_the_command_lines_parser_loads_no_model() -> None:
+    """Every command's options are declared without loading the session or a model: ``validate``
+    and ``--help`` stay quick (gateway/proxy/__init__.py imports nothing for this reason)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from gateway.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('faster_whisper', 'ctranslate2', 'gateway.proxy.session', "
+        "'gateway.voice.stt') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout
