@@ -29,6 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
+from gateway.errors import SpeechError
 from gateway.proxy.events import PartialText, ProxyEvent, StateShown, Told, WakeWordHeard
 from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
@@ -412,7 +413,9 @@ class Listener:
                 text = (await self._transcriber.transcribe(a.audio)).text
         except asyncio.CancelledError:
             raise
-        except Exception:  # a model or a speech server: the overlap decides without words
+        except SpeechError as e:  # a speech server down: one line, the overlap decides without words
+            log.warning("the overlap's decode failed: %s", e)
+        except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's decode failed")
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         self.tell(self.turns.overlap_heard(a.id, text, a.voiced_ms, self.clock()))
