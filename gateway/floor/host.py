@@ -25,22 +25,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent, RemoteAgent
 from gateway.agents.errors import AddressRefused, AgentError
-from gateway.agents.policy import MAX_URL_CHARS, clip_url
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
-from gateway.floor import Delivery, Floor, FloorBusy
+from gateway.floor import Delivery, Floor, FloorBusy, notices
+from gateway.floor.exchanges import Admission, Exchanges, answering_speaker
+from gateway.floor.failures import FailureBounds, Strikes, Verdict
+from gateway.floor.history import DialogHistory
 from gateway.floor.inbound import InboundDesk
+from gateway.floor.invites import screen_invites
+from gateway.floor.notices import Notice, NoticeEvent
 from gateway.floor.routing import Routing
 from gateway.ofp import (
     Conversation,
@@ -151,15 +154,6 @@ def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None =
 MAX_NAMED = 256
 
 
-@dataclass(frozen=True)
-class Notice:
-    """Something the person should be told that no agent said (an agent left, failed…)."""
-
-    text: str
-    reason: str
-    agent: str
-
-
 #: The agent at a service URL; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``)
 #: for an address it cannot or may not reach.
 AgentResolver = Callable[[str], Agent]
@@ -172,10 +166,7 @@ class _Mailbox:
     #: Each delivery with its depth: how many agent envelopes lead back to the person.
     queue: asyncio.Queue[tuple[Delivery, int]]
     task: asyncio.Task[None]
-    failures: int = 0
-    #: Person turns in a row in which this agent timed out, and the last such turn.
-    misses: int = 0
-    missed_turn: int = -1
+    strikes: Strikes = field(default_factory=Strikes)
 
 
 def wants_audio(manifest: Manifest) -> bool:
@@ -246,6 +237,7 @@ class FloorHost:
         else:
             self.floor.restore(*restore)
         self._resolve = resolve
+        self._bounds = FailureBounds(self.limits.max_failures, self.limits.max_timeouts)
         #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
         #: the conversation (a page reloaded) rebinds these.
         self.on_user = on_user
@@ -264,8 +256,10 @@ class FloorHost:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._agent_run = 0
-        self._chatter_told = False
+        #: The bound on agents answering agents in one person turn.
+        self._exchanges = Exchanges(
+            self.limits.max_agent_envelopes, self.limits.max_agent_exchanges
+        )
         self._moment: asyncio.Task[None] | None = None
         #: The agents handling what the person said right now (for "One moment…" to name them).
         self._answering: dict[int, Identification] = {}
@@ -278,7 +272,7 @@ class FloorHost:
         #: it (docs/floor.md, "Hand-overs"): the event id, and the speaker URIs still to try.
         self._handover: tuple[str, deque[str]] | None = None
         #: Public utterances of the conversation, newest last (for invites' dialogHistory).
-        self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
+        self._history = DialogHistory(self.limits.history_events, self.limits.history_bytes)
         #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
         self.history_keeps_audio = False
         self._floor_state: tuple[Any, ...] = ()
@@ -308,12 +302,12 @@ class FloorHost:
             ),
             events=events,
         )
-        self._agent_run = 0
-        self._chatter_told = False
+        self._exchanges.person_spoke()
         self._turn += 1
-        events = [self._with_history(e) for e in events]
+        me, keep = self.user.speaker_uri, self.history_keeps_audio
+        events = [self._history.given(e, me, keep_audio=keep) for e in events]
         env = env.model_copy(update={"events": events})
-        self._remember(events)
+        self._history.remember(events)
         self._handover = None
         addressed = [e for e in events if e.event_type is EventType.UTTERANCE and e.to is not None]
         if then and len(addressed) == 1 and addressed[0].dialog_event is not None:
@@ -329,41 +323,11 @@ class FloorHost:
             self._wait_for_answer()
         return env
 
-    def _remember(self, events: list[Event]) -> None:
-        for e in events:
-            de = e.dialog_event
-            if e.event_type is EventType.UTTERANCE and de is not None and not e.is_private:
-                self._history.append(de)
-
     def dialog_history(self) -> list[DialogEvent]:
         """The last public utterances, bounded (:attr:`Limits.history_events`,
         :attr:`Limits.history_bytes`), the person's audio left out unless
         :attr:`history_keeps_audio`."""
-        out: list[DialogEvent] = []
-        size = 0
-        for de in reversed(self._history):
-            if (
-                de.speaker_uri == self.user.speaker_uri
-                and not self.history_keeps_audio
-                and "audio" in de.features
-            ):
-                features = {k: v for k, v in de.features.items() if k != "audio"}
-                de = de.model_copy(update={"features": features})
-            size += len(json.dumps(de.wire(), ensure_ascii=False))
-            if size > self.limits.history_bytes:
-                break
-            out.append(de)
-        return out[::-1]
-
-    def _with_history(self, event: Event) -> Event:
-        """The person's invite, with the conversation so far (unless it carries its own)."""
-        if event.event_type is not EventType.INVITE or event.parameters.dialog_history:
-            return event
-        history = self.dialog_history()
-        if not history:
-            return event
-        params = event.parameters.model_copy(update={"dialog_history": history})
-        return event.model_copy(update={"parameters": params})
+        return self._history.recent(self.user.speaker_uri, keep_audio=self.history_keeps_audio)
 
     def _wait_for_answer(self) -> None:
         """Say "One moment…" if no agent has answered the person in ``slow_notice_s``."""
@@ -389,7 +353,7 @@ class FloorHost:
         if notice is not None:
             await self._notify(notice)
 
-    def one_moment_notice(self) -> Notice | None:
+    def one_moment_notice(self) -> notices.Waiting | None:
         """The floor's one notice that the person is kept waiting, or None if they are not.
         The agents still handling what the person said are named (the notice is about the
         first of them), even when another agent has answered; with none known but deliveries
@@ -398,15 +362,9 @@ class FloorHost:
         if not slow:
             if self._idle.is_set() or self._heard_answer:
                 return None  # answered, or nothing pending: no one is kept waiting
-            return Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri)
-        names = [i.display_name for i in slow]
-        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        verb = "is" if len(names) == 1 else "are"
-        return Notice(
-            f"One moment: {who} {verb} taking longer than usual to answer.",
-            "@wait",
-            slow[0].speaker_uri,
-        )
+            return notices.Waiting(self.floor.manager.speaker_uri)
+        names = tuple(i.display_name for i in slow)
+        return notices.Waiting(slow[0].speaker_uri, names)
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
         """The agents on the floor now (but the person and the convener), in joining order, each with
@@ -593,7 +551,7 @@ class FloorHost:
         if recipient.speaker_uri == self.user.speaker_uri:
             if any(e.event_type is EventType.UTTERANCE for e in d.envelope.events):
                 self._heard_answer = True
-            self._remember(d.envelope.events)
+            self._history.remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):
@@ -643,8 +601,7 @@ class FloorHost:
         else:
             box = self._mailboxes.get(key)
             if box is not None:
-                box.failures = 0
-                box.misses = 0
+                box.strikes.answered()
             self.routing.answered(recipient.speaker_uri)
             self._name_newcomer(recipient.service_url)
         await self._pass_on_if_unanswered(d, reply, depth)
@@ -704,12 +661,14 @@ class FloorHost:
             to = To(speaker_uri=nxt.speaker_uri, service_url=nxt.service_url or None)
             env = d.envelope.model_copy(update={"events": [event.model_copy(update={"to": to})]})
             self.routing.handed_over(nxt.speaker_uri)
-            why = (
-                f"{recipient.display_name} passed this to {nxt.display_name}."
-                if reply is not None
-                else f"{recipient.display_name} is not answering; {nxt.display_name} took it."
+            await self._notify(
+                notices.HandedOver(
+                    nxt.speaker_uri,
+                    recipient.display_name,
+                    nxt.display_name,
+                    passed=reply is not None,
+                )
             )
-            await self._notify(Notice(why, "@handover", nxt.speaker_uri))
             self._dispatch([Delivery(nxt, env, False)], depth)
             return
         self._handover = None
@@ -726,25 +685,20 @@ class FloorHost:
         floor, within the chatter bounds. ``depth`` is how many agent envelopes lead back to the
         person (1: the agent answers the person or speaks of its own accord); ``answering`` is
         the sender of the envelope it replies to. Returns whether it was taken."""
-        self._agent_run += 1
-        exchanges = depth - 1
-        if (
-            self._agent_run > self.limits.max_agent_envelopes
-            or exchanges > self.limits.max_agent_exchanges
-        ):
-            if not self._chatter_told:
-                self._chatter_told = True
+        admission = self._exchanges.admit(depth)
+        if admission is not Admission.TAKE:
+            if admission is Admission.DROP_AND_TELL:
                 await self._notify(
-                    Notice(
-                        "The agents kept answering each other; the floor stopped them after "
-                        f"{self.limits.max_agent_exchanges} exchanges. Say something to go on.",
-                        "@chatter",
-                        envelope.sender.speaker_uri,
+                    notices.ChatterStopped(
+                        envelope.sender.speaker_uri, self._exchanges.max_exchanges
                     )
                 )
             return False
         if answering is not None:
-            envelope = self._answer_speaker(envelope, answering)
+            speaker = self.floor.find(
+                speaker_uri=answering.speaker_uri, service_url=answering.service_url
+            )
+            envelope = answering_speaker(envelope, speaker, manager=self.floor.manager.speaker_uri)
         self._record("in", envelope.sender.speaker_uri, envelope.to_wire())
         who = self.floor.find(speaker_uri=envelope.sender.speaker_uri, service_url=origin)
         if who is not None:
@@ -756,30 +710,6 @@ class FloorHost:
             return False
         await self._report_refused()
         return True
-
-    def _answer_speaker(self, reply: Envelope, answering: Sender) -> Envelope:
-        """An agent's public utterance without ``to`` answers whoever spoke the envelope it got
-        (not the room): other agents then leave it alone (§2.1), which keeps them from all
-        answering each other."""
-        speaker = self.floor.find(
-            speaker_uri=answering.speaker_uri, service_url=answering.service_url
-        )
-        if (
-            speaker is None
-            or speaker.speaker_uri == reply.sender.speaker_uri
-            or speaker.speaker_uri == self.floor.manager.speaker_uri
-        ):
-            return reply
-        if not any(e.event_type is EventType.UTTERANCE and e.to is None for e in reply.events):
-            return reply
-        to = To(speaker_uri=speaker.speaker_uri, service_url=speaker.service_url or None)
-        events = [
-            e.model_copy(update={"to": to})
-            if e.event_type is EventType.UTTERANCE and e.to is None
-            else e
-            for e in reply.events
-        ]
-        return reply.model_copy(update={"events": events})
 
     async def appoint_convener(self, url: str, *, timeout: float = 15.0) -> Identification | None:
         """Invite the agent at ``url`` and make it the convener (§0.4.2): from then on the
@@ -804,27 +734,14 @@ class FloorHost:
             await self.wait_idle(timeout)
         ident = self.floor.find(service_url=to)
         if ident is None:
-            await self._notify(
-                Notice(
-                    f"The convener {url} did not join; the floor is the convener.",
-                    "@unavailable",
-                    url,
-                )
-            )
+            await self._notify(notices.ConvenerAbsent(url))
             return None
         self.floor.assign_convener(ident.speaker_uri)
         self._record_floor(force=True)
         return ident
 
     async def _convener_failed(self, convener: Identification) -> None:
-        await self._notify(
-            Notice(
-                f"The convener {convener.display_name} did not answer; the floor carries on as "
-                "the convener.",
-                "@error",
-                convener.speaker_uri,
-            )
-        )
+        await self._notify(notices.ConvenerSilent(convener.speaker_uri, convener.display_name))
 
     async def _report_refused(self) -> None:
         """Tell the person what an agent tried against them that the floor did not apply."""
@@ -833,17 +750,12 @@ class FloorHost:
                 speaker_uri=r.sender.speaker_uri, service_url=r.sender.service_url
             )
             name = who.display_name if who is not None else r.sender.speaker_uri
-            what = (
-                "remove you from the conversation"
-                if r.event.event_type is EventType.UNINVITE
-                else "take the floor from you"
-            )
-            because = f" ({r.event.reason})" if r.event.reason else ""
             await self._notify(
-                Notice(
-                    f"{name} tried to {what}{because}; the floor did not let it.",
-                    "@refused",
+                notices.PersonProtected(
                     r.sender.speaker_uri,
+                    name,
+                    uninvite=r.event.event_type is EventType.UNINVITE,
+                    why=r.event.reason or "",
                 )
             )
 
@@ -922,40 +834,19 @@ class FloorHost:
         return None
 
     async def _refuse_invites(self, envelope: Envelope, sender: Identification) -> Envelope:
-        """``envelope`` without the invites the floor cannot take, each told to the person once,
-        quoting the address short; the rest of it goes on. Refused: an address longer than any
-        real one (:data:`~gateway.agents.policy.MAX_URL_CHARS`: such an agent could never be
-        reached, and passing the invite on would echo the whole address to the page and every
-        agent), and any invite while :attr:`Limits.max_agents` agents are here already (the
-        conversants, their mailboxes and the floor sent to everyone stay bounded)."""
-        kept: list[Event] = []
-        agents = len(self.floor.conversants) - 1  # the person is a conversant too
-        for event in envelope.events:
-            to = event.to
-            address = (to.service_url or to.speaker_uri or "") if to is not None else ""
-            if event.event_type is not EventType.INVITE or to is None:
-                kept.append(event)
-                continue
-            new = self.floor.conversant(to.speaker_uri or "") is None
-            if len(address) > MAX_URL_CHARS:
-                why = (
-                    f"{sender.display_name} invited an agent at an address of {len(address)} "
-                    f"characters ({clip_url(address)}); addresses are at most {MAX_URL_CHARS} "
-                    "characters, so it was not invited."
-                )
-            elif new and agents >= self.limits.max_agents:
-                why = (
-                    f"The conversation already has {agents} agents, the most it takes, so "
-                    f"{clip_url(address)} was not invited."
-                )
-            else:
-                agents += new
-                kept.append(event)
-                continue
-            await self._notify(Notice(why, "@error", sender.speaker_uri))
-        if len(kept) == len(envelope.events):
-            return envelope
-        return envelope.model_copy(update={"events": kept})
+        """``envelope`` without the invites the floor cannot take (gateway/floor/invites.py),
+        each told to the person; the rest of it goes on."""
+        conversants = self.floor.conversants
+        envelope, refused = screen_invites(
+            envelope,
+            sender,
+            present={i.speaker_uri for i in conversants},
+            agents=len(conversants) - 1,  # the person is a conversant too
+            max_agents=self.limits.max_agents,
+        )
+        for notice in refused:
+            await self._notify(notice)
+        return envelope
 
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
@@ -1001,60 +892,33 @@ class FloorHost:
             log.info("conversation %s: %s (already left) failed: %s", self.id, key, err)
             return
         box = self._mailboxes.get(key)
-        failures = (box.failures + 1) if box else 1
-        if box:
-            box.failures = failures
-        name = recipient.display_name
+        strikes = box.strikes if box is not None else Strikes()
         timed_out = err.reason_token == "@timedOut"
         self.routing.missed(recipient.speaker_uri, "it timed out" if timed_out else "it failed")
-        first_this_turn = True
-        if timed_out and box is not None:
-            # Counted once per person turn: one turn may send a slow agent several envelopes.
-            first_this_turn = box.missed_turn != self._turn
-            if first_this_turn:
-                box.misses += 1
-                box.missed_turn = self._turn
-        misses = box.misses if box is not None else 1
-        remove = (
-            (timed_out and misses >= self.limits.max_timeouts)
-            or isinstance(err, AddressRefused)
-            or failures >= self.limits.max_failures
+        verdict = strikes.failed(
+            timed_out=timed_out,
+            refused=isinstance(err, AddressRefused),
+            turn=self._turn,
+            bounds=self._bounds,
         )
-        if timed_out and not remove:
-            if not first_this_turn:
-                return
+        who, name = recipient.speaker_uri, recipient.display_name
+        if verdict is Verdict.SLOW:
+            await self._notify(notices.AgentSlow(who, name, str(err)))
+        elif verdict is Verdict.PROBLEM:
+            await self._notify(notices.AgentFailed(who, name, str(err), err.reason_token))
+        elif verdict is Verdict.REMOVE:
             await self._notify(
-                Notice(
-                    f"{name} is slow to answer ({err}); it stays for now.",
-                    "@slow",
-                    recipient.speaker_uri,
-                )
+                notices.AgentRemoved(who, name, str(err), err.reason_token, timed_out)
             )
-            return
-        if remove:
-            reason = f"{err.reason_token} {err}"
-            text = (
-                f"{name} did not answer in time and has left the conversation."
-                if timed_out
-                else f"{name} could not be reached and has left the conversation: {err}"
-            )
-            await self._notify(Notice(text, err.reason_token, recipient.speaker_uri))
             uninvite = Event(
                 event_type=EventType.UNINVITE,
-                to=To(speaker_uri=recipient.speaker_uri),
-                reason=reason,
+                to=To(speaker_uri=who),
+                reason=f"{err.reason_token} {err}",
             )
             self._dispatch(self.floor.inject([uninvite]))
-        else:
-            await self._notify(
-                Notice(
-                    f"{name} had a problem answering ({err}).",
-                    err.reason_token,
-                    recipient.speaker_uri,
-                )
-            )
 
-    async def _notify(self, notice: Notice) -> None:
+    async def _notify(self, event: NoticeEvent) -> None:
+        notice = Notice.of(event)
         log.info("conversation %s: %s", self.id, notice.text)
         if self.on_notice is not None:
             result = self.on_notice(notice)
@@ -1104,11 +968,7 @@ class FloorHost:
             return  # it never joined: appoint_convener says so
         if self.on_notice is None or self._closed:
             return
-        notice = Notice(
-            "There is no convener any more; the floor keeps order itself (the minimal convener).",
-            "@unavailable",
-            speaker_uri,
-        )
+        notice = notices.ConvenerGone(speaker_uri)
         task = asyncio.get_running_loop().create_task(self._notify(notice))
         self._naming.add(task)
         task.add_done_callback(self._naming.discard)
