@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -37,14 +36,17 @@ from gateway.agents.errors import AddressRefused, AgentError
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
-from gateway.floor import Delivery, Floor, FloorBusy, notices
+from gateway.floor import Delivery, Floor, FloorBusy, discovery, notices
 from gateway.floor.exchanges import Admission, Exchanges, answering_speaker
 from gateway.floor.failures import FailureBounds, Strikes, Verdict
+from gateway.floor.handover import HandOver
 from gateway.floor.history import DialogHistory
-from gateway.floor.inbound import InboundDesk
+from gateway.floor.inbound import InboundDesk, refused_post
 from gateway.floor.invites import screen_invites
 from gateway.floor.notices import Notice, NoticeEvent
+from gateway.floor.recipients import person_reached_at, voice_only_if_wanted
 from gateway.floor.routing import Routing
+from gateway.floor.waiting import Patience
 from gateway.ofp import (
     Conversation,
     DialogEvent,
@@ -53,7 +55,6 @@ from gateway.ofp import (
     EventType,
     Identification,
     Manifest,
-    Parameters,
     Sender,
     To,
     to_ovon,
@@ -169,40 +170,6 @@ class _Mailbox:
     strikes: Strikes = field(default_factory=Strikes)
 
 
-def wants_audio(manifest: Manifest) -> bool:
-    """Whether an agent's manifest says it takes audio in (``supportedLayers.input``)."""
-    return any(
-        c.supported_layers is not None
-        and any(layer.lower().startswith("audio") for layer in c.supported_layers.input)
-        for c in manifest.capabilities
-    )
-
-
-def _voice_only_if_wanted(manifest: Manifest, d: Delivery, person: str) -> Delivery:
-    """``d`` without the person's voice (the ``audio`` feature of their utterances) unless the
-    recipient's manifest asks for audio: a voice is personal, and most agents read the text,
-    words and confidence only."""
-    env = d.envelope
-    if wants_audio(manifest) or not any(
-        e.dialog_event is not None
-        and e.dialog_event.speaker_uri == person
-        and "audio" in e.dialog_event.features
-        for e in env.events
-    ):
-        return d
-    events = []
-    for e in env.events:
-        de = e.dialog_event
-        if de is not None and de.speaker_uri == person and "audio" in de.features:
-            features = {k: v for k, v in de.features.items() if k != "audio"}
-            de = de.model_copy(update={"features": features})
-            e = e.model_copy(
-                update={"parameters": e.parameters.model_copy(update={"dialog_event": de})}
-            )
-        events.append(e)
-    return Delivery(d.recipient, env.model_copy(update={"events": events}), d.awaits_reply)
-
-
 class FloorHost:
     """Runs one conversation.
 
@@ -261,16 +228,14 @@ class FloorHost:
             self.limits.max_agent_envelopes, self.limits.max_agent_exchanges
         )
         self._moment: asyncio.Task[None] | None = None
-        #: The agents handling what the person said right now (for "One moment…" to name them).
-        self._answering: dict[int, Identification] = {}
-        #: Whether an answer to the person's last utterance has reached them (or begun to).
-        self._heard_answer = False
+        #: Whom the person waits on for an answer (for "One moment…" to name them).
+        self._patience = Patience(self.floor.manager.speaker_uri)
         self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
         #: Who is not answering, and whom a hand-over went to (read by the person's addressing).
         self.routing = Routing()
         #: The person's last utterance and whom it goes on to if its addressee does not answer
-        #: it (docs/floor.md, "Hand-overs"): the event id, and the speaker URIs still to try.
-        self._handover: tuple[str, deque[str]] | None = None
+        #: it (docs/floor.md, "Hand-overs").
+        self._handover = HandOver(user.speaker_uri)
         #: Public utterances of the conversation, newest last (for invites' dialogHistory).
         self._history = DialogHistory(self.limits.history_events, self.limits.history_bytes)
         #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
@@ -308,10 +273,7 @@ class FloorHost:
         events = [self._history.given(e, me, keep_audio=keep) for e in events]
         env = env.model_copy(update={"events": events})
         self._history.remember(events)
-        self._handover = None
-        addressed = [e for e in events if e.event_type is EventType.UTTERANCE and e.to is not None]
-        if then and len(addressed) == 1 and addressed[0].dialog_event is not None:
-            self._handover = (addressed[0].dialog_event.id, deque(then))
+        self._handover.person_said(events, then)
         self._record("in", self.user.speaker_uri, env.to_wire())
         env = await self._refuse_invites(env, self.user)
         if not env.events:
@@ -333,7 +295,7 @@ class FloorHost:
         """Say "One moment…" if no agent has answered the person in ``slow_notice_s``."""
         if self._moment is not None:
             self._moment.cancel()
-        self._heard_answer = False
+        self._patience.person_spoke()
         if len(self.floor.conversants) < 2 or self.limits.slow_notice_s <= 0:
             self._moment = None
             return
@@ -342,7 +304,7 @@ class FloorHost:
     async def _one_moment(self) -> None:
         await asyncio.sleep(self.limits.slow_notice_s)
         self._moment = None
-        for ident in self._answering.values():
+        for ident in self._patience.answering:
             # A remote agent this slow is held as not answering (the person's next unaddressed
             # words go to the next agent placed) until it answers. Not an in-process one: it is
             # only waiting for a shared model or CPU, which routing around would not shorten.
@@ -354,17 +316,9 @@ class FloorHost:
             await self._notify(notice)
 
     def one_moment_notice(self) -> notices.Waiting | None:
-        """The floor's one notice that the person is kept waiting, or None if they are not.
-        The agents still handling what the person said are named (the notice is about the
-        first of them), even when another agent has answered; with none known but deliveries
-        still queued and no answer yet, it is a bare "One moment…"."""
-        slow = list({i.speaker_uri: i for i in self._answering.values()}.values())
-        if not slow:
-            if self._idle.is_set() or self._heard_answer:
-                return None  # answered, or nothing pending: no one is kept waiting
-            return notices.Waiting(self.floor.manager.speaker_uri)
-        names = tuple(i.display_name for i in slow)
-        return notices.Waiting(slow[0].speaker_uri, names)
+        """The floor's one notice that the person is kept waiting, or None if they are not
+        (gateway/floor/waiting.py)."""
+        return self._patience.notice(pending=not self._idle.is_set())
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
         """The agents on the floor now (but the person and the convener), in joining order, each with
@@ -420,33 +374,11 @@ class FloorHost:
         its own from a discovery agent). Raises :class:`AgentError` for an address it cannot or
         may not reach, :class:`TimeoutError` after :attr:`Limits.manifest_timeout_s`."""
         agent = self._resolve(url)
-        ask = Envelope(
-            conversation=Conversation(id=self.id),
-            sender=self._person_to(normalize_service_url(url)),
-            events=[
-                Event(
-                    event_type=EventType.GET_MANIFESTS,
-                    to=To(service_url=agent.manifest.identification.service_url or url),
-                    parameters=Parameters(recommend_scope="all"),
-                )
-            ],
-        )
-        reply = await asyncio.wait_for(agent.handle(ask), self.limits.manifest_timeout_s)
-        own = agent.manifest.identification.service_url
-        found: list[tuple[Manifest, bool]] = []
-        for e in reply.events if reply is not None else []:
-            if e.event_type is not EventType.PUBLISH_MANIFESTS:
-                continue
-            for m in e.parameters.servicing_manifests or []:
-                found.append(
-                    (
-                        m,
-                        normalize_service_url(m.identification.service_url or "")
-                        != normalize_service_url(own or url),
-                    )
-                )
-            found += [(m, True) for m in e.parameters.discovery_manifests or []]
-        return found[:max_manifests]
+        sender = self._person_to(normalize_service_url(url))
+        own = agent.manifest.identification.service_url or url
+        asked = discovery.ask(self.id, sender, own)
+        reply = await asyncio.wait_for(agent.handle(asked), self.limits.manifest_timeout_s)
+        return discovery.offered(reply, own, most=max_manifests)
 
     @property
     def floor_idle(self) -> bool:
@@ -550,7 +482,7 @@ class FloorHost:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
             if any(e.event_type is EventType.UTTERANCE for e in d.envelope.events):
-                self._heard_answer = True
+                self._patience.answer_reached()
             self._history.remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
@@ -560,7 +492,7 @@ class FloorHost:
         d = self._with_inbound(key, d)
         try:
             agent = self._resolve(recipient.service_url or key)
-            d = _voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
+            d = voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
             # no wire, so what they were handed and gave back stands for it.
             in_process = not isinstance(agent, RemoteAgent)
@@ -626,52 +558,14 @@ class FloorHost:
         )
 
     async def _pass_on_if_unanswered(self, d: Delivery, reply: Envelope | None, depth: int) -> None:
-        """The person's utterance was addressed to ``d.recipient`` (chosen for it, not named)
-        and it did not answer it — no utterance in its reply, a failure, a timeout: the floor
-        passes it on, in this turn, to the next agent the person's addressing placed for it,
-        and says so (docs/floor.md, "Hand-overs"). The envelope goes to that agent alone, the
-        same utterance with its ``to`` changed: everyone else has heard it already."""
-        pending = self._handover
-        recipient = d.recipient
-        if pending is None or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+        """The person's utterance goes on to the next agent if ``d.recipient`` did not answer
+        it (gateway/floor/handover.py)."""
+        passed = self._handover.delivered(d, reply, self.floor.conversant)
+        if passed is None:
             return
-        event_id, then = pending
-        index = next(
-            (
-                i
-                for i, e in enumerate(d.envelope.events)
-                if e.event_type is EventType.UTTERANCE
-                and e.dialog_event is not None
-                and e.dialog_event.id == event_id
-                and e.to is not None
-                and e.to.speaker_uri == recipient.speaker_uri
-            ),
-            None,
-        )
-        if index is None:
-            return
-        if reply is not None and any(e.event_type is EventType.UTTERANCE for e in reply.events):
-            self._handover = None  # answered: nothing to pass on
-            return
-        while then:
-            nxt = self.floor.conversant(then.popleft())
-            if nxt is None or nxt.speaker_uri == recipient.speaker_uri:
-                continue
-            event = d.envelope.events[index]
-            to = To(speaker_uri=nxt.speaker_uri, service_url=nxt.service_url or None)
-            env = d.envelope.model_copy(update={"events": [event.model_copy(update={"to": to})]})
-            self.routing.handed_over(nxt.speaker_uri)
-            await self._notify(
-                notices.HandedOver(
-                    nxt.speaker_uri,
-                    recipient.display_name,
-                    nxt.display_name,
-                    passed=reply is not None,
-                )
-            )
-            self._dispatch([Delivery(nxt, env, False)], depth)
-            return
-        self._handover = None
+        self.routing.handed_over(passed.delivery.recipient.speaker_uri)
+        await self._notify(passed.notice)
+        self._dispatch([passed.delivery], depth)
 
     async def accept(
         self,
@@ -782,46 +676,16 @@ class FloorHost:
         """``d`` with the person's serviceUrl (in ``sender`` and in ``conversants``) made this
         agent's inbound URL, so it can post to the person later (gateway/floor/inbound.py)."""
         url = self._inbound_url(key)
-        if url is None:
-            return d
-        env = d.envelope
-        me = self.user.speaker_uri
-        sender = env.sender
-        if sender.speaker_uri == me:
-            sender = sender.model_copy(update={"service_url": url})
-        conv = env.conversation
-        if conv.conversants:
-            conversants = [
-                c.model_copy(
-                    update={
-                        "identification": c.identification.model_copy(update={"service_url": url})
-                    }
-                )
-                if c.identification.speaker_uri == me
-                else c
-                for c in conv.conversants
-            ]
-            conv = conv.model_copy(update={"conversants": conversants})
-        return Delivery(
-            d.recipient,
-            env.model_copy(update={"sender": sender, "conversation": conv}),
-            d.awaits_reply,
-        )
+        return d if url is None else person_reached_at(d, self.user.speaker_uri, url)
 
     async def post(self, agent: str, envelope: Envelope) -> str | None:
         """An envelope an agent POSTed to its inbound URL (``agent``: the key it was issued
         for): delivered through the floor like a reply of its own accord. Returns why it was
         refused (nothing changed), or None when it was taken."""
         ident = self._conversant_at(agent)
-        if ident is None:
-            return "that agent is no longer in this conversation"
-        if envelope.conversation.id != self.id:
-            return "the envelope is for another conversation"
-        sender = envelope.sender
-        if sender.speaker_uri != ident.speaker_uri and not (
-            sender.service_url and normalize_service_url(sender.service_url) == agent
-        ):
-            return "the envelope's sender is not the agent this URL was given to"
+        why = refused_post(envelope, conversation_id=self.id, key=agent, agent=ident)
+        if why is not None or ident is None:
+            return why
         if not envelope.events:
             return None  # nothing to say: acknowledged
         taken = await self.accept(envelope, origin=ident.service_url or None, depth=1)
@@ -865,10 +729,7 @@ class FloorHost:
         def opened(event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
             stream = opener(event_id, speaker_uri, speaker)
             if stream is not None:
-                self._heard_answer = True
-                for key, ident in list(self._answering.items()):
-                    if ident.speaker_uri == speaker_uri:
-                        del self._answering[key]
+                self._patience.answer_began(speaker_uri)
             return stream
 
         return opened
@@ -879,11 +740,11 @@ class FloorHost:
         if d.envelope.sender.speaker_uri != self.user.speaker_uri:
             return await agent.handle(d.envelope)
         key = id(d)
-        self._answering[key] = d.recipient
+        self._patience.handling(key, d.recipient)
         try:
             return await agent.handle(d.envelope)
         finally:
-            self._answering.pop(key, None)
+            self._patience.handled(key)
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = self._key(recipient)
