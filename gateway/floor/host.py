@@ -1,24 +1,19 @@
 """One conversation at run time: the floor, the agents it reaches, and the person's proxy.
 
 This is the thin I/O layer over :class:`gateway.floor.Floor` (which decides) — the way the asyncio
-layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send,
-feeds replies back in arrival order, and turns transport failures into Open Floor behaviour:
-
-* an agent that times out is told about: the person hears it is slow, and after
-  :attr:`Limits.max_timeouts` misses in a row it is uninvited with ``@timedOut``;
-* while the person waits for an answer longer than :attr:`Limits.slow_notice_s`, the floor says
-  "One moment…", naming the agent it is waiting on when it knows which (one notice, with the
-  reason ``@wait``, which the page shows and speaks);
-* an agent that answers with an HTTP error or something that is not an envelope is reported with
-  ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
-  when its address is refused by policy, it is uninvited with ``@error``;
-* deliveries to each recipient are sequential (their order is the floor's order) and bounded;
-* agents do not chatter: an agent's reply answers whoever spoke the envelope it got (an utterance
-  without ``to`` is given that speaker as ``to``), and a chain of agents answering agents is cut
-  after :attr:`Limits.max_agent_exchanges` exchanges in one person turn (and after
-  :attr:`Limits.max_agent_envelopes` agent envelopes in all), the person being told once;
-* the person is protected (:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite
-  them or revoke their floor is not applied, and the person is told what it tried.
+layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send
+(one mailbox and worker per recipient: sequential, in the floor's order, bounded), feeds replies
+back in arrival order, keeps the time (each agent's timeout, "One moment…" after
+:attr:`Limits.slow_notice_s`, the ``bye`` at the end) and turns transport failures into facts.
+Every rule it applies is a sans-I/O unit beside the manager (docs/floor.md, "Where the rules
+live"): what to do about a failing agent (:mod:`~gateway.floor.failures`), agents answering
+agents (:mod:`~gateway.floor.exchanges`), hand-overs (:mod:`~gateway.floor.handover`), the
+person's wait (:mod:`~gateway.floor.waiting`), ``dialogHistory`` (:mod:`~gateway.floor.history`),
+refused invites (:mod:`~gateway.floor.invites`), what each agent is sent
+(:mod:`~gateway.floor.recipients`), discovery (:mod:`~gateway.floor.discovery`); what the person
+is told, as typed events (:mod:`~gateway.floor.notices`). The person is protected
+(:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite them or revoke their floor
+is not applied, and the person is told what it tried.
 """
 
 from __future__ import annotations
