@@ -52,3 +52,39 @@ def offered(reply: Envelope | None, own: str, *, most: int = 20) -> list[tuple[M
             found.append((m, theirs != normalize_service_url(own)))
         found += [(m, True) for m in e.parameters.discovery_manifests or []]
     return found[:most]
+
+
+#: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
+#: it, agents are invited by URL alone. Invites are refused past Limits.max_agents at once, so
+#: this is reached only by many agents invited and gone in one conversation.
+MAX_NAMED = 256
+
+
+class Named:
+    """The agent addresses one conversation asked for their manifest (normalised), bounded by
+    :data:`MAX_NAMED`: which agents it still asks, so the floor and the person learn their
+    names."""
+
+    def __init__(self, *known: str) -> None:
+        self._urls: set[str] = set(known)
+
+    @property
+    def full(self) -> bool:
+        """No more addresses are asked (their agents are invited by URL alone)."""
+        return len(self._urls) >= MAX_NAMED
+
+    def asking(self, url: str) -> None:
+        """The manifest of the agent at ``url`` is being asked for."""
+        self._urls.add(normalize_service_url(url))
+
+    def newcomer(self, url: str) -> bool:
+        """Whether to ask an agent that joined under its URL (``url``: an HTTP agent's, not
+        asked before, and room left) for its manifest; if so, it counts as asked."""
+        if (
+            not url.startswith(("http://", "https://"))
+            or normalize_service_url(url) in self._urls
+            or self.full
+        ):
+            return False
+        self.asking(url)
+        return True

@@ -144,12 +144,6 @@ def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None =
     return out
 
 
-#: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
-#: it, agents are invited by URL alone. Invites are refused past Limits.max_agents at once, so
-#: this is reached only by many agents invited and gone in one conversation.
-MAX_NAMED = 256
-
-
 #: The agent at a service URL; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``)
 #: for an address it cannot or may not reach.
 AgentResolver = Callable[[str], Agent]
@@ -239,14 +233,17 @@ class FloorHost:
         self._closed = False
         self._ended = False
         # Normalised service URLs whose manifest was asked for.
-        self._named: set[str] = {normalize_service_url(user.service_url)}
+        self._named = discovery.Named(normalize_service_url(user.service_url))
         self._naming: set[asyncio.Task[None]] = set()
         if restore is None:
             self._record_floor()
         else:
             # Taken up from the records: that state is recorded already, and its agents named.
             self._floor_state = self._state()
-            self._named.update(i.service_url for i in self.floor.conversants)
+            self._named = discovery.Named(
+                normalize_service_url(user.service_url),
+                *(i.service_url for i in self.floor.conversants),
+            )
 
     # ------------------------------------------------------------------ the person's side
     async def say(self, events: list[Event], *, then: Sequence[str] = ()) -> Envelope:
@@ -345,9 +342,9 @@ class FloorHost:
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
         agents compare ``to.serviceUrl`` with their own as plain strings."""
-        if len(self._named) >= MAX_NAMED:
+        if self._named.full:
             return None  # invited by URL alone: what the floor remembers stays bounded
-        self._named.add(normalize_service_url(url))
+        self._named.asking(url)
         try:
             agent = self._resolve(url)
         except AgentError:
@@ -785,13 +782,8 @@ class FloorHost:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
         dialect is known and the invite went first), ask it for its manifest in the background,
         so the floor — and the person — learn its name."""
-        if (
-            not url.startswith(("http://", "https://"))
-            or normalize_service_url(url) in self._named
-            or len(self._named) >= MAX_NAMED
-        ):
+        if not self._named.newcomer(url):
             return
-        self._named.add(normalize_service_url(url))
         if len(self._naming) >= self.limits.max_agents:
             return
         task = asyncio.get_running_loop().create_task(self._name(url))

@@ -3,7 +3,7 @@ an agent's answer offers, its own manifest apart from the ones it recommends."""
 
 from __future__ import annotations
 
-from gateway.floor.discovery import ask, offered
+from gateway.floor.discovery import MAX_NAMED, Named, ask, offered
 from gateway.ofp import Envelope, EventType, Sender
 from tests.ofp_schemas import assert_valid_envelope
 
@@ -60,3 +60,14 @@ def test_its_own_manifest_is_not_recommended_the_others_are_and_bounded() -> Non
     assert found == [("Disco", False), ("Fronted", True), ("Other", True)]
     assert len(offered(reply, OWN, most=2)) == 2
     assert offered(None, OWN) == []
+
+
+def test_newcomers_are_asked_once_each_and_the_asked_are_bounded() -> None:
+    named = Named("http://127.0.0.1:1/me")
+    assert named.newcomer("http://127.0.0.1:9/a")
+    assert not named.newcomer("HTTP://127.0.0.1:9/a")  # the same address, written otherwise
+    assert not named.newcomer("builtin:clock")  # in process: its manifest is known
+    for i in range(MAX_NAMED):
+        named.asking(f"http://127.0.0.1:9/{i}")
+    assert named.full
+    assert not named.newcomer("http://127.0.0.1:9/late")
