@@ -297,12 +297,9 @@ class FloorHost:
         await asyncio.sleep(self.limits.slow_notice_s)
         self._moment = None
         for ident in self._patience.answering:
-            # A remote agent this slow is held as not answering (the person's next unaddressed
-            # words go to the next agent placed) until it answers. Not an in-process one: it is
-            # only waiting for a shared model or CPU, which routing around would not shorten.
-            with contextlib.suppress(AgentError):
-                if isinstance(self._resolve(ident.service_url), RemoteAgent):
-                    self.routing.missed(ident.speaker_uri, "it is slow to answer")
+            with contextlib.suppress(AgentError):  # an agent gone from the directory: not held
+                remote = isinstance(self._resolve(ident.service_url), RemoteAgent)
+                self.routing.slow(ident.speaker_uri, remote=remote)
         notice = self.one_moment_notice()
         if notice is not None:
             await self._notify(notice)

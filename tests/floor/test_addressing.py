@@ -247,3 +247,11 @@ def test_the_page_choice_and_explicit_to() -> None:
         a.choose("hello", agents, to="tag:nobody")
     a.set_page_choice(None)
     assert a.choose("what time is it", agents).how is How.BEST
+
+
+def test_only_a_remote_agent_that_is_slow_is_held_as_not_answering() -> None:
+    routing = Routing()
+    routing.slow("tag:in-process", remote=False)
+    assert routing.not_answering == {}
+    routing.slow("tag:remote", remote=True)
+    assert routing.not_answering == {"tag:remote": "it is slow to answer"}
