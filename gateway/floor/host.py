@@ -1,47 +1,47 @@
 """One conversation at run time: the floor, the agents it reaches, and the person's proxy.
 
 This is the thin I/O layer over :class:`gateway.floor.Floor` (which decides) — the way the asyncio
-layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send,
-feeds replies back in arrival order, and turns transport failures into Open Floor behaviour:
-
-* an agent that times out is told about: the person hears it is slow, and after
-  :attr:`Limits.max_timeouts` misses in a row it is uninvited with ``@timedOut``;
-* while the person waits for an answer longer than :attr:`Limits.slow_notice_s`, the floor says
-  "One moment…", naming the agent it is waiting on when it knows which (one notice, with the
-  reason ``@wait``, which the page shows and speaks);
-* an agent that answers with an HTTP error or something that is not an envelope is reported with
-  ``@error`` and the conversation goes on; after :attr:`Limits.max_failures` failures in a row, or
-  when its address is refused by policy, it is uninvited with ``@error``;
-* deliveries to each recipient are sequential (their order is the floor's order) and bounded;
-* agents do not chatter: an agent's reply answers whoever spoke the envelope it got (an utterance
-  without ``to`` is given that speaker as ``to``), and a chain of agents answering agents is cut
-  after :attr:`Limits.max_agent_exchanges` exchanges in one person turn (and after
-  :attr:`Limits.max_agent_envelopes` agent envelopes in all), the person being told once;
-* the person is protected (:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite
-  them or revoke their floor is not applied, and the person is told what it tried.
+layer of python-websockets sits over its sans-I/O protocol. It delivers what the floor says to send
+(one mailbox and worker per recipient: sequential, in the floor's order, bounded), feeds replies
+back in arrival order, keeps the time (each agent's timeout, "One moment…" after
+:attr:`Limits.slow_notice_s`, the ``bye`` at the end) and turns transport failures into facts.
+Every rule it applies is a sans-I/O unit beside the manager (docs/floor.md, "Where the rules
+live"): what to do about a failing agent (:mod:`~gateway.floor.failures`), agents answering
+agents (:mod:`~gateway.floor.exchanges`), hand-overs (:mod:`~gateway.floor.handover`), the
+person's wait (:mod:`~gateway.floor.waiting`), ``dialogHistory`` (:mod:`~gateway.floor.history`),
+refused invites (:mod:`~gateway.floor.invites`), what each agent is sent
+(:mod:`~gateway.floor.recipients`), discovery (:mod:`~gateway.floor.discovery`); what the person
+is told, as typed events (:mod:`~gateway.floor.notices`). The person is protected
+(:meth:`gateway.floor.Floor.protect`): an agent's attempt to uninvite them or revoke their floor
+is not applied, and the person is told what it tried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gateway.agents.base import Agent, RemoteAgent
 from gateway.agents.errors import AddressRefused, AgentError
-from gateway.agents.policy import MAX_URL_CHARS, clip_url
 from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
-from gateway.floor import Delivery, Floor, FloorBusy
-from gateway.floor.inbound import InboundDesk
+from gateway.floor import Delivery, Floor, FloorBusy, discovery, notices
+from gateway.floor.exchanges import Admission, Exchanges, answering_speaker
+from gateway.floor.failures import FailureBounds, Strikes, Verdict
+from gateway.floor.handover import HandOver
+from gateway.floor.history import DialogHistory
+from gateway.floor.inbound import InboundDesk, refused_post
+from gateway.floor.invites import screen_invites
+from gateway.floor.notices import Notice, NoticeEvent
+from gateway.floor.recipients import person_reached_at, voice_only_if_wanted
 from gateway.floor.routing import Routing
+from gateway.floor.waiting import Patience
 from gateway.ofp import (
     Conversation,
     DialogEvent,
@@ -50,7 +50,6 @@ from gateway.ofp import (
     EventType,
     Identification,
     Manifest,
-    Parameters,
     Sender,
     To,
     to_ovon,
@@ -145,21 +144,6 @@ def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None =
     return out
 
 
-#: Agent addresses a conversation learns the manifest of (and the floor remembers by name); past
-#: it, agents are invited by URL alone. Invites are refused past Limits.max_agents at once, so
-#: this is reached only by many agents invited and gone in one conversation.
-MAX_NAMED = 256
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Something the person should be told that no agent said (an agent left, failed…)."""
-
-    text: str
-    reason: str
-    agent: str
-
-
 #: The agent at a service URL; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``)
 #: for an address it cannot or may not reach.
 AgentResolver = Callable[[str], Agent]
@@ -172,44 +156,7 @@ class _Mailbox:
     #: Each delivery with its depth: how many agent envelopes lead back to the person.
     queue: asyncio.Queue[tuple[Delivery, int]]
     task: asyncio.Task[None]
-    failures: int = 0
-    #: Person turns in a row in which this agent timed out, and the last such turn.
-    misses: int = 0
-    missed_turn: int = -1
-
-
-def wants_audio(manifest: Manifest) -> bool:
-    """Whether an agent's manifest says it takes audio in (``supportedLayers.input``)."""
-    return any(
-        c.supported_layers is not None
-        and any(layer.lower().startswith("audio") for layer in c.supported_layers.input)
-        for c in manifest.capabilities
-    )
-
-
-def _voice_only_if_wanted(manifest: Manifest, d: Delivery, person: str) -> Delivery:
-    """``d`` without the person's voice (the ``audio`` feature of their utterances) unless the
-    recipient's manifest asks for audio: a voice is personal, and most agents read the text,
-    words and confidence only."""
-    env = d.envelope
-    if wants_audio(manifest) or not any(
-        e.dialog_event is not None
-        and e.dialog_event.speaker_uri == person
-        and "audio" in e.dialog_event.features
-        for e in env.events
-    ):
-        return d
-    events = []
-    for e in env.events:
-        de = e.dialog_event
-        if de is not None and de.speaker_uri == person and "audio" in de.features:
-            features = {k: v for k, v in de.features.items() if k != "audio"}
-            de = de.model_copy(update={"features": features})
-            e = e.model_copy(
-                update={"parameters": e.parameters.model_copy(update={"dialog_event": de})}
-            )
-        events.append(e)
-    return Delivery(d.recipient, env.model_copy(update={"events": events}), d.awaits_reply)
+    strikes: Strikes = field(default_factory=Strikes)
 
 
 class FloorHost:
@@ -246,6 +193,7 @@ class FloorHost:
         else:
             self.floor.restore(*restore)
         self._resolve = resolve
+        self._bounds = FailureBounds(self.limits.max_failures, self.limits.max_timeouts)
         #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
         #: the conversation (a page reloaded) rebinds these.
         self.on_user = on_user
@@ -264,35 +212,38 @@ class FloorHost:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._agent_run = 0
-        self._chatter_told = False
+        #: The bound on agents answering agents in one person turn.
+        self._exchanges = Exchanges(
+            self.limits.max_agent_envelopes, self.limits.max_agent_exchanges
+        )
         self._moment: asyncio.Task[None] | None = None
-        #: The agents handling what the person said right now (for "One moment…" to name them).
-        self._answering: dict[int, Identification] = {}
-        #: Whether an answer to the person's last utterance has reached them (or begun to).
-        self._heard_answer = False
+        #: Whom the person waits on for an answer (for "One moment…" to name them).
+        self._patience = Patience(self.floor.manager.speaker_uri)
         self._turn = 0  # the person's envelopes so far (timeouts are counted per turn)
         #: Who is not answering, and whom a hand-over went to (read by the person's addressing).
         self.routing = Routing()
         #: The person's last utterance and whom it goes on to if its addressee does not answer
-        #: it (docs/floor.md, "Hand-overs"): the event id, and the speaker URIs still to try.
-        self._handover: tuple[str, deque[str]] | None = None
+        #: it (docs/floor.md, "Hand-overs").
+        self._handover = HandOver(user.speaker_uri)
         #: Public utterances of the conversation, newest last (for invites' dialogHistory).
-        self._history: deque[DialogEvent] = deque(maxlen=self.limits.history_events)
+        self._history = DialogHistory(self.limits.history_events, self.limits.history_bytes)
         #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
         self.history_keeps_audio = False
         self._floor_state: tuple[Any, ...] = ()
         self._closed = False
         self._ended = False
         # Normalised service URLs whose manifest was asked for.
-        self._named: set[str] = {normalize_service_url(user.service_url)}
+        self._named = discovery.Named(normalize_service_url(user.service_url))
         self._naming: set[asyncio.Task[None]] = set()
         if restore is None:
             self._record_floor()
         else:
             # Taken up from the records: that state is recorded already, and its agents named.
             self._floor_state = self._state()
-            self._named.update(i.service_url for i in self.floor.conversants)
+            self._named = discovery.Named(
+                normalize_service_url(user.service_url),
+                *(i.service_url for i in self.floor.conversants),
+            )
 
     # ------------------------------------------------------------------ the person's side
     async def say(self, events: list[Event], *, then: Sequence[str] = ()) -> Envelope:
@@ -308,16 +259,13 @@ class FloorHost:
             ),
             events=events,
         )
-        self._agent_run = 0
-        self._chatter_told = False
+        self._exchanges.person_spoke()
         self._turn += 1
-        events = [self._with_history(e) for e in events]
+        me, keep = self.user.speaker_uri, self.history_keeps_audio
+        events = [self._history.given(e, me, keep_audio=keep) for e in events]
         env = env.model_copy(update={"events": events})
-        self._remember(events)
-        self._handover = None
-        addressed = [e for e in events if e.event_type is EventType.UTTERANCE and e.to is not None]
-        if then and len(addressed) == 1 and addressed[0].dialog_event is not None:
-            self._handover = (addressed[0].dialog_event.id, deque(then))
+        self._history.remember(events)
+        self._handover.person_said(events, then)
         self._record("in", self.user.speaker_uri, env.to_wire())
         env = await self._refuse_invites(env, self.user)
         if not env.events:
@@ -329,47 +277,17 @@ class FloorHost:
             self._wait_for_answer()
         return env
 
-    def _remember(self, events: list[Event]) -> None:
-        for e in events:
-            de = e.dialog_event
-            if e.event_type is EventType.UTTERANCE and de is not None and not e.is_private:
-                self._history.append(de)
-
     def dialog_history(self) -> list[DialogEvent]:
         """The last public utterances, bounded (:attr:`Limits.history_events`,
         :attr:`Limits.history_bytes`), the person's audio left out unless
         :attr:`history_keeps_audio`."""
-        out: list[DialogEvent] = []
-        size = 0
-        for de in reversed(self._history):
-            if (
-                de.speaker_uri == self.user.speaker_uri
-                and not self.history_keeps_audio
-                and "audio" in de.features
-            ):
-                features = {k: v for k, v in de.features.items() if k != "audio"}
-                de = de.model_copy(update={"features": features})
-            size += len(json.dumps(de.wire(), ensure_ascii=False))
-            if size > self.limits.history_bytes:
-                break
-            out.append(de)
-        return out[::-1]
-
-    def _with_history(self, event: Event) -> Event:
-        """The person's invite, with the conversation so far (unless it carries its own)."""
-        if event.event_type is not EventType.INVITE or event.parameters.dialog_history:
-            return event
-        history = self.dialog_history()
-        if not history:
-            return event
-        params = event.parameters.model_copy(update={"dialog_history": history})
-        return event.model_copy(update={"parameters": params})
+        return self._history.recent(self.user.speaker_uri, keep_audio=self.history_keeps_audio)
 
     def _wait_for_answer(self) -> None:
         """Say "One moment…" if no agent has answered the person in ``slow_notice_s``."""
         if self._moment is not None:
             self._moment.cancel()
-        self._heard_answer = False
+        self._patience.person_spoke()
         if len(self.floor.conversants) < 2 or self.limits.slow_notice_s <= 0:
             self._moment = None
             return
@@ -378,35 +296,18 @@ class FloorHost:
     async def _one_moment(self) -> None:
         await asyncio.sleep(self.limits.slow_notice_s)
         self._moment = None
-        for ident in self._answering.values():
-            # A remote agent this slow is held as not answering (the person's next unaddressed
-            # words go to the next agent placed) until it answers. Not an in-process one: it is
-            # only waiting for a shared model or CPU, which routing around would not shorten.
-            with contextlib.suppress(AgentError):
-                if isinstance(self._resolve(ident.service_url), RemoteAgent):
-                    self.routing.missed(ident.speaker_uri, "it is slow to answer")
+        for ident in self._patience.answering:
+            with contextlib.suppress(AgentError):  # an agent gone from the directory: not held
+                remote = isinstance(self._resolve(ident.service_url), RemoteAgent)
+                self.routing.slow(ident.speaker_uri, remote=remote)
         notice = self.one_moment_notice()
         if notice is not None:
             await self._notify(notice)
 
-    def one_moment_notice(self) -> Notice | None:
-        """The floor's one notice that the person is kept waiting, or None if they are not.
-        The agents still handling what the person said are named (the notice is about the
-        first of them), even when another agent has answered; with none known but deliveries
-        still queued and no answer yet, it is a bare "One moment…"."""
-        slow = list({i.speaker_uri: i for i in self._answering.values()}.values())
-        if not slow:
-            if self._idle.is_set() or self._heard_answer:
-                return None  # answered, or nothing pending: no one is kept waiting
-            return Notice("One moment\u2026", "@wait", self.floor.manager.speaker_uri)
-        names = [i.display_name for i in slow]
-        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        verb = "is" if len(names) == 1 else "are"
-        return Notice(
-            f"One moment: {who} {verb} taking longer than usual to answer.",
-            "@wait",
-            slow[0].speaker_uri,
-        )
+    def one_moment_notice(self) -> notices.Waiting | None:
+        """The floor's one notice that the person is kept waiting, or None if they are not
+        (gateway/floor/waiting.py)."""
+        return self._patience.notice(pending=not self._idle.is_set())
 
     def agents(self) -> list[tuple[Identification, Manifest | None]]:
         """The agents on the floor now (but the person and the convener), in joining order, each with
@@ -438,9 +339,9 @@ class FloorHost:
         Returns the identity the agent is now known by (None when ``url`` names no agent):
         invite it by that identity's ``serviceUrl``, the spelling the agent itself uses, since
         agents compare ``to.serviceUrl`` with their own as plain strings."""
-        if len(self._named) >= MAX_NAMED:
+        if self._named.full:
             return None  # invited by URL alone: what the floor remembers stays bounded
-        self._named.add(normalize_service_url(url))
+        self._named.asking(url)
         try:
             agent = self._resolve(url)
         except AgentError:
@@ -462,33 +363,11 @@ class FloorHost:
         its own from a discovery agent). Raises :class:`AgentError` for an address it cannot or
         may not reach, :class:`TimeoutError` after :attr:`Limits.manifest_timeout_s`."""
         agent = self._resolve(url)
-        ask = Envelope(
-            conversation=Conversation(id=self.id),
-            sender=self._person_to(normalize_service_url(url)),
-            events=[
-                Event(
-                    event_type=EventType.GET_MANIFESTS,
-                    to=To(service_url=agent.manifest.identification.service_url or url),
-                    parameters=Parameters(recommend_scope="all"),
-                )
-            ],
-        )
-        reply = await asyncio.wait_for(agent.handle(ask), self.limits.manifest_timeout_s)
-        own = agent.manifest.identification.service_url
-        found: list[tuple[Manifest, bool]] = []
-        for e in reply.events if reply is not None else []:
-            if e.event_type is not EventType.PUBLISH_MANIFESTS:
-                continue
-            for m in e.parameters.servicing_manifests or []:
-                found.append(
-                    (
-                        m,
-                        normalize_service_url(m.identification.service_url or "")
-                        != normalize_service_url(own or url),
-                    )
-                )
-            found += [(m, True) for m in e.parameters.discovery_manifests or []]
-        return found[:max_manifests]
+        sender = self._person_to(normalize_service_url(url))
+        own = agent.manifest.identification.service_url or url
+        asked = discovery.ask(self.id, sender, own)
+        reply = await asyncio.wait_for(agent.handle(asked), self.limits.manifest_timeout_s)
+        return discovery.offered(reply, own, most=max_manifests)
 
     @property
     def floor_idle(self) -> bool:
@@ -592,8 +471,8 @@ class FloorHost:
         recipient = d.recipient
         if recipient.speaker_uri == self.user.speaker_uri:
             if any(e.event_type is EventType.UTTERANCE for e in d.envelope.events):
-                self._heard_answer = True
-            self._remember(d.envelope.events)
+                self._patience.answer_reached()
+            self._history.remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
             result = self.on_user(d.envelope)
             if asyncio.iscoroutine(result):
@@ -602,7 +481,7 @@ class FloorHost:
         d = self._with_inbound(key, d)
         try:
             agent = self._resolve(recipient.service_url or key)
-            d = _voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
+            d = voice_only_if_wanted(agent.manifest, d, self.user.speaker_uri)
             # A remote agent reports its own bytes (gateway.agents.wire); in-process ones have
             # no wire, so what they were handed and gave back stands for it.
             in_process = not isinstance(agent, RemoteAgent)
@@ -643,8 +522,7 @@ class FloorHost:
         else:
             box = self._mailboxes.get(key)
             if box is not None:
-                box.failures = 0
-                box.misses = 0
+                box.strikes.answered()
             self.routing.answered(recipient.speaker_uri)
             self._name_newcomer(recipient.service_url)
         await self._pass_on_if_unanswered(d, reply, depth)
@@ -669,50 +547,14 @@ class FloorHost:
         )
 
     async def _pass_on_if_unanswered(self, d: Delivery, reply: Envelope | None, depth: int) -> None:
-        """The person's utterance was addressed to ``d.recipient`` (chosen for it, not named)
-        and it did not answer it — no utterance in its reply, a failure, a timeout: the floor
-        passes it on, in this turn, to the next agent the person's addressing placed for it,
-        and says so (docs/floor.md, "Hand-overs"). The envelope goes to that agent alone, the
-        same utterance with its ``to`` changed: everyone else has heard it already."""
-        pending = self._handover
-        recipient = d.recipient
-        if pending is None or d.envelope.sender.speaker_uri != self.user.speaker_uri:
+        """The person's utterance goes on to the next agent if ``d.recipient`` did not answer
+        it (gateway/floor/handover.py)."""
+        passed = self._handover.delivered(d, reply, self.floor.conversant)
+        if passed is None:
             return
-        event_id, then = pending
-        index = next(
-            (
-                i
-                for i, e in enumerate(d.envelope.events)
-                if e.event_type is EventType.UTTERANCE
-                and e.dialog_event is not None
-                and e.dialog_event.id == event_id
-                and e.to is not None
-                and e.to.speaker_uri == recipient.speaker_uri
-            ),
-            None,
-        )
-        if index is None:
-            return
-        if reply is not None and any(e.event_type is EventType.UTTERANCE for e in reply.events):
-            self._handover = None  # answered: nothing to pass on
-            return
-        while then:
-            nxt = self.floor.conversant(then.popleft())
-            if nxt is None or nxt.speaker_uri == recipient.speaker_uri:
-                continue
-            event = d.envelope.events[index]
-            to = To(speaker_uri=nxt.speaker_uri, service_url=nxt.service_url or None)
-            env = d.envelope.model_copy(update={"events": [event.model_copy(update={"to": to})]})
-            self.routing.handed_over(nxt.speaker_uri)
-            why = (
-                f"{recipient.display_name} passed this to {nxt.display_name}."
-                if reply is not None
-                else f"{recipient.display_name} is not answering; {nxt.display_name} took it."
-            )
-            await self._notify(Notice(why, "@handover", nxt.speaker_uri))
-            self._dispatch([Delivery(nxt, env, False)], depth)
-            return
-        self._handover = None
+        self.routing.handed_over(passed.delivery.recipient.speaker_uri)
+        await self._notify(passed.notice)
+        self._dispatch([passed.delivery], depth)
 
     async def accept(
         self,
@@ -726,25 +568,20 @@ class FloorHost:
         floor, within the chatter bounds. ``depth`` is how many agent envelopes lead back to the
         person (1: the agent answers the person or speaks of its own accord); ``answering`` is
         the sender of the envelope it replies to. Returns whether it was taken."""
-        self._agent_run += 1
-        exchanges = depth - 1
-        if (
-            self._agent_run > self.limits.max_agent_envelopes
-            or exchanges > self.limits.max_agent_exchanges
-        ):
-            if not self._chatter_told:
-                self._chatter_told = True
+        admission = self._exchanges.admit(depth)
+        if admission is not Admission.TAKE:
+            if admission is Admission.DROP_AND_TELL:
                 await self._notify(
-                    Notice(
-                        "The agents kept answering each other; the floor stopped them after "
-                        f"{self.limits.max_agent_exchanges} exchanges. Say something to go on.",
-                        "@chatter",
-                        envelope.sender.speaker_uri,
+                    notices.ChatterStopped(
+                        envelope.sender.speaker_uri, self._exchanges.max_exchanges
                     )
                 )
             return False
         if answering is not None:
-            envelope = self._answer_speaker(envelope, answering)
+            speaker = self.floor.find(
+                speaker_uri=answering.speaker_uri, service_url=answering.service_url
+            )
+            envelope = answering_speaker(envelope, speaker, manager=self.floor.manager.speaker_uri)
         self._record("in", envelope.sender.speaker_uri, envelope.to_wire())
         who = self.floor.find(speaker_uri=envelope.sender.speaker_uri, service_url=origin)
         if who is not None:
@@ -756,30 +593,6 @@ class FloorHost:
             return False
         await self._report_refused()
         return True
-
-    def _answer_speaker(self, reply: Envelope, answering: Sender) -> Envelope:
-        """An agent's public utterance without ``to`` answers whoever spoke the envelope it got
-        (not the room): other agents then leave it alone (§2.1), which keeps them from all
-        answering each other."""
-        speaker = self.floor.find(
-            speaker_uri=answering.speaker_uri, service_url=answering.service_url
-        )
-        if (
-            speaker is None
-            or speaker.speaker_uri == reply.sender.speaker_uri
-            or speaker.speaker_uri == self.floor.manager.speaker_uri
-        ):
-            return reply
-        if not any(e.event_type is EventType.UTTERANCE and e.to is None for e in reply.events):
-            return reply
-        to = To(speaker_uri=speaker.speaker_uri, service_url=speaker.service_url or None)
-        events = [
-            e.model_copy(update={"to": to})
-            if e.event_type is EventType.UTTERANCE and e.to is None
-            else e
-            for e in reply.events
-        ]
-        return reply.model_copy(update={"events": events})
 
     async def appoint_convener(self, url: str, *, timeout: float = 15.0) -> Identification | None:
         """Invite the agent at ``url`` and make it the convener (§0.4.2): from then on the
@@ -804,27 +617,14 @@ class FloorHost:
             await self.wait_idle(timeout)
         ident = self.floor.find(service_url=to)
         if ident is None:
-            await self._notify(
-                Notice(
-                    f"The convener {url} did not join; the floor is the convener.",
-                    "@unavailable",
-                    url,
-                )
-            )
+            await self._notify(notices.ConvenerAbsent(url))
             return None
         self.floor.assign_convener(ident.speaker_uri)
         self._record_floor(force=True)
         return ident
 
     async def _convener_failed(self, convener: Identification) -> None:
-        await self._notify(
-            Notice(
-                f"The convener {convener.display_name} did not answer; the floor carries on as "
-                "the convener.",
-                "@error",
-                convener.speaker_uri,
-            )
-        )
+        await self._notify(notices.ConvenerSilent(convener.speaker_uri, convener.display_name))
 
     async def _report_refused(self) -> None:
         """Tell the person what an agent tried against them that the floor did not apply."""
@@ -833,17 +633,12 @@ class FloorHost:
                 speaker_uri=r.sender.speaker_uri, service_url=r.sender.service_url
             )
             name = who.display_name if who is not None else r.sender.speaker_uri
-            what = (
-                "remove you from the conversation"
-                if r.event.event_type is EventType.UNINVITE
-                else "take the floor from you"
-            )
-            because = f" ({r.event.reason})" if r.event.reason else ""
             await self._notify(
-                Notice(
-                    f"{name} tried to {what}{because}; the floor did not let it.",
-                    "@refused",
+                notices.PersonProtected(
                     r.sender.speaker_uri,
+                    name,
+                    uninvite=r.event.event_type is EventType.UNINVITE,
+                    why=r.event.reason or "",
                 )
             )
 
@@ -870,46 +665,16 @@ class FloorHost:
         """``d`` with the person's serviceUrl (in ``sender`` and in ``conversants``) made this
         agent's inbound URL, so it can post to the person later (gateway/floor/inbound.py)."""
         url = self._inbound_url(key)
-        if url is None:
-            return d
-        env = d.envelope
-        me = self.user.speaker_uri
-        sender = env.sender
-        if sender.speaker_uri == me:
-            sender = sender.model_copy(update={"service_url": url})
-        conv = env.conversation
-        if conv.conversants:
-            conversants = [
-                c.model_copy(
-                    update={
-                        "identification": c.identification.model_copy(update={"service_url": url})
-                    }
-                )
-                if c.identification.speaker_uri == me
-                else c
-                for c in conv.conversants
-            ]
-            conv = conv.model_copy(update={"conversants": conversants})
-        return Delivery(
-            d.recipient,
-            env.model_copy(update={"sender": sender, "conversation": conv}),
-            d.awaits_reply,
-        )
+        return d if url is None else person_reached_at(d, self.user.speaker_uri, url)
 
     async def post(self, agent: str, envelope: Envelope) -> str | None:
         """An envelope an agent POSTed to its inbound URL (``agent``: the key it was issued
         for): delivered through the floor like a reply of its own accord. Returns why it was
         refused (nothing changed), or None when it was taken."""
         ident = self._conversant_at(agent)
-        if ident is None:
-            return "that agent is no longer in this conversation"
-        if envelope.conversation.id != self.id:
-            return "the envelope is for another conversation"
-        sender = envelope.sender
-        if sender.speaker_uri != ident.speaker_uri and not (
-            sender.service_url and normalize_service_url(sender.service_url) == agent
-        ):
-            return "the envelope's sender is not the agent this URL was given to"
+        why = refused_post(envelope, conversation_id=self.id, key=agent, agent=ident)
+        if why is not None or ident is None:
+            return why
         if not envelope.events:
             return None  # nothing to say: acknowledged
         taken = await self.accept(envelope, origin=ident.service_url or None, depth=1)
@@ -922,40 +687,19 @@ class FloorHost:
         return None
 
     async def _refuse_invites(self, envelope: Envelope, sender: Identification) -> Envelope:
-        """``envelope`` without the invites the floor cannot take, each told to the person once,
-        quoting the address short; the rest of it goes on. Refused: an address longer than any
-        real one (:data:`~gateway.agents.policy.MAX_URL_CHARS`: such an agent could never be
-        reached, and passing the invite on would echo the whole address to the page and every
-        agent), and any invite while :attr:`Limits.max_agents` agents are here already (the
-        conversants, their mailboxes and the floor sent to everyone stay bounded)."""
-        kept: list[Event] = []
-        agents = len(self.floor.conversants) - 1  # the person is a conversant too
-        for event in envelope.events:
-            to = event.to
-            address = (to.service_url or to.speaker_uri or "") if to is not None else ""
-            if event.event_type is not EventType.INVITE or to is None:
-                kept.append(event)
-                continue
-            new = self.floor.conversant(to.speaker_uri or "") is None
-            if len(address) > MAX_URL_CHARS:
-                why = (
-                    f"{sender.display_name} invited an agent at an address of {len(address)} "
-                    f"characters ({clip_url(address)}); addresses are at most {MAX_URL_CHARS} "
-                    "characters, so it was not invited."
-                )
-            elif new and agents >= self.limits.max_agents:
-                why = (
-                    f"The conversation already has {agents} agents, the most it takes, so "
-                    f"{clip_url(address)} was not invited."
-                )
-            else:
-                agents += new
-                kept.append(event)
-                continue
-            await self._notify(Notice(why, "@error", sender.speaker_uri))
-        if len(kept) == len(envelope.events):
-            return envelope
-        return envelope.model_copy(update={"events": kept})
+        """``envelope`` without the invites the floor cannot take (gateway/floor/invites.py),
+        each told to the person; the rest of it goes on."""
+        conversants = self.floor.conversants
+        envelope, refused = screen_invites(
+            envelope,
+            sender,
+            present={i.speaker_uri for i in conversants},
+            agents=len(conversants) - 1,  # the person is a conversant too
+            max_agents=self.limits.max_agents,
+        )
+        for notice in refused:
+            await self._notify(notice)
+        return envelope
 
     @staticmethod
     def _as_sent(agent: Agent, envelope: Envelope) -> dict[str, Any]:
@@ -974,10 +718,7 @@ class FloorHost:
         def opened(event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
             stream = opener(event_id, speaker_uri, speaker)
             if stream is not None:
-                self._heard_answer = True
-                for key, ident in list(self._answering.items()):
-                    if ident.speaker_uri == speaker_uri:
-                        del self._answering[key]
+                self._patience.answer_began(speaker_uri)
             return stream
 
         return opened
@@ -988,11 +729,11 @@ class FloorHost:
         if d.envelope.sender.speaker_uri != self.user.speaker_uri:
             return await agent.handle(d.envelope)
         key = id(d)
-        self._answering[key] = d.recipient
+        self._patience.handling(key, d.recipient)
         try:
             return await agent.handle(d.envelope)
         finally:
-            self._answering.pop(key, None)
+            self._patience.handled(key)
 
     async def _failed(self, recipient: Identification, err: AgentError) -> None:
         key = self._key(recipient)
@@ -1001,60 +742,33 @@ class FloorHost:
             log.info("conversation %s: %s (already left) failed: %s", self.id, key, err)
             return
         box = self._mailboxes.get(key)
-        failures = (box.failures + 1) if box else 1
-        if box:
-            box.failures = failures
-        name = recipient.display_name
+        strikes = box.strikes if box is not None else Strikes()
         timed_out = err.reason_token == "@timedOut"
         self.routing.missed(recipient.speaker_uri, "it timed out" if timed_out else "it failed")
-        first_this_turn = True
-        if timed_out and box is not None:
-            # Counted once per person turn: one turn may send a slow agent several envelopes.
-            first_this_turn = box.missed_turn != self._turn
-            if first_this_turn:
-                box.misses += 1
-                box.missed_turn = self._turn
-        misses = box.misses if box is not None else 1
-        remove = (
-            (timed_out and misses >= self.limits.max_timeouts)
-            or isinstance(err, AddressRefused)
-            or failures >= self.limits.max_failures
+        verdict = strikes.failed(
+            timed_out=timed_out,
+            refused=isinstance(err, AddressRefused),
+            turn=self._turn,
+            bounds=self._bounds,
         )
-        if timed_out and not remove:
-            if not first_this_turn:
-                return
+        who, name = recipient.speaker_uri, recipient.display_name
+        if verdict is Verdict.SLOW:
+            await self._notify(notices.AgentSlow(who, name, str(err)))
+        elif verdict is Verdict.PROBLEM:
+            await self._notify(notices.AgentFailed(who, name, str(err), err.reason_token))
+        elif verdict is Verdict.REMOVE:
             await self._notify(
-                Notice(
-                    f"{name} is slow to answer ({err}); it stays for now.",
-                    "@slow",
-                    recipient.speaker_uri,
-                )
+                notices.AgentRemoved(who, name, str(err), err.reason_token, timed_out)
             )
-            return
-        if remove:
-            reason = f"{err.reason_token} {err}"
-            text = (
-                f"{name} did not answer in time and has left the conversation."
-                if timed_out
-                else f"{name} could not be reached and has left the conversation: {err}"
-            )
-            await self._notify(Notice(text, err.reason_token, recipient.speaker_uri))
             uninvite = Event(
                 event_type=EventType.UNINVITE,
-                to=To(speaker_uri=recipient.speaker_uri),
-                reason=reason,
+                to=To(speaker_uri=who),
+                reason=f"{err.reason_token} {err}",
             )
             self._dispatch(self.floor.inject([uninvite]))
-        else:
-            await self._notify(
-                Notice(
-                    f"{name} had a problem answering ({err}).",
-                    err.reason_token,
-                    recipient.speaker_uri,
-                )
-            )
 
-    async def _notify(self, notice: Notice) -> None:
+    async def _notify(self, event: NoticeEvent) -> None:
+        notice = Notice.of(event)
         log.info("conversation %s: %s", self.id, notice.text)
         if self.on_notice is not None:
             result = self.on_notice(notice)
@@ -1065,13 +779,8 @@ class FloorHost:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
         dialect is known and the invite went first), ask it for its manifest in the background,
         so the floor — and the person — learn its name."""
-        if (
-            not url.startswith(("http://", "https://"))
-            or normalize_service_url(url) in self._named
-            or len(self._named) >= MAX_NAMED
-        ):
+        if not self._named.newcomer(url):
             return
-        self._named.add(normalize_service_url(url))
         if len(self._naming) >= self.limits.max_agents:
             return
         task = asyncio.get_running_loop().create_task(self._name(url))
@@ -1104,11 +813,7 @@ class FloorHost:
             return  # it never joined: appoint_convener says so
         if self.on_notice is None or self._closed:
             return
-        notice = Notice(
-            "There is no convener any more; the floor keeps order itself (the minimal convener).",
-            "@unavailable",
-            speaker_uri,
-        )
+        notice = notices.ConvenerGone(speaker_uri)
         task = asyncio.get_running_loop().create_task(self._notify(notice))
         self._naming.add(task)
         task.add_done_callback(self._naming.discard)

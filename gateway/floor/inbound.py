@@ -19,6 +19,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gateway.agents.urls import normalize_service_url
+from gateway.ofp import Envelope, Identification
+
 #: Posts per second one inbound URL admits on average, and at once (a burst).
 RATE_PER_S = 5.0
 BURST = 10
@@ -109,3 +112,22 @@ class InboundDesk:
             return False
         p.tokens -= 1.0
         return True
+
+
+def refused_post(
+    envelope: Envelope, *, conversation_id: str, key: str, agent: Identification | None
+) -> str | None:
+    """Why a post to the inbound URL issued to the agent ``key`` (its normalised service URL)
+    in ``conversation_id`` is refused, or None when the floor may take it. ``agent``: the
+    conversant at ``key`` now (None: it left). A post must be that agent's, by its speaker URI
+    or its service URL, and for that conversation."""
+    if agent is None:
+        return "that agent is no longer in this conversation"
+    if envelope.conversation.id != conversation_id:
+        return "the envelope is for another conversation"
+    sender = envelope.sender
+    if sender.speaker_uri != agent.speaker_uri and not (
+        sender.service_url and normalize_service_url(sender.service_url) == key
+    ):
+        return "the envelope's sender is not the agent this URL was given to"
+    return None

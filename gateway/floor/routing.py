@@ -30,6 +30,14 @@ class Routing:
         while len(self.not_answering) > MAX_NOT_ANSWERING:
             del self.not_answering[next(iter(self.not_answering))]
 
+    def slow(self, speaker_uri: str, *, remote: bool) -> None:
+        """An agent is still handling what the person said when "One moment…" is due. A remote
+        agent this slow is held as not answering (the person's next unaddressed words go to
+        the next agent placed) until it answers. Not an in-process one: it is only waiting for
+        a shared model or CPU, which routing around would not shorten."""
+        if remote:
+            self.missed(speaker_uri, "it is slow to answer")
+
     def answered(self, speaker_uri: str) -> None:
         """An agent answered an envelope (even with nothing to say): it is answering again."""
         self.not_answering.pop(speaker_uri, None)

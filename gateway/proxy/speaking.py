@@ -27,7 +27,7 @@ from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS
 from gateway.audio.playout import Playout
 from gateway.errors import SpeechError
-from gateway.floor.host import Notice
+from gateway.floor.notices import Notice
 from gateway.floor.opening import Greetings, is_greeting
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.proxy.events import AgentSaid, ProxyEvent, Told

@@ -22,7 +22,8 @@ from gateway.agents.directory import AgentDirectory
 from gateway.agents.urls import split_dialect
 from gateway.agents.wire import WireListener, listen, stop_listening
 from gateway.errors import ConfigError
-from gateway.floor.host import FloorHost, Notice, limits, user_identity
+from gateway.floor.host import FloorHost, limits, user_identity
+from gateway.floor.notices import Notice
 from gateway.ofp import Envelope, EnvelopeError, Event, EventType, Parameters, To, text_event
 from gateway.ofp.jsonio import loads_external
 from gateway.ofp.timestamps import rfc3339_in

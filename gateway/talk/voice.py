@@ -22,7 +22,7 @@ import numpy as np
 from gateway.agents.directory import AgentDirectory
 from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, write_wav
 from gateway.errors import ConfigError
-from gateway.floor.host import Notice
+from gateway.floor.notices import Notice
 from gateway.ofp import Envelope
 from gateway.options import given
 from gateway.proxy.events import ProxyEvent, Told

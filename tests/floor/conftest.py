@@ -11,7 +11,8 @@ import pytest
 from gateway.agents.directory import AgentDirectory
 from gateway.agents.http import HttpSettings
 from gateway.agents.policy import AddressPolicy
-from gateway.floor.host import FloorHost, Notice, user_identity
+from gateway.floor.host import FloorHost, user_identity
+from gateway.floor.notices import Notice
 from gateway.ofp import Envelope
 
 

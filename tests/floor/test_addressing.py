@@ -249,6 +249,14 @@ def test_the_page_choice_and_explicit_to() -> None:
     assert a.choose("what time is it", agents).how is How.BEST
 
 
+def test_only_a_remote_agent_that_is_slow_is_held_as_not_answering() -> None:
+    routing = Routing()
+    routing.slow("tag:in-process", remote=False)
+    assert routing.not_answering == {}
+    routing.slow("tag:remote", remote=True)
+    assert routing.not_answering == {"tag:remote": "it is slow to answer"}
+
+
 def test_with_no_agent_placed_the_words_are_passed_on_to_the_next_that_joined() -> None:
     """No agent placed, no generalist, no concierge (the faults benchmark's two parrots): the
     first that joined gets the words, and if it does not answer the floor passes them on to the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from gateway.floor.inbound import InboundDesk
+from gateway.floor.inbound import InboundDesk, refused_post
 from gateway.ofp import Envelope, Event, EventType, text_event
 from tests.ofp_schemas import assert_valid_envelope
 
@@ -142,3 +142,26 @@ async def test_a_taken_inbound_port_is_a_clear_error() -> None:
             await InboundEndpoint(None).start("127.0.0.1", port)  # type: ignore[arg-type]
     finally:
         taken.close()
+
+
+def test_a_post_is_taken_only_from_its_agent_for_its_conversation() -> None:
+    from .helpers import CONV, env, ident
+
+    a = ident("a")
+    key = a.service_url  # already normalised
+    by_uri = env(a.speaker_uri)
+    assert refused_post(by_uri, conversation_id=CONV, key=key, agent=a) is None
+    by_url = Envelope.model_validate(
+        {
+            "conversation": {"id": CONV},
+            "sender": {"speakerUri": "tag:renamed", "serviceUrl": "HTTPS://A.EXAMPLE/ofp"},
+            "events": [],
+        }
+    )
+    assert refused_post(by_url, conversation_id=CONV, key=key, agent=a) is None
+    assert "no longer" in (refused_post(by_uri, conversation_id=CONV, key=key, agent=None) or "")
+    assert "another conversation" in (
+        refused_post(by_uri, conversation_id="other", key=key, agent=a) or ""
+    )
+    impostor = env("tag:someone-else")
+    assert "not the agent" in (refused_post(impostor, conversation_id=CONV, key=key, agent=a) or "")
