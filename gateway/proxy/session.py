@@ -130,6 +130,7 @@ class VoiceSession:
             on_pause=self._pause_speaking,
             on_resume=self.speaker.resume,
             on_overlap=self._overlap_decided,
+            on_continue=self._continued,
             echo=None if self.echo is None else self.echo.heard,
             model_idle=lambda: models.idle_for(self),
             agent_audible=lambda: self.speaker.audible,
@@ -369,6 +370,12 @@ class VoiceSession:
         reply, played = self.speaker.playing_now()
         self._emit_soon(Overlapped("paused", reply=reply, played_ms=played))
 
+    def _continued(self) -> None:
+        """The person went on with the turn just ended: its answer is not theirs to hear (the
+        whole request follows), so what plays of it stops and what comes of it is dropped."""
+        self.speaker.drop_answers = True
+        self.stop_speaking()
+
     def _overlap_decided(self, decision: OverlapDecision) -> None:
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
@@ -418,6 +425,7 @@ class VoiceSession:
     # ------------------------------------------------------------------ wiring
     def _on_sent(self, timing: Timing) -> None:
         self.speaker.awaiting = timing
+        self.speaker.drop_answers = False  # the whole request is out: its answers are heard
 
     def _on_playing(self, speaking: bool) -> None:
         self.listener.playing(speaking, time.monotonic())

@@ -113,6 +113,8 @@ class Utterer:
         #: Utterances between their end and the end of their reply.
         self.busy = 0
         self._previous_id: str | None = None
+        #: The id of the person's last spoken utterance (a continuation takes its place).
+        self._last_spoken: str | None = None
 
     @property
     def idle(self) -> bool:
@@ -220,11 +222,16 @@ class Utterer:
                 self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
             except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
+        replaces = self._last_spoken if timing.continued else None
+        if replaces is not None and self.transcripts:
+            self.transcripts.pop()  # the whole request, not its first part and then it again
+        self._last_spoken = de.id
         self.transcripts.append(text)
         choice = self.choose(text)
         # A text-only recogniser (a stock Wyoming server) measured no confidence.
         confidence = round(transcript.confidence, 3) if transcript.detailed else None
-        await self._emit(with_choice(Transcribed(text, id=de.id, confidence=confidence), choice))
+        said = Transcribed(text, id=de.id, confidence=confidence, replaces=replaces)
+        await self._emit(with_choice(said, choice))
         self.timings.append(timing)
         self._on_sent(timing)
         timing.sent = clock()

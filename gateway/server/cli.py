@@ -306,6 +306,15 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="do not compare the microphone with what was played: a client without echo "
         "cancellation then interrupts its own agent",
     )
+    p.add_argument(
+        "--continuation-ms",
+        dest="continuation_ms",
+        type=count,
+        metavar="MS",
+        help="speech that begins within this long of the last word of a turn just ended goes "
+        "on with that turn: its answer is dropped unplayed and the whole request goes as one "
+        "utterance (0: never; default {g.session.continuation_ms})",
+    )
     add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
 

@@ -290,3 +290,68 @@ def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
         return pcm.astype(np.float64)
     n = len(pcm) * SAMPLE_RATE // rate
     return np.asarray(np.interp(np.arange(n) * rate / SAMPLE_RATE, np.arange(len(pcm)), pcm))
+
+
+# ------------------------------------------------------------------ continuations
+#: Requests said in two parts with a pause between (item 3 of issue 38): the person goes on
+#: before the answer to the first part is heard. Written before the benchmark ran them.
+CONTINUATIONS = (
+    ("Turn on the lights", "in the kitchen please."),
+    ("Set a timer", "for ten minutes."),
+    ("What is the weather", "in Paris tomorrow?"),
+    ("Play some jazz", "from the sixties."),
+    ("Add milk", "to my shopping list."),
+)
+
+
+@dataclass
+class ContinuationTrial:
+    """What a request said in two parts brought back: the transcripts (``id``, ``text``,
+    ``replaces``), the agents' utterances after the first transcript (text) and after the last
+    one (``answered``: what the page shows as its answers), and flushes."""
+
+    transcripts: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    flushes: int = 0
+
+    def shown(self) -> list[str]:
+        """The person's transcripts as the page shows them (a replaced one goes)."""
+        gone = {t.get("replaces") for t in self.transcripts}
+        return [t["text"] for t in self.transcripts if t.get("id") not in gone]
+
+
+async def say_in_parts(
+    url: str, first: np.ndarray, second: np.ndarray, *, gap_ms: int = 500, after_s: float = 6.0
+) -> ContinuationTrial:
+    """Say ``first``, ``gap_ms`` of silence, then ``second`` into the gateway at ``url`` (its
+    ``/ws``) in real time, and collect what came back (the parrot answers)."""
+    page = await Page.open(url, transport="ws")
+    trial = ContinuationTrial()
+    try:
+        await _quiet(page)
+        since = len(page.events)
+        silence = np.zeros(SAMPLE_RATE * 2 // 5, np.int16)
+        mic = np.concatenate(
+            [silence, first, np.zeros(SAMPLE_RATE * gap_ms // 1000, np.int16), second]
+        )
+        mic = np.concatenate([mic, np.zeros(int(after_s * SAMPLE_RATE), np.int16)])
+        start = time.monotonic()
+        for tick in range(len(mic) // FRAME):
+            await asyncio.sleep(max(0.0, start + tick * 0.02 - time.monotonic()))
+            frame = mic[tick * FRAME : (tick + 1) * FRAME]
+            await page.ws.send(frame.astype("<i2").tobytes())
+        first_said: int | None = None
+        for i, e in enumerate(page.events[since:]):
+            if e["type"] == "transcript" and not e.get("typed"):
+                trial.transcripts.append(e)
+                first_said = i if first_said is None else first_said
+                trial.answered = []
+            elif e["type"] == "utterance" and first_said is not None:
+                trial.answers.append(e["text"])
+                trial.answered.append(e["text"])
+            elif e["type"] == "flush":
+                trial.flushes += 1
+    finally:
+        await page.close()
+    return trial
