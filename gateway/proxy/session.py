@@ -148,6 +148,7 @@ class VoiceSession:
             stop_speaking=self.stop_speaking,
             recorder=recorder,
             audio_url=audio_url,
+            continuation_done=self._continuation_done,
         )
         models.sessions.add(self)
         self.set_wake(s.wake)
@@ -376,6 +377,10 @@ class VoiceSession:
         self.speaker.drop_answers = True
         self.stop_speaking()
 
+    def _continuation_done(self) -> None:
+        """The continued turn was sent, or came to nothing: agents are heard again."""
+        self.speaker.drop_answers = False
+
     def _overlap_decided(self, decision: OverlapDecision) -> None:
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
@@ -425,7 +430,8 @@ class VoiceSession:
     # ------------------------------------------------------------------ wiring
     def _on_sent(self, timing: Timing) -> None:
         self.speaker.awaiting = timing
-        self.speaker.drop_answers = False  # the whole request is out: its answers are heard
+        if timing.continued:  # the whole request is out: its answers are heard
+            self.speaker.drop_answers = False
 
     def _on_playing(self, speaking: bool) -> None:
         self.listener.playing(speaking, time.monotonic())

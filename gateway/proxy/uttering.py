@@ -88,8 +88,11 @@ class Utterer:
         stop_speaking: Callable[[], None],
         recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
+        continuation_done: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
+        #: A continued turn is done with (sent, or it came to nothing): answers are heard again.
+        self._continuation_done = continuation_done
         self.conversation = conversation
         self._transcriber = transcriber
         self._listener = listener
@@ -138,7 +141,7 @@ class Utterer:
                 await self._one_utterance(utt, spec, timing)
             except Exception:  # the task must not die: one utterance lost, the next ones heard
                 log.exception("utterance failed")
-                self._done_one()
+                self._done_one(timing)
 
     async def _transcript(
         self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
@@ -181,7 +184,7 @@ class Utterer:
         clock = listener.clock
         transcript = await self._transcript(utt, spec, timing)
         if transcript is None:
-            self._done_one()
+            self._done_one(timing)
             return
         timing.transcript = clock()
         timing.decode_s = transcript.decode_s
@@ -193,7 +196,7 @@ class Utterer:
                 await self._emit(Transcribed(text, command="stop"))
             listener.tell(listener.turns.dismissed(clock()))
             await self._emit(PartialText(""))
-            self._done_one()
+            self._done_one(timing)
             return
         if text != transcript.text.strip():
             transcript = replace(
@@ -238,10 +241,12 @@ class Utterer:
         listener.tell(listener.turns.sent(clock()))
         await self.send(de, choice)
         listener.tell(listener.turns.replied(clock()))
-        self._done_one()
+        self._done_one(timing)
 
-    def _done_one(self) -> None:
+    def _done_one(self, timing: Timing | None = None) -> None:
         self.busy = max(0, self.busy - 1)
+        if timing is not None and timing.continued:
+            self._continuation_done()
 
     async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
         """A typed utterance (already stripped, not empty), for ``to`` (None: chosen as for
