@@ -34,6 +34,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -64,6 +65,7 @@ from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
 from gateway.proxy.turns import TurnTaker
 from gateway.proxy.uttering import Utterer
+from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
 
 if TYPE_CHECKING:
@@ -95,6 +97,7 @@ class VoiceSession:
     ) -> None:
         self.settings = s = settings or SessionSettings()
         self.conversation = conversation
+        self._recorder = recorder
         self.models = models
         self._on_event = on_event
         self._background: set[asyncio.Future[None]] = set()
@@ -397,6 +400,19 @@ class VoiceSession:
             decode_ms,
         )
         self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
+        heard: dict[str, object] = {"outcome": "stopped" if outcome == "stopped" else decision.kind}
+        heard |= {"reply": reply, "playedMs": played}
+        heard |= {"said": said or ""} if outcome == "stopped" else {"text": decision.text}
+        self._record_heard(heard)
+
+    def _record_heard(self, data: dict[str, object]) -> None:
+        """What the person heard, when it was not what was sent, in the conversation's record."""
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.heard(self.conversation.id, data=data, at=datetime.now(UTC))
+        except RecordsError:  # records must never take the conversation down
+            log.exception("could not record what was heard")
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is

@@ -120,6 +120,8 @@ class OverlapTrial:
     audio_after_s: float = 0.0
     #: The reply's audio the client received after the agent was paused or stopped, s.
     audio_while_quiet_s: float = 0.0
+    #: The conversation the trial took place in (its records).
+    conversation: str = ""
 
     def outcome(self) -> str:
         """``stopped``, ``resumed``, ``ignored`` (echo) or ``none`` (no pause at all)."""
@@ -158,7 +160,7 @@ async def talk_over(
     """One trial against the gateway at ``url`` (its ``/ws``); see the module."""
     page = await Page.open(url, transport="ws")
     page.audio = bytearray()
-    trial = OverlapTrial()
+    trial = OverlapTrial(conversation=str(page.welcome["conversationId"]))
     try:
         await _quiet(page)
         since = len(page.events)
