@@ -165,9 +165,12 @@ class Speaker:
         while not self._replies.empty():
             dropped = self._replies.get_nowait()
             if isinstance(dropped, ReplyStream):
-                dropped.cancel()  # its generation stops too
+                dropped.cancel()  # its generation stops too; nothing of it was heard
         if self._stream is not None:
-            self._stream.cancel()
+            # Its agent remembers what the person heard of it, not all it generated.
+            reply, played = self.playing_now()
+            stream = self._stream
+            stream.cancel(self.heard_text(reply, played) if reply == stream.event_id else "")
         if self._speaking is not None:
             self._speaking.cancel()
         self.playout.flush()
