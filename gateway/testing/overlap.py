@@ -61,9 +61,14 @@ class Clip:
 
 
 def speech(text: str, voice: str) -> np.ndarray:
-    """``text`` at 16 kHz in ``voice`` (``piper``, or an espeak-ng voice), its silent ends
-    trimmed."""
-    pcm = piper_variant(text) if voice == "piper" else espeak_wav(text, voice=voice)
+    """``text`` at 16 kHz in ``voice`` (``piper``; ``piper-slow``: piper 15 % slower in one
+    of its natural renditions; or an espeak-ng voice), its silent ends trimmed."""
+    if voice == "piper":
+        pcm = piper_variant(text)
+    elif voice == "piper-slow":
+        pcm = piper_variant(text, length_scale=1.15, draw=3)
+    else:
+        pcm = espeak_wav(text, voice=voice)
     return trim(pcm)
 
 
@@ -106,6 +111,39 @@ def clips() -> list[Clip]:
     ]
     out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (0, 1)]
     out += [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in (-10, -18, -25)]
+    return out
+
+
+#: The held-out set (issue 38, item 3), written on 2026-11-27 before anything ran on it and
+#: before any rule was looked at against it: sentences and voices that the tuning set above
+#: does not use (piper slower in a natural rendition, espeak-ng's Scottish and female US
+#: voices), and the noises' other renditions.
+HELD_OUT_BACKCHANNELS = ("Yep.", "Got it.", "Oh, okay.", "Mhm.", "Uh-huh, right.", "Ah, I see.")
+HELD_OUT_INTERRUPTIONS = (
+    "Sorry, one second.",
+    "Stop talking.",
+    "Hang on a moment.",
+    "No no no.",
+    "Pause please.",
+    "Turn the volume down.",
+    "What did you just say?",
+)
+HELD_OUT_VOICES = ("piper-slow", "en-gb-scotland", "en-us+f3")
+
+
+def held_out_clips() -> list[Clip]:
+    """The held-out set: each backchannel (6) and interruption (7) in each voice (3), the four
+    noises in two renditions not in the tuning set (8): 47 trials."""
+    out = [
+        Clip(text, kind, voice, speech(text, voice))
+        for kind, texts in (
+            ("backchannel", HELD_OUT_BACKCHANNELS),
+            ("interruption", HELD_OUT_INTERRUPTIONS),
+        )
+        for text in texts
+        for voice in HELD_OUT_VOICES
+    ]
+    out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (2, 3)]
     return out
 
 
