@@ -212,7 +212,8 @@ class Talk:
         ]
         if invites:
             await self.conv.say(invites)
-            self.result.completed &= await self.conv.wait_idle(timeout)
+            idle = await self.conv.wait_idle(timeout)  # awaited first: see utter
+            self.result.completed &= idle
         if convener:
             self.directory.resolve(convener)  # an unknown or refused address fails here, clearly
             await self.conv.appoint_convener(convener, timeout=timeout)
@@ -247,7 +248,10 @@ class Talk:
             ),
         )
         await self.conv.say([utterance], then=choice.then)
-        self.result.completed &= await self.conv.wait_idle(timeout)
+        # Awaited first: a notice during the wait may clear `completed` (talk --wav's failing
+        # speech service), and `x &= await …` would write back the value read before the wait.
+        idle = await self.conv.wait_idle(timeout)
+        self.result.completed &= idle
 
     async def finish(self) -> TalkResult:
         """Say goodbye to the agents (bounded: see Limits.bye_timeout_s), close the conversation
