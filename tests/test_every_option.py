@@ -295,8 +295,10 @@ def check_talk_max_agent_exchanges(t: Ctx) -> None:
             doc = json.loads(t.run(*args, *extra)[1])
             return sum(1 for line in doc["lines"] if line["text"] == "and another thing")
 
-        assert chatter("--max-agent-exchanges", "0") < chatter() < chatter(
-            "--max-agent-exchanges", "4"
+        assert (
+            chatter("--max-agent-exchanges", "0")
+            < chatter()
+            < chatter("--max-agent-exchanges", "4")
         )
 
 
@@ -430,6 +432,30 @@ def _talk_service_check(option: str, kind: str) -> Callable[[Ctx], None]:
         assert code == 2 and "only work with --wav" in err
 
     return check
+
+
+def check_talk_speech_timeout(t: Ctx) -> None:
+    """Refused where it would be ignored (typed words; no speech server); read with one (the
+    silent server it bounds, through talk: tests/speech/test_faults_mid_turn.py)."""
+    code, _, err = t.run("talk", "--no-record", "--text", "hi", "--speech-timeout", "2")
+    assert code == 2 and "only work with --wav" in err, err
+    wav = _clip(t, SAID)
+    code, _, err = t.run("talk", "--no-record", "--fast", "--wav", wav, "--speech-timeout", "2")
+    assert code == 2 and "--speech-timeout only works with --stt or --tts" in err, err
+    from gateway.talk.cli import from_args as talk_args
+
+    parsed = build_parser().parse_args(["talk", "--wav", wav, "--speech-timeout", "2"])
+    assert talk_args(parsed).speech_timeout_s == 2.0
+
+
+def check_serve_speech_timeout(t: Ctx) -> None:
+    """It reaches the speech link's settings the models are built with; alone, refused."""
+    stt = ("--stt", "wyoming://127.0.0.1:10300")
+    baseline = serve_world(t, *stt)
+    changed = serve_world(t, *stt, "--speech-timeout", "2.5")
+    assert "timeout_s=15.0" in baseline["models"] and "timeout_s=2.5" in changed["models"]
+    code, _, err = t.run("serve", "--speech-timeout", "2.5")
+    assert code == 2 and "--speech-timeout only works with --stt or --tts" in err, err
 
 
 # ------------------------------------------------------------------------------- speech serve
@@ -982,6 +1008,8 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --stt": (_talk_service_check("--stt", "stt"), SLOW),
     "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
     "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
+    "talk --speech-timeout": (check_talk_speech_timeout, []),
+    "serve --speech-timeout": (check_serve_speech_timeout, []),
     "speech serve --uri": (check_speech_uri, SLOW),
     "speech serve --stt-model": (check_speech_stt_model, SLOW),
     "speech serve --stt-language": (check_speech_stt_language, SLOW),
@@ -1123,6 +1151,7 @@ def test_given_options_reach_the_settings() -> None:
         "--stt": ["wyoming://127.0.0.1:10300"],
         "--tts": ["wyoming://127.0.0.1:10300"],
         "--wake-service": ["wyoming://127.0.0.1:10300"],
+        "--speech-timeout": ["2"],
     }
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():
@@ -1186,7 +1215,10 @@ def _documented() -> list[tuple[str, str]]:
             "docs/turn-taking.md",
             f"within the {session.turn_rule.unfinished_ms} ms unfinished wait of their",
         ),
-        ("docs/turn-taking.md", f"`--finished-wait-ms` sets the {session.turn_rule.pause_ms} ms pause"),
+        (
+            "docs/turn-taking.md",
+            f"`--finished-wait-ms` sets the {session.turn_rule.pause_ms} ms pause",
+        ),
         (
             "docs/turn-taking.md",
             f"`--unfinished-wait-ms` the {session.turn_rule.unfinished_ms} ms wait for unfinished",

@@ -439,8 +439,13 @@ def _would_have(text: str, agent: Candidate, current: str | None) -> bool:
 def _next_placed(text: str, agents: Sequence[Candidate], chosen: Candidate) -> tuple[str, ...]:
     """Whom the floor passes the request on to, in order, if ``chosen`` does not answer it: the
     other agents placed to answer it, then a generalist, and only then the discovery agent (a
-    list of the agents it can bring in is a poorer answer, but better than silence)."""
+    list of the agents it can bring in is a poorer answer, but better than silence). With none
+    of those, the first other agent that joined: whom the person's next unaddressed words go to
+    while ``chosen`` is not answering (:meth:`Addressing._fallback`), so the words in flight
+    are not left unanswered either."""
     out = [a.speaker_uri for _, _, a in _ranked(text, agents) if a is not chosen]
     out += [a.speaker_uri for a in agents if a is not chosen and is_fallback(a.manifest)]
     out += [a.speaker_uri for a in agents if a is not chosen and is_discovery(a.manifest)]
+    if not out:
+        out += [a.speaker_uri for a in agents if a is not chosen][:1]
     return tuple(dict.fromkeys(out))

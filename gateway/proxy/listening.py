@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from gateway.proxy.events import PartialText, ProxyEvent, StateShown, WakeWordHeard
+from gateway.proxy.events import PartialText, ProxyEvent, StateShown, Told, WakeWordHeard
 from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -177,6 +177,10 @@ class Listener:
             return
         if self._wake is not None:
             detections = await self._wake.listen(pcm)
+            take_trouble = getattr(self._wake, "take_trouble", None)  # a remote detector's
+            trouble = take_trouble() if take_trouble is not None else None
+            if trouble:  # its service failed: the person is told, in one line naming it
+                self._emit(Told(trouble, "@error"))
             self._remember(pcm)
             self._wake_pos += len(pcm)
             if detections:

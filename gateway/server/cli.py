@@ -326,6 +326,8 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
     """The settings the options ask for: each option's ``dest`` is the field it sets, in
     :class:`ServeSettings` or the settings inside it; an option not given keeps the dataclass
     default."""
+    from gateway.speech.cli import services_from_args
+
     d = ServeSettings()
     s = d.gateway.session
     session = replace(
@@ -338,7 +340,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(d, args),
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
-        speech=from_options(d.speech, args),
+        speech=services_from_args(d.speech, args),
         llm=llm_from_args(args),
     )
 
@@ -459,7 +461,13 @@ def missing_language_model(s: ServeSettings) -> str | None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the gateway until interrupted."""
+    from gateway.speech.cli import timeout_without_service
+
     settings = from_args(args)
+    problem = timeout_without_service(settings.speech, getattr(args, "speech_timeout_s", None))
+    if problem is not None:
+        print(f"ofp-gateway serve: error: {problem}", file=sys.stderr)
+        return 2
     if settings.allocator == "jemalloc" and getattr(args, "own_process", False):
         restart_under_jemalloc()  # returns only if it cannot (or already did)
     return asyncio.run(serve(settings))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gateway.options import defaults_shown, from_options
-from gateway.speech.link import BadServiceAddress, parse_address
+from gateway.speech.link import BadServiceAddress, LinkSettings, parse_address
 from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
     from gateway.speech.server import SpeechServerSettings
+    from gateway.speech.services import SpeechServices
 
 
 def _address(text: str) -> str:
@@ -54,6 +56,44 @@ def add_speech_service_options(p: argparse.ArgumentParser) -> None:
         help="wake word detection on a Wyoming server (ofp-gateway speech serve: the "
         "microWakeWord models). Default: in process",
     )
+    g.add_argument(
+        "--speech-timeout",
+        dest="speech_timeout_s",
+        type=_timeout,
+        metavar="SECONDS",
+        help="the most one request to the --stt or --tts server may take before it counts as "
+        "not answering (it is tried again, then the person is told). Default: "
+        f"{_LINK_TIMEOUT_S:g}",
+    )
+
+
+#: The speech link's own default, shown in the help (read from its settings, not repeated).
+_LINK_TIMEOUT_S = LinkSettings().timeout_s
+
+
+def _timeout(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
+    return value
+
+
+def services_from_args(services: SpeechServices, args: argparse.Namespace) -> SpeechServices:
+    """``services`` with the options given (``--stt``, ``--tts``, ``--wake-service``,
+    ``--speech-timeout``) replaced; the rest keep their defaults."""
+    out = from_options(services, args)
+    timeout = getattr(args, "speech_timeout_s", None)
+    if timeout is None:
+        return out
+    return replace(out, link=replace(out.link, timeout_s=timeout))
+
+
+def timeout_without_service(services: SpeechServices, timeout_s: float | None) -> str | None:
+    """Why ``--speech-timeout`` cannot be used here (no ``--stt``/``--tts`` to apply it to), or
+    None: an option parsed and then ignored is refused instead."""
+    if timeout_s is not None and not (services.stt_service or services.tts_service):
+        return "--speech-timeout only works with --stt or --tts (a speech server)"
+    return None
 
 
 def _server_shown() -> dict[str, Any]:

@@ -60,6 +60,11 @@ class RemoteWakeListener:
         self._offset = 0  # stream sample at which the current connection began
         self._quiet_until = 0
         self._retry_at = 0.0
+        #: What the person is to be told of a failure, once (:meth:`take_trouble`).
+        self._trouble: str | None = None
+        #: Whether the person was told of this failure already: once per outage, until the
+        #: service is heard again (a detection), not at every reopening after the backoff.
+        self._told = False
 
     @property
     def name(self) -> str:
@@ -103,12 +108,27 @@ class RemoteWakeListener:
         found, self._found = self._found, []
         return found
 
+    def take_trouble(self) -> str | None:
+        """A line for the person when the wake word service failed (once per outage), naming
+        the service; None when there is nothing new to tell."""
+        trouble, self._trouble = self._trouble, None
+        return trouble
+
+    def _failed(self) -> None:
+        if not self._told:
+            self._told = True
+            self._trouble = (
+                f"The wake word cannot be heard right now ({self.link.service} is not "
+                "answering); trying again."
+            )
+
     async def _open(self) -> None:
         try:
             conn = await self.link.open_stream()
         except (SpeechError, Busy) as exc:
             log.warning("wake word stream not opened: %s", exc)
             self._retry_at = time.monotonic() + self.link.settings.backoff_s
+            self._failed()
             return
         try:
             await conn.send(Detect(names=[self._name]).event())
@@ -116,6 +136,7 @@ class RemoteWakeListener:
         except OSError as exc:
             conn.close()
             self.link.broke(f"connection failed: {exc}")
+            self._failed()
             return
         self._conn = conn
         self._offset = self._position
@@ -127,6 +148,7 @@ class RemoteWakeListener:
         self.close()
         self.link.broke(reason)
         self._retry_at = time.monotonic() + self.link.settings.backoff_s
+        self._failed()
 
     async def _read(self, conn: Connection, offset: int) -> None:
         while True:
@@ -156,6 +178,7 @@ class RemoteWakeListener:
                 continue
             if detection is not None:
                 self._found.append(detection)
+                self._told = False  # heard again: a later outage is told again
 
     def _detection(self, data: dict[str, object], offset: int) -> WakeDetection | None:
         extra = data.get("ofp")

@@ -107,11 +107,14 @@ def usage_error(s: TalkSettings) -> str | None:
                 ("--stt", s.stt_service),
                 ("--tts", s.tts_service),
                 ("--wake-service", s.wake_service),
+                ("--speech-timeout", s.speech_timeout_s is not None),
             )
             if on
         ]
         if voice_only:
             return f"{', '.join(voice_only)} only work with --wav (a recording), not with --text"
+    if s.speech_timeout_s is not None and not (s.stt_service or s.tts_service):
+        return "--speech-timeout only works with --stt or --tts (a speech server)"
     if not s.record and s.data:
         return "--data names where to record, --no-record says not to: give one of them"
     if s.wake is not None and _waking(s) and not s.wake.startswith("phrase:"):

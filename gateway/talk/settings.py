@@ -48,5 +48,8 @@ class TalkSettings:
     stt_service: str | None = None
     tts_service: str | None = None
     wake_service: str | None = None
+    #: With ``--stt``/``--tts``: the most one request may take (``--speech-timeout``); None:
+    #: ``LinkSettings.timeout_s``.
+    speech_timeout_s: float | None = None
     #: The built-in assistant's language model.
     llm: LlmSettings = field(default_factory=LlmSettings)

@@ -172,6 +172,9 @@ def run_talk_wav(
         services = SpeechServices(
             stt_service=s.stt_service, tts_service=s.tts_service, wake_service=s.wake_service
         )
+        if s.speech_timeout_s is not None:
+            link = replace(services.link, timeout_s=s.speech_timeout_s)
+            services = replace(services, link=link)
         models = VoiceModels(services=services)
         await models.warm_up()
         down = [f"{link.kind} service at {link.address}" for link in models.services if link.down]

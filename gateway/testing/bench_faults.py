@@ -18,10 +18,13 @@ WebSocket PCM, replies heard) while, in turn:
     one node of the local cluster (``gateway.cluster``: HAProxy, two nodes, PostgreSQL) is
     SIGKILLed; its people rejoin their conversations through HAProxy, on the other node.
 
-A person told that the agent left the conversation invites it again a second later, as a person
+A second agent (the built-in parrot, joined after the HTTP one) is on the floor, so during the
+agent faults the people's words can be routed around the parrot that is not answering. A person
+told that the agent left the conversation invites it again a second later, as a person
 would. Per fault: the people affected (told something, cut off, or a turn unanswered), whether
 every one of them was told in words, turns acknowledged (the person saw their transcript),
-turns lost (acknowledged, then neither answered nor explained), records lost (acknowledged
+turns lost (acknowledged, then neither answered nor explained), the share of the turns
+acknowledged during the fault that were answered (by any agent) during it, records lost (acknowledged
 words missing from the records at the end), the time to recover (the first reply after the
 fault ended; for the records, ``/readyz`` saying they are kept again; for a node, the slowest
 rejoin), and the p95 time from the end of speech to the first reply audio, during the fault and
@@ -60,6 +63,8 @@ from gateway.testing.processes import Served, free_port, spawn
 
 FAULTS = ("agent-killed", "agent-hung", "sqlite-full", "postgres-restarted", "node-killed")
 ALLOW = ("--allow-address", "127.0.0.0/8")
+#: The agent that takes the people's words while the HTTP parrot is not answering.
+STANDBY = "builtin:parrot"
 #: Seconds a person told the agent left waits before inviting it again.
 REINVITE_S = 1.0
 #: Seconds to let the last replies arrive before counting.
@@ -179,6 +184,29 @@ def _turn_fate(person: Person, turn: Turn, next_start: float) -> str:
     return "lost"
 
 
+def _answered_by(person: Person, turn: Turn, until: float) -> bool:
+    """Whether an acknowledged turn was answered (an agent's utterance, from any agent) before
+    ``until``. Not reply audio: the floor's spoken "One moment…" while an agent is slow is audio
+    too, and no answer."""
+    if turn.transcript is None:
+        return False
+    return any(kind == "reply" and turn.transcript <= t < until for t, kind, _ in person.said)
+
+
+def answered_during(people: list[Person], t0: float, t1: float) -> tuple[int, int]:
+    """Of the turns acknowledged that ended during the fault (``t0`` to ``t1``), how many were
+    answered (by any agent) before it ended: (answered, acknowledged)."""
+    answered = acknowledged = 0
+    for p in people:
+        for i, t in enumerate(p.turns):
+            if not (t0 <= t.end_of_speech < t1) or t.transcript is None:
+                continue
+            next_start = p.turns[i + 1].end_of_speech if i + 1 < len(p.turns) else t1
+            acknowledged += 1
+            answered += _answered_by(p, t, min(t1, next_start))
+    return answered, acknowledged
+
+
 def figures(
     name: str,
     people: list[Person],
@@ -211,6 +239,7 @@ def figures(
         have = Counter(r.strip()[:SNIPPET_CHARS] for r in recorded)
         want = Counter(t[:SNIPPET_CHARS] for t in acknowledged_texts)
         records_lost = sum((want - have).values())
+    answered, acked_during = answered_during(people, t0, t1)
     return {
         "fault": name,
         "people": len(people),
@@ -218,6 +247,9 @@ def figures(
         "toldInWords": told,
         "turnsAcknowledged": acknowledged,
         "turnsLost": lost,
+        "turnsAcknowledgedDuring": acked_during,
+        "turnsAnsweredDuring": answered,
+        "answeredDuringShare": round(answered / acked_during, 2) if acked_during else None,
         "recordsLost": records_lost,
         "recoverS": round(recovered_at - t1, 1) if recovered_at is not None else None,
         "p95FirstAudioMsDuring": _p95(_latencies(people, t0, max(t1, t0 + 1e-3))),
@@ -301,8 +333,16 @@ async def run_single(
     agent = f"http://127.0.0.1:{port}/parrot"
     # --keep-audio: each utterance's clip is a new file, so a full disk fails the store at
     # once (SQLite alone reuses its write-ahead log's space and can go on for a while).
+    # A second agent on the floor, joined after the HTTP parrot: while both answer, the
+    # person's unaddressed words (placed to neither) go to the first that joined; while the HTTP
+    # parrot is not answering (a timeout, a failure, the slow notice), to this one
+    # (gateway/proxy/addressing.py, docs/floor.md). ``answeredDuringShare`` counts it.
     disk = SmallDisk(
-        work / "data", work / "serve.log", *ALLOW, "--agent", agent, "--keep-audio", size_mb=64
+        work / "data",
+        work / "serve.log",
+        *ALLOW,
+        *("--agent", agent, "--agent", STANDBY, "--keep-audio"),
+        size_mb=64,
     )
     url = disk.served.ws
     try:
@@ -508,14 +548,14 @@ def main() -> int:
         return 0
     print(f"{args.people} people, faults of {args.fault_s:g} s, {os.cpu_count()} CPUs")
     head = (
-        "fault", "affected", "told", "acked", "lost", "rec.lost", "recover s", "p95 during",
-        "p95 after",
+        "fault", "affected", "told", "acked", "lost", "answered during", "rec.lost",
+        "recover s", "p95 during", "p95 after",
     )  # fmt: skip
     print(" | ".join(head))
     for r in report["faults"]:
         cells = (
             r["fault"], r["affected"], r["toldInWords"], r["turnsAcknowledged"], r["turnsLost"],
-            r["recordsLost"], r["recoverS"], r["p95FirstAudioMsDuring"], r["p95FirstAudioMsAfter"],
+            f"{r['turnsAnsweredDuring']}/{r['turnsAcknowledgedDuring']}", r["recordsLost"], r["recoverS"], r["p95FirstAudioMsDuring"], r["p95FirstAudioMsAfter"],
         )  # fmt: skip
         print(" | ".join(str(c) for c in cells))
     return 0

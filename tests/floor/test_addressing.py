@@ -247,3 +247,19 @@ def test_the_page_choice_and_explicit_to() -> None:
         a.choose("hello", agents, to="tag:nobody")
     a.set_page_choice(None)
     assert a.choose("what time is it", agents).how is How.BEST
+
+
+def test_with_no_agent_placed_the_words_are_passed_on_to_the_next_that_joined() -> None:
+    """No agent placed, no generalist, no concierge (the faults benchmark's two parrots): the
+    first that joined gets the words, and if it does not answer the floor passes them on to the
+    next (whom the next words go to while it is not answering), not to no one."""
+    parrot = _agents()[0]
+    echo = Candidate.of(
+        builtin_manifest("builtin:echo", "Echo", "Says it back.", ["echo it"], ["Echoes."])
+    )
+    choice = Addressing().choose("Open the garage door.", [parrot, echo])
+    assert choice.to is parrot and choice.how is How.FALLBACK
+    assert choice.then == (echo.speaker_uri,)
+    routing = Routing()
+    routing.missed(parrot.speaker_uri, "timed out")
+    assert Addressing().choose("Open the garage door.", [parrot, echo], routing=routing).to is echo

@@ -424,3 +424,33 @@ async def test_garbage_frames_fail_the_request_in_one_line(
 async def _drain(chunks) -> None:
     async for _ in chunks:
         pass
+
+
+@pytest.mark.parametrize("hangs", [1, 10])
+async def test_talk_with_a_silent_stt_server_and_speech_timeout(
+    site: Site, tmp_path: Path, own_speech: WyomingServer, hangs: int
+) -> None:
+    """``--speech-timeout``: the speech server falls silent after 20 KB of the person's audio
+    (the proxy stops forwarding, the connection stays open). Once (``hangs=1``): the request
+    times out (2 s) and is sent again: the turn is kept. Every time:
+    the person gets one line naming the service; talk exits 1. No traceback either way."""
+    url = capture_agent(site)
+    wav = clip(tmp_path, espeak_wav(REQUEST))
+    with Proxy(_port(own_speech), action="hang", times=hangs) as proxy:
+        code, result, log = await talk(
+            "--wav", wav, "--agent", url, "--stt", proxy.address, "--speech-timeout", "2",
+            "--timeout", "12", data=tmp_path,
+        )  # fmt: skip
+    assert proxy.acted >= 1, log
+    _no_traceback(log)
+    errors = [n["text"] for n in result["notices"] if n["reason"] == "@error"]
+    if hangs == 1:
+        assert code == 0, log
+        assert errors == [], errors
+        heard = utterances_received(site)
+        assert len(heard) == 1 and "lisbon" in json.dumps(heard[0]).lower(), log
+    else:
+        assert code == 1, log
+        named = [t for t in errors if f"stt service at {proxy.address}" in t]
+        assert len(named) == 1 and "say that again" in named[0], errors
+        assert utterances_received(site) == []
