@@ -950,6 +950,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--wake": ["alexa"],
     "--barge-in": ["stop"],
     "--no-echo-guard": [],
+    "--continuation-ms": ["0"],
     "--rejoin": ["30"],
     "--drain-seconds": ["5"],
     "--node": ["node-b"],

@@ -97,6 +97,16 @@ function growTurn(state, turn) {
 
 const notice = (text) => ({ kind: "notice", text });
 
+/** A transcript that `replaces` an earlier one: the person went on speaking before its answer
+ * was heard, so the whole request takes the first part's place, and what answered the first
+ * part (not heard: the gateway dropped it unplayed) goes with it. Notices stay. */
+function replaced(state, id) {
+  const at = id ? state.turns.findIndex((t) => t.id === id && t.kind === "user") : -1;
+  if (at < 0) return state;
+  const turns = state.turns.filter((t, i) => i < at || (i > at && t.kind === "notice"));
+  return set(state, { turns });
+}
+
 /** A hand-over (a `notice` with reason `@handover`, `agent` the one that took it): the person's
  * last utterance shows who answers it now, and why ("to Assistant", "Clock passed this to
  * Assistant."), instead of a line of its own (docs/floor.md). */
@@ -211,7 +221,7 @@ const fromGateway = {
   [FROM_GATEWAY.partial]: (s, m) => set(s, { partial: m.text || "" }),
   [FROM_GATEWAY.transcript]: (s, m) =>
     addTurn(
-      s,
+      replaced(s, m.replaces),
       {
         kind: "user",
         id: m.id,

@@ -36,6 +36,9 @@ class ReplyStream:
         self._count = 0
         self._closed = False
         self._cancelled = False
+        #: Cancelled: the words of it the person heard (an estimate to the word; "" for none).
+        #: None while it was not cancelled: what was put is what was heard.
+        self.heard: str | None = None
         self._on_cancel: list[Callable[[], object]] = []
 
     @property
@@ -63,11 +66,13 @@ class ReplyStream:
             self._closed = True
             self._queue.put_nowait(None)
 
-    def cancel(self) -> None:
-        """The listener is gone (barge-in): stop the generation; nothing more is read."""
+    def cancel(self, heard: str = "") -> None:
+        """The listener is gone (barge-in): stop the generation; nothing more is read.
+        ``heard``: the words of it the person heard before it stopped (:attr:`heard`)."""
         if self._cancelled:
             return
         self._cancelled = True
+        self.heard = heard
         for callback in self._on_cancel:
             callback()
         self.close()

@@ -44,6 +44,7 @@ class Said:
     speaker: str
     text: str
     mine: bool
+    event_id: str | None = None
 
 
 class Transcript:
@@ -63,7 +64,19 @@ class Transcript:
             return
         if event_id is not None:
             self.seen.append(event_id)
-        self.said.append(Said(speaker, text, mine))
+        self.said.append(Said(speaker, text, mine, event_id))
+
+    def heard(self, event_id: str, text: str) -> None:
+        """Utterance ``event_id`` was stopped part-way: only ``text`` of it was heard, and that
+        is what is remembered ("": none of it, and it is forgotten)."""
+        text = " ".join(text.split())[:MAX_UTTERANCE_CHARS]
+        for i, said in enumerate(self.said):
+            if said.event_id == event_id:
+                if text:
+                    self.said[i] = Said(said.speaker, text, said.mine, event_id)
+                else:
+                    del self.said[i]
+                return
 
 
 def chat_messages(system: str, said: Iterable[Said], budget: int) -> list[ChatMessage]:

@@ -2,7 +2,8 @@
 (:func:`add_turn_options`, read back with :func:`turn_rule_from_args`, the policy that makes
 them one consistent :class:`~gateway.proxy.turns.TurnRule`) and speech over an agent's
 (:func:`add_overlap_options`: ``decide`` of :class:`~gateway.proxy.overlap.OverlapSettings`,
-``echo_guard`` of :class:`~gateway.proxy.settings.SessionSettings`, by their ``dest``)."""
+``echo_guard`` and ``continuation_ms`` of :class:`~gateway.proxy.settings.SessionSettings`, by
+their ``dest``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gateway.errors import ConfigError
-from gateway.options import given
+from gateway.options import count, given
 
 if TYPE_CHECKING:
     from gateway.proxy.turns import TurnRule
@@ -107,7 +108,8 @@ def turn_rule_from_args(rule: TurnRule, args: argparse.Namespace, longest_ms: in
 
 
 def add_overlap_options(p: argparse.ArgumentParser) -> None:
-    """``--barge-in`` and ``--no-echo-guard``: what speech over an agent does."""
+    """``--barge-in``, ``--no-echo-guard`` and ``--continuation-ms``: what speech over an agent,
+    or soon after a turn, does."""
     p.add_argument(
         "--barge-in",
         dest="decide",
@@ -124,6 +126,15 @@ def add_overlap_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="do not compare the microphone with what was played: a client without echo "
         "cancellation then interrupts its own agent",
+    )
+    p.add_argument(
+        "--continuation-ms",
+        dest="continuation_ms",
+        type=count,
+        metavar="MS",
+        help="speech that begins within this long of the last word of a turn just ended goes "
+        "on with that turn: its answer is dropped unplayed and the whole request goes as one "
+        "utterance (0: never; default {g.session.continuation_ms})",
     )
 
 

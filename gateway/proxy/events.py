@@ -47,6 +47,9 @@ class Transcribed:
     to_name: str | None = None
     why: str | None = None
     private: bool | None = None
+    #: The id of the person's utterance this one takes the place of: they went on speaking
+    #: before its answer was heard, and this is the whole request, transcribed as one.
+    replaces: str | None = None
 
 
 @dataclass(frozen=True)

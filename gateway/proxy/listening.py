@@ -13,7 +13,8 @@ model loaded and no real sleeping (tests/proxy/test_listening.py).
 What it decides goes out through callbacks: a finished turn to ``on_turn`` (uttering), a
 barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``. Speech over an agent pauses it (``on_pause``) while fast
 decodes of the overlap decide (:mod:`gateway.proxy.overlap`): the decision goes to
-``on_overlap``, then the agent resumes (``on_resume``) or stops (``on_barge_in``). An
+``on_overlap``, then the agent resumes (``on_resume``) or stops (``on_barge_in``). A person
+going on with the turn just ended goes to ``on_continue`` (its answer is to be dropped). An
 ``echo(chunk, arrived, voiced)`` guard marks chunks that are the agent's own voice.
 """
 
@@ -37,6 +38,7 @@ from gateway.proxy.timing import Timing
 from gateway.proxy.turns import (
     Action,
     CancelDecode,
+    ContinueTurn,
     EndTurn,
     OverlapDecided,
     PausePlayback,
@@ -119,6 +121,7 @@ class Listener:
         on_pause: Callable[[], None] = lambda: None,
         on_resume: Callable[[], None] = lambda: None,
         on_overlap: Callable[[OverlapDecision], None] = lambda d: None,
+        on_continue: Callable[[], None] = lambda: None,
         echo: Callable[[np.ndarray, float, bool], bool] | None = None,
         semantic: Callable[[], SemanticSignal | None] = lambda: None,
         wake_factory: Callable[[str], WakeListener] | None = None,
@@ -142,6 +145,7 @@ class Listener:
         self._on_pause = on_pause
         self._on_resume = on_resume
         self._on_overlap = on_overlap
+        self._on_continue = on_continue
         self._echo = echo
         self._model_idle = model_idle
         self._agent_audible = agent_audible
@@ -250,6 +254,8 @@ class Listener:
                     task.cancel()
             elif isinstance(a, EndTurn):
                 self._end_turn(a, now)
+            elif isinstance(a, ContinueTurn):
+                self._on_continue()
             elif isinstance(a, StopPlayback):
                 self._on_barge_in()
             elif isinstance(a, PausePlayback):
@@ -396,6 +402,7 @@ class Listener:
             end_reason=a.reason,
             wait_ms=a.wait_ms,
             verdict_ms=a.verdict_ms,
+            continued=a.continues,
         )
         if a.decode is not None and a.decode in self._semantic:
             timing.semantic, timing.semantic_ms = self._semantic.pop(a.decode)

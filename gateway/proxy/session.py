@@ -34,6 +34,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -64,6 +65,7 @@ from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
 from gateway.proxy.turns import TurnTaker
 from gateway.proxy.uttering import Utterer
+from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
 
 if TYPE_CHECKING:
@@ -95,6 +97,7 @@ class VoiceSession:
     ) -> None:
         self.settings = s = settings or SessionSettings()
         self.conversation = conversation
+        self._recorder = recorder
         self.models = models
         self._on_event = on_event
         self._background: set[asyncio.Future[None]] = set()
@@ -130,6 +133,7 @@ class VoiceSession:
             on_pause=self._pause_speaking,
             on_resume=self.speaker.resume,
             on_overlap=self._overlap_decided,
+            on_continue=self._continued,
             echo=None if self.echo is None else self.echo.heard,
             model_idle=lambda: models.idle_for(self),
             agent_audible=lambda: self.speaker.audible,
@@ -147,6 +151,7 @@ class VoiceSession:
             stop_speaking=self.stop_speaking,
             recorder=recorder,
             audio_url=audio_url,
+            continuation_done=self._continuation_done,
         )
         models.sessions.add(self)
         self.set_wake(s.wake)
@@ -369,6 +374,16 @@ class VoiceSession:
         reply, played = self.speaker.playing_now()
         self._emit_soon(Overlapped("paused", reply=reply, played_ms=played))
 
+    def _continued(self) -> None:
+        """The person went on with the turn just ended: its answer is not theirs to hear (the
+        whole request follows), so what plays of it stops and what comes of it is dropped."""
+        self.speaker.drop_answers = True
+        self.stop_speaking()
+
+    def _continuation_done(self) -> None:
+        """The continued turn was sent, or came to nothing: agents are heard again."""
+        self.speaker.drop_answers = False
+
     def _overlap_decided(self, decision: OverlapDecision) -> None:
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
@@ -385,6 +400,19 @@ class VoiceSession:
             decode_ms,
         )
         self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
+        heard: dict[str, object] = {"outcome": "stopped" if outcome == "stopped" else decision.kind}
+        heard |= {"reply": reply, "playedMs": played}
+        heard |= {"said": said or ""} if outcome == "stopped" else {"text": decision.text}
+        self._record_heard(heard)
+
+    def _record_heard(self, data: dict[str, object]) -> None:
+        """What the person heard, when it was not what was sent, in the conversation's record."""
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.heard(self.conversation.id, data=data, at=datetime.now(UTC))
+        except RecordsError:  # records must never take the conversation down
+            log.exception("could not record what was heard")
 
     async def wait_quiet(self, timeout: float) -> bool:
         """Wait until no utterance is being handled, the conversation is idle and nothing is
@@ -418,6 +446,8 @@ class VoiceSession:
     # ------------------------------------------------------------------ wiring
     def _on_sent(self, timing: Timing) -> None:
         self.speaker.awaiting = timing
+        if timing.continued:  # the whole request is out: its answers are heard
+            self.speaker.drop_answers = False
 
     def _on_playing(self, speaking: bool) -> None:
         self.listener.playing(speaking, time.monotonic())

@@ -88,6 +88,9 @@ class Speaker:
         self.on_timing: Callable[[Timing], None] | None = None
         #: The person's utterance whose reply is awaited (its timing is filled in here).
         self.awaiting: Timing | None = None
+        #: The person went on with the request these answer (the whole request follows): agents'
+        #: utterances are dropped unshown and unplayed until it is sent.
+        self.drop_answers = False
         #: What an agent said last: the semantic signal reads the person's words after it.
         self.agent_said: str | None = None
         #: Conversants' names as last seen (an agent that left is still named when told).
@@ -162,9 +165,12 @@ class Speaker:
         while not self._replies.empty():
             dropped = self._replies.get_nowait()
             if isinstance(dropped, ReplyStream):
-                dropped.cancel()  # its generation stops too
+                dropped.cancel()  # its generation stops too; nothing of it was heard
         if self._stream is not None:
-            self._stream.cancel()
+            # Its agent remembers what the person heard of it, not all it generated.
+            reply, played = self.playing_now()
+            stream = self._stream
+            stream.cancel(self.heard_text(reply, played) if reply == stream.event_id else "")
         if self._speaking is not None:
             self._speaking.cancel()
         self.playout.flush()
@@ -186,6 +192,9 @@ class Speaker:
                 continue
             de = ev.dialog_event
             if ev.event_type is not EventType.UTTERANCE or de is None:
+                continue
+            if self.drop_answers:
+                log.info("dropped %s unplayed: the person went on with its request", de.id)
                 continue
             if self.awaiting is not None and self.awaiting.reply is None:
                 self.awaiting.reply = self.clock()
@@ -264,7 +273,7 @@ class Speaker:
     def open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
         """An in-process agent starts a reply that streams: it is spoken in its turn among
         the replies, each sentence as it comes (None: not speaking, or too many replies)."""
-        if not self.speak_replies:
+        if not self.speak_replies or self.drop_answers:
             return None
         stream = ReplyStream(event_id, speaker_uri, speaker)
         try:

@@ -28,6 +28,8 @@ class Timing:
     #: cost (None: not consulted, or no answer in time).
     semantic: float | None = None
     semantic_ms: float | None = None
+    #: The turn went on from the one before it (:attr:`EndTurn.continues`): one request.
+    continued: bool = False
 
     def as_ms(self) -> dict[str, float | bool | str | None]:
         """The stages in milliseconds (``None`` where that stage never happened)."""
@@ -50,4 +52,5 @@ class Timing:
             "verdictMs": self.verdict_ms,
             "semantic": None if self.semantic is None else round(self.semantic, 4),
             "semanticMs": None if self.semantic_ms is None else round(self.semantic_ms, 1),
+            "continued": self.continued,
         }

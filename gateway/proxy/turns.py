@@ -29,7 +29,11 @@ out. Every rule of turn-taking lives here, so each is tested on synthetic input 
   speech must begin within ``wake_listen_ms``; after the answer to a request the person woke
   the device for (not a greeting, a notice, or an agent speaking later), ``follow_up_ms`` to answer;
 * **push-to-talk**: speech counts only while held, and letting go ends the turn;
-* **partial transcripts**: at most one every ``partial_interval_ms`` while speech is under way.
+* **partial transcripts**: at most one every ``partial_interval_ms`` while speech is under way;
+* **continuations**: speech that begins within ``continuation_ms`` of the last word of a
+  hands-free turn just ended (so its answer has not been heard, or only its first words) goes
+  on with that turn: :class:`ContinueTurn` (the driver drops the answer unplayed), and the turn
+  that ends next holds both parts' audio as one utterance (:attr:`EndTurn.continues`).
 """
 
 from __future__ import annotations
@@ -471,6 +475,16 @@ class EndTurn:
     reason: EndReason = "end silence"
     wait_ms: int | None = None
     verdict_ms: int | None = None
+    #: The utterance goes on from the turn ended before it: its audio holds both (from the
+    #: first one's start), to be transcribed as one and to take the first one's place.
+    continues: bool = False
+
+
+@dataclass(frozen=True)
+class ContinueTurn:
+    """The person went on with the turn that just ended (within ``continuation_ms`` of its
+    last word): its answer is dropped unplayed, and the next :class:`EndTurn` holds the whole
+    request."""
 
 
 @dataclass(frozen=True)
@@ -536,6 +550,7 @@ class ShowPartial:
 
 Action = (
     StartDecode
+    | ContinueTurn
     | CancelDecode
     | EndTurn
     | StopPlayback
@@ -570,6 +585,8 @@ class TurnSettingsLike(Protocol):
     def turn_rule(self) -> TurnRule: ...
     @property
     def overlap(self) -> OverlapSettings: ...
+    @property
+    def continuation_ms(self) -> int: ...
 
 
 @dataclass
@@ -627,6 +644,14 @@ class TurnTaker:
         self._echo_told = False  # echo reported once per playback
         #: Each kind of overlap decided in this session, counted (the benchmark reads them).
         self.overlaps: dict[str, int] = {}
+        #: The last turn ended (its audio up to its last word, and where that audio began and
+        #: its last word ended, in samples since the session began), while it may be continued.
+        self._last_turn: tuple[np.ndarray, int, int] | None = None
+        #: The turn under way continues the last one: that one's audio, and its first sample.
+        self._joined: tuple[np.ndarray, int] | None = None
+        #: Turns that went on from the one before (the benchmark reads it).
+        self.continued = 0
+        self._joined_told = False  # ContinueTurn given for the turn under way
 
     def _new_endpointer(self) -> Endpointer:
         # The rule's silence, not the endpointer's own default. With early ends the endpointer's
@@ -655,8 +680,22 @@ class TurnTaker:
         return self._endpointer.position
 
     def current_audio(self) -> np.ndarray | None:
-        """The turn so far, or None."""
-        return self._endpointer.current_audio()
+        """The turn so far (with the turn it continues, if it does), or None."""
+        audio = self._endpointer.current_audio()
+        if audio is None or self._joined is None:
+            return audio
+        return np.concatenate([self._prefix(self.position - len(audio), audio.dtype), audio])
+
+    def _prefix(self, first: int, dtype: np.dtype) -> np.ndarray:
+        """What the continued turn's audio holds before sample ``first`` (since the session
+        began) of the turn under way: its own audio, then silence up to ``first``."""
+        assert self._joined is not None
+        spoken, start = self._joined
+        n = max(0, first - start)
+        prefix = spoken[:n].astype(dtype)
+        if len(prefix) < n:  # the pause between the two (its end silence was not kept)
+            prefix = np.concatenate([prefix, np.zeros(n - len(prefix), dtype)])
+        return prefix
 
     def due_ms(self) -> int:
         """Silence at which the turn under way ends, as things stand."""
@@ -810,7 +849,11 @@ class TurnTaker:
         out: list[Action] = []
         if isinstance(ev, SpeechStarted):
             self._learn_from(self._offset + ev.start)
-            if self._overlap is not None:
+            if self._joined is not None or self._continue():
+                if not self._joined_told:
+                    self._joined_told = True
+                    out += [ContinueTurn(), StopPlayback()]
+            elif self._overlap is not None:
                 pass  # the agent is paused: the overlap decides
             elif self.settings.barge_in_ms and self._audible and self.settings.overlap.decide:
                 out += self._barge_in(now)
@@ -847,6 +890,18 @@ class TurnTaker:
             # A patient wait leaves up to 2 s of silence at the end: the clip keeps no more of
             # it than the plain end silence, as before (agents get the speech, not the wait).
             utt = Utterance(utt.audio[:keep], utt.start, utt.start + keep, utt.voiced_end, utt.cut)
+        continues = self._joined is not None
+        if continues:
+            self.continued += 1
+            prefix = self._prefix(self._offset + utt.start, utt.audio.dtype)
+            audio = np.concatenate([prefix, utt.audio])
+            utt = Utterance(audio, utt.start - len(prefix), utt.end, utt.voiced_end, utt.cut)
+        self._joined, self._joined_told = None, False
+        self._last_turn = None
+        if self.mode == "handsfree" and not utt.cut and self.settings.continuation_ms:
+            spoken = utt.audio[: utt.voiced_end - utt.start]
+            start = self._offset + utt.start
+            self._last_turn = (spoken, start, self._offset + utt.voiced_end)
         # The decode and verdict of the pause this end closes, if the end is that pause's.
         this = pause if pause is not None and pause.voiced_end == utt.voiced_end else None
         decode = this.id if this else None
@@ -863,14 +918,34 @@ class TurnTaker:
                 reason=reason,
                 wait_ms=None if decision is None else decision.wait_ms,
                 verdict_ms=this.verdict_ms if this else None,
+                continues=continues,
             )
         ]
+
+    def _continue(self) -> bool:
+        """Whether the speech just begun goes on with the last turn (its voice began within
+        ``continuation_ms`` of that turn's last word); if so, the turn under way is joined to it."""
+        last, self._last_turn = self._last_turn, None
+        if last is None:
+            return False
+        spoken, start, last_word = last
+        onset = self.position - self._voiced_run * SAMPLE_RATE // 1000
+        if (onset - last_word) * 1000 > self.settings.continuation_ms * SAMPLE_RATE:
+            return False
+        self._joined = (spoken, start)
+        return True
 
     # ------------------------------------------------------------------ speech over the agent
     def _barge_in(self, now: float) -> list[Action]:
         """Voice over an audible agent: stop it (``overlap.decide`` off), or pause it and open
         an overlap to decide."""
         o = self.settings.overlap
+        if self._joined is not None or self._continue():
+            # The answer to a request the person has not finished: not theirs to hear.
+            if self._joined_told:
+                return [StopPlayback()]
+            self._joined_told = True
+            return [ContinueTurn(), StopPlayback()]
         if not o.decide or self._interrupting:
             return [StopPlayback()]
         self._overlap = Overlap(o, now, voiced_ms=self._voiced_run)
@@ -1042,6 +1117,8 @@ class TurnTaker:
         self._voiced_run = 0
         self._interrupting = False
         self._early_end = None  # speech after a sleep is a new request, not a resumed one
+        self._last_turn = self._joined = None
+        self._joined_told = False
 
     def _set_state(self, state: State) -> list[Action]:
         if state == self.state:

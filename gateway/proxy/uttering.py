@@ -88,8 +88,11 @@ class Utterer:
         stop_speaking: Callable[[], None],
         recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
+        continuation_done: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
+        #: A continued turn is done with (sent, or it came to nothing): answers are heard again.
+        self._continuation_done = continuation_done
         self.conversation = conversation
         self._transcriber = transcriber
         self._listener = listener
@@ -113,6 +116,8 @@ class Utterer:
         #: Utterances between their end and the end of their reply.
         self.busy = 0
         self._previous_id: str | None = None
+        #: The id of the person's last spoken utterance (a continuation takes its place).
+        self._last_spoken: str | None = None
 
     @property
     def idle(self) -> bool:
@@ -136,7 +141,7 @@ class Utterer:
                 await self._one_utterance(utt, spec, timing)
             except Exception:  # the task must not die: one utterance lost, the next ones heard
                 log.exception("utterance failed")
-                self._done_one()
+                self._done_one(timing)
 
     async def _transcript(
         self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
@@ -179,7 +184,7 @@ class Utterer:
         clock = listener.clock
         transcript = await self._transcript(utt, spec, timing)
         if transcript is None:
-            self._done_one()
+            self._done_one(timing)
             return
         timing.transcript = clock()
         timing.decode_s = transcript.decode_s
@@ -191,7 +196,7 @@ class Utterer:
                 await self._emit(Transcribed(text, command="stop"))
             listener.tell(listener.turns.dismissed(clock()))
             await self._emit(PartialText(""))
-            self._done_one()
+            self._done_one(timing)
             return
         if text != transcript.text.strip():
             transcript = replace(
@@ -220,21 +225,28 @@ class Utterer:
                 self._recorder.audio(self.conversation.id, de.id, wav_bytes(clip, SAMPLE_RATE))
             except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
+        replaces = self._last_spoken if timing.continued else None
+        if replaces is not None and self.transcripts:
+            self.transcripts.pop()  # the whole request, not its first part and then it again
+        self._last_spoken = de.id
         self.transcripts.append(text)
         choice = self.choose(text)
         # A text-only recogniser (a stock Wyoming server) measured no confidence.
         confidence = round(transcript.confidence, 3) if transcript.detailed else None
-        await self._emit(with_choice(Transcribed(text, id=de.id, confidence=confidence), choice))
+        said = Transcribed(text, id=de.id, confidence=confidence, replaces=replaces)
+        await self._emit(with_choice(said, choice))
         self.timings.append(timing)
         self._on_sent(timing)
         timing.sent = clock()
         listener.tell(listener.turns.sent(clock()))
         await self.send(de, choice)
         listener.tell(listener.turns.replied(clock()))
-        self._done_one()
+        self._done_one(timing)
 
-    def _done_one(self) -> None:
+    def _done_one(self, timing: Timing | None = None) -> None:
         self.busy = max(0, self.busy - 1)
+        if timing is not None and timing.continued:
+            self._continuation_done()
 
     async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
         """A typed utterance (already stripped, not empty), for ``to`` (None: chosen as for

@@ -70,6 +70,11 @@ class Recorder(Protocol):
     ) -> None:
         """Record the floor's new state; ``conversants`` are identification dicts."""
 
+    def heard(self, conversation_id: str, *, data: dict[str, Any], at: datetime) -> None:
+        """Record what the person heard when it was not what was sent (a reply stopped
+        part-way, speech over an agent that was not a turn): ``data`` as :class:`Record`
+        describes for ``heard``."""
+
     def audio(
         self, conversation_id: str, dialog_event_id: str, wav: bytes, *, at: datetime | None = None
     ) -> object:

@@ -147,7 +147,22 @@ def _describe(info: ConversationInfo, record: Record) -> str:
         return text + (f"; convener: {info.name_of(convener)}" if convener else "")
     if record.kind == "audio":
         return f"audio  {record.data['bytes']} bytes for {record.data['dialogEventId']}"
+    if record.kind == "heard":
+        return f"heard  {_describe_heard(record.data)}"
     return f"{record.direction:<5}  {_describe_envelope(info, record)}"
+
+
+def _describe_heard(data: dict[str, Any]) -> str:
+    """A ``heard`` record: a reply stopped part-way and what of it was heard, or speech over
+    an agent that was not a turn."""
+    outcome = str(data.get("outcome", "?"))
+    played = data.get("playedMs")
+    if outcome == "stopped":
+        said = data.get("said") or ""
+        reply = data.get("reply") or "the reply"
+        return f'stopped {reply} after {played} ms; the person heard "{_cut(said, 60)}"'
+    text = data.get("text") or ""
+    return f'{outcome} over the agent, not a turn: "{_cut(text, 60)}"' if text else outcome
 
 
 def _describe_envelope(info: ConversationInfo, record: Record) -> str:

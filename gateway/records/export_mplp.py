@@ -43,6 +43,9 @@ EVENT_NAMES: dict[EventType, str] = {
     EventType.YIELD_FLOOR: "ofp.floor.yield",
 }
 FLOOR_CHANGED = "ofp.floor.changed"
+#: What the person heard when it was not what was sent (a reply stopped part-way, speech over
+#: an agent that was not a turn): the gateway's observation, not an OFP event.
+HEARD = "ofp.gateway.heard"
 UNKNOWN_EVENT = "ofp.event.unknown"
 UNREADABLE_ENVELOPE = "ofp.envelope.unreadable"
 
@@ -86,6 +89,9 @@ class _Builder:
         at = rfc3339(record.at)
         if record.kind == "floor":
             self.events.append(self.event(f"record:{index}", FLOOR_CHANGED, at, dict(record.data)))
+            return
+        if record.kind == "heard":
+            self.events.append(self.event(f"record:{index}", HEARD, at, dict(record.data)))
             return
         if record.kind != "envelope":
             return  # clips are attached to their utterance's message

@@ -190,6 +190,10 @@ class KeptRecords:
             },
         )
 
+    def heard(self, conversation_id: str, *, data: dict[str, Any], at: datetime) -> None:
+        """See :meth:`Recorder.heard`; kept while the store fails."""
+        self._write("heard", (conversation_id,), {"data": data, "at": at})
+
     def audio(
         self, conversation_id: str, dialog_event_id: str, wav: bytes, *, at: datetime | None = None
     ) -> object:

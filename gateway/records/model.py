@@ -9,7 +9,7 @@ from typing import Any, Literal
 #: How many characters of an utterance the listing keeps as "first words".
 SNIPPET_CHARS = 80
 
-RecordKind = Literal["envelope", "floor", "audio"]
+RecordKind = Literal["envelope", "floor", "audio", "heard"]
 Direction = Literal["in", "out"]
 
 
@@ -19,7 +19,11 @@ class Record:
 
     ``data`` is, by ``kind``: ``envelope`` — the wire dict as sent or received; ``floor`` —
     ``{"conversants": [identification…], "floorGranted": [uri…], "convener": uri | None}``;
-    ``audio`` — ``{"dialogEventId", "file" (relative to the data folder), "bytes"}``.
+    ``audio`` — ``{"dialogEventId", "file" (relative to the data folder), "bytes"}``;
+    ``heard`` — what the person heard when it was not what was sent: an agent's reply stopped
+    part-way (``{"outcome": "stopped", "reply": its dialog event id, "playedMs", "said": the
+    words heard}``), or their own speech over an agent that was not a turn (``{"outcome":
+    "backchannel" | "noise" | "echo", "text": its words, "reply", "playedMs"}``).
     ``audio`` holds the clip itself when the conversation was read ``with_audio``.
     """
 

@@ -228,6 +228,12 @@ class SQLRecorder(ABC, Generic[Stamp]):
                 if isinstance(uri, str) and uri:
                     self._add_conversant(db, conversation_id, uri, ident.get("conversationalName"))
 
+    def heard(self, conversation_id: str, *, data: dict[str, Any], at: datetime) -> None:
+        """See :meth:`Recorder.heard`."""
+        with self._write() as db:
+            self._ensure(db, conversation_id, at)
+            self._insert(db, conversation_id, at, "heard", None, None, dict(data))
+
     def conversation_ended(
         self, conversation_id: str, *, at: datetime, status: str = "completed"
     ) -> None:

@@ -121,6 +121,11 @@ class VoiceRecords:
         if self.store is not None:
             self.store.floor_changed(conversation_id, **kw)
 
+    def heard(self, conversation_id: str, **kw: Any) -> None:
+        """Record what the person heard (nothing without a store)."""
+        if self.store is not None:
+            self.store.heard(conversation_id, **kw)
+
     def clip(self, conversation_id: str, dialog_event_id: str) -> bytes | None:
         """A clip from the shelf, else from the records."""
         held = self.shelf.get(conversation_id, dialog_event_id) if self.shelf else None

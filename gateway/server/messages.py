@@ -227,6 +227,9 @@ class FinalTranscript(Message):
     to_name: str | None = optional()
     why: str | None = optional()
     private: bool | None = optional()
+    #: The id of the transcript this one takes the place of (the person went on speaking
+    #: before its answer was heard: this is the whole request): show this one instead.
+    replaces: str | None = optional()
 
 
 @dataclass(frozen=True)
@@ -407,6 +410,8 @@ class TurnStages:
     #: milliseconds its call took (None: not consulted, or no answer in time).
     semantic: float | None = None
     semantic_ms: float | None = None
+    #: The turn went on from the one before it: one request, transcribed as one.
+    continued: bool = False
 
     @classmethod
     def from_ms(cls, ms: Mapping[str, float | bool | str | None]) -> TurnStages:

@@ -55,6 +55,7 @@ def page_message(event: ProxyEvent) -> FromGateway:
                 to_name=event.to_name,
                 why=event.why,
                 private=event.private,
+                replaces=event.replaces,
             )
         case AgentSaid(dialog_event=de) if de is not None:
             return AgentUtterance.of(de, speaker=event.speaker, private=event.private)

@@ -14,6 +14,13 @@ agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It 
   ``stop word``, ``length``, ``bound``, ``no decode``), and the decoding time per overlap
   (one inference thread: about its CPU time), with the echo guard's CPU per check.
 
+``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
+written before it ran); ``--set continuations`` says each request of
+:data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
+800 ms between them) and prints the share **answered once with the whole request**: one
+transcript shown (the whole request, the first part replaced), one answer after it, holding the
+last word of each part.
+
 Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
 already running; its log is then not read). Latency figures depend on the machine's load: the
 report prints ``uptime`` before and after.
@@ -34,8 +41,19 @@ from pathlib import Path
 import numpy as np
 
 from gateway.audio.echo import EchoGuard, similarity
-from gateway.testing.overlap import Clip, OverlapTrial, clips, talk_over
+from gateway.testing.overlap import (
+    CONTINUATIONS,
+    Clip,
+    ContinuationTrial,
+    OverlapTrial,
+    clips,
+    held_out_clips,
+    say_in_parts,
+    speech,
+    talk_over,
+)
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
+from gateway.testing.speech import normalise
 
 _DECISION = re.compile(
     r"overlap: (\w+) by ([\w ]+) on '(.*)' after (\d+) ms of voice, (\d+) ms after it began, "
@@ -134,13 +152,63 @@ def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
+def whole_once(first: str, second: str, trial: ContinuationTrial) -> bool:
+    """Whether a request said in two parts was answered once with the whole request."""
+    last = {normalise(first)[-1], normalise(second)[-1]}
+    shown = trial.shown()
+    return (
+        len(shown) == 1
+        and last <= set(normalise(shown[0]))
+        and len(trial.answered) == 1
+        and last <= set(normalise(trial.answered[0]))
+    )
+
+
+def run_continuations(url: str, limit: int | None) -> int:
+    """Each request in two parts; the share answered once with the whole request."""
+    requests = CONTINUATIONS[:limit] if limit else CONTINUATIONS
+    done = right = 0
+    for voice in ("piper", "en-us"):
+        for gap in (500, 800):
+            for first, second in requests:
+                trial = asyncio.run(
+                    say_in_parts(url, speech(first, voice), speech(second, voice), gap_ms=gap)
+                )
+                ok = whole_once(first, second, trial)
+                done, right = done + 1, right + ok
+                print(
+                    f"{voice:6} {gap} ms {first!r} | {second!r}: {'once, whole' if ok else 'NO'} "
+                    f"shown {trial.shown()} answered {trial.answered}",
+                    flush=True,
+                )
+    print(f"answered once with the whole request: {right}/{done} ({100 * right / done:.0f} %)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``scripts/bench_interruptions.py``: run every clip, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a gateway's /ws already running (default: start one)")
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
+    parser.add_argument(
+        "--set",
+        choices=("tuning", "held-out", "continuations"),
+        default="tuning",
+        help="which clips (default: the tuning set the rules were adjusted on)",
+    )
     args = parser.parse_args(argv)
-    chosen = clips()
+    if args.set == "continuations":
+        print(f"load before: {_uptime()}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
+            try:
+                run_continuations(args.url or (served.ws if served else ""), args.limit)
+            finally:
+                if served is not None:
+                    served.stop()
+        print(f"load after: {_uptime()}")
+        return 0
+    chosen = clips() if args.set == "tuning" else held_out_clips()
     if args.limit:
         seen: Counter[str] = Counter()
         chosen = [c for c in chosen if (seen.update([c.kind]) or seen[c.kind]) <= args.limit]

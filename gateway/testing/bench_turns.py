@@ -418,7 +418,9 @@ SEMANTIC_MS: float | None = None
 def replay_settings(rule: TurnRule, speculate_ms: int | None = None) -> SessionSettings:
     """A session's settings under ``rule`` (``speculate_ms``: the silence that starts a decode,
     idle or not; default the session's)."""
-    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    # No continuations: each turn ending is what the replay measures (a cut-off joined again
+    # afterwards is still a cut-off there).
+    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0, continuation_ms=0)
     if speculate_ms is None:
         return settings
     endpoint = dataclasses.replace(
@@ -677,7 +679,9 @@ async def paced_run(
     before each clip, which moves the speech against the VAD's 32 ms chunks."""
     rows = []
     directory = AgentDirectory(AddressPolicy([]))
-    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0)
+    # No continuations: each turn ending is what the replay measures (a cut-off joined again
+    # afterwards is still a cut-off there).
+    settings = SessionSettings(turn_rule=rule, partial_interval_ms=0, continuation_ms=0)
     if speculate_ms is not None:
         # Whether or not the model is idle (one person is alone here: it is).
         endpoint = dataclasses.replace(

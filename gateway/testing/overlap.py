@@ -61,9 +61,14 @@ class Clip:
 
 
 def speech(text: str, voice: str) -> np.ndarray:
-    """``text`` at 16 kHz in ``voice`` (``piper``, or an espeak-ng voice), its silent ends
-    trimmed."""
-    pcm = piper_variant(text) if voice == "piper" else espeak_wav(text, voice=voice)
+    """``text`` at 16 kHz in ``voice`` (``piper``; ``piper-slow``: piper 15 % slower in one
+    of its natural renditions; or an espeak-ng voice), its silent ends trimmed."""
+    if voice == "piper":
+        pcm = piper_variant(text)
+    elif voice == "piper-slow":
+        pcm = piper_variant(text, length_scale=1.15, draw=3)
+    else:
+        pcm = espeak_wav(text, voice=voice)
     return trim(pcm)
 
 
@@ -109,6 +114,39 @@ def clips() -> list[Clip]:
     return out
 
 
+#: The held-out set (issue 38, item 3), written on 2026-11-27 before anything ran on it and
+#: before any rule was looked at against it: sentences and voices that the tuning set above
+#: does not use (piper slower in a natural rendition, espeak-ng's Scottish and female US
+#: voices), and the noises' other renditions.
+HELD_OUT_BACKCHANNELS = ("Yep.", "Got it.", "Oh, okay.", "Mhm.", "Uh-huh, right.", "Ah, I see.")
+HELD_OUT_INTERRUPTIONS = (
+    "Sorry, one second.",
+    "Stop talking.",
+    "Hang on a moment.",
+    "No no no.",
+    "Pause please.",
+    "Turn the volume down.",
+    "What did you just say?",
+)
+HELD_OUT_VOICES = ("piper-slow", "en-gb-scotland", "en-us+f3")
+
+
+def held_out_clips() -> list[Clip]:
+    """The held-out set: each backchannel (6) and interruption (7) in each voice (3), the four
+    noises in two renditions not in the tuning set (8): 47 trials."""
+    out = [
+        Clip(text, kind, voice, speech(text, voice))
+        for kind, texts in (
+            ("backchannel", HELD_OUT_BACKCHANNELS),
+            ("interruption", HELD_OUT_INTERRUPTIONS),
+        )
+        for text in texts
+        for voice in HELD_OUT_VOICES
+    ]
+    out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (2, 3)]
+    return out
+
+
 @dataclass
 class OverlapTrial:
     """What one trial saw (times in seconds from the clip's speech onset, as sent)."""
@@ -120,6 +158,8 @@ class OverlapTrial:
     audio_after_s: float = 0.0
     #: The reply's audio the client received after the agent was paused or stopped, s.
     audio_while_quiet_s: float = 0.0
+    #: The conversation the trial took place in (its records).
+    conversation: str = ""
 
     def outcome(self) -> str:
         """``stopped``, ``resumed``, ``ignored`` (echo) or ``none`` (no pause at all)."""
@@ -158,7 +198,7 @@ async def talk_over(
     """One trial against the gateway at ``url`` (its ``/ws``); see the module."""
     page = await Page.open(url, transport="ws")
     page.audio = bytearray()
-    trial = OverlapTrial()
+    trial = OverlapTrial(conversation=str(page.welcome["conversationId"]))
     try:
         await _quiet(page)
         since = len(page.events)
@@ -290,3 +330,68 @@ def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
         return pcm.astype(np.float64)
     n = len(pcm) * SAMPLE_RATE // rate
     return np.asarray(np.interp(np.arange(n) * rate / SAMPLE_RATE, np.arange(len(pcm)), pcm))
+
+
+# ------------------------------------------------------------------ continuations
+#: Requests said in two parts with a pause between (item 3 of issue 38): the person goes on
+#: before the answer to the first part is heard. Written before the benchmark ran them.
+CONTINUATIONS = (
+    ("Turn on the lights", "in the kitchen please."),
+    ("Set a timer", "for ten minutes."),
+    ("What is the weather", "in Paris tomorrow?"),
+    ("Play some jazz", "from the sixties."),
+    ("Add milk", "to my shopping list."),
+)
+
+
+@dataclass
+class ContinuationTrial:
+    """What a request said in two parts brought back: the transcripts (``id``, ``text``,
+    ``replaces``), the agents' utterances after the first transcript (text) and after the last
+    one (``answered``: what the page shows as its answers), and flushes."""
+
+    transcripts: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    flushes: int = 0
+
+    def shown(self) -> list[str]:
+        """The person's transcripts as the page shows them (a replaced one goes)."""
+        gone = {t.get("replaces") for t in self.transcripts}
+        return [t["text"] for t in self.transcripts if t.get("id") not in gone]
+
+
+async def say_in_parts(
+    url: str, first: np.ndarray, second: np.ndarray, *, gap_ms: int = 500, after_s: float = 6.0
+) -> ContinuationTrial:
+    """Say ``first``, ``gap_ms`` of silence, then ``second`` into the gateway at ``url`` (its
+    ``/ws``) in real time, and collect what came back (the parrot answers)."""
+    page = await Page.open(url, transport="ws")
+    trial = ContinuationTrial()
+    try:
+        await _quiet(page)
+        since = len(page.events)
+        silence = np.zeros(SAMPLE_RATE * 2 // 5, np.int16)
+        mic = np.concatenate(
+            [silence, first, np.zeros(SAMPLE_RATE * gap_ms // 1000, np.int16), second]
+        )
+        mic = np.concatenate([mic, np.zeros(int(after_s * SAMPLE_RATE), np.int16)])
+        start = time.monotonic()
+        for tick in range(len(mic) // FRAME):
+            await asyncio.sleep(max(0.0, start + tick * 0.02 - time.monotonic()))
+            frame = mic[tick * FRAME : (tick + 1) * FRAME]
+            await page.ws.send(frame.astype("<i2").tobytes())
+        first_said: int | None = None
+        for i, e in enumerate(page.events[since:]):
+            if e["type"] == "transcript" and not e.get("typed"):
+                trial.transcripts.append(e)
+                first_said = i if first_said is None else first_said
+                trial.answered = []
+            elif e["type"] == "utterance" and first_said is not None:
+                trial.answers.append(e["text"])
+                trial.answered.append(e["text"])
+            elif e["type"] == "flush":
+                trial.flushes += 1
+    finally:
+        await page.close()
+    return trial

@@ -211,3 +211,46 @@ def test_a_key_variable_that_is_not_set_is_a_config_error(monkeypatch) -> None:
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     with pytest.raises(ConfigError, match="NO_SUCH_KEY_VAR"):
         Assistant(settings=LlmSettings(url="http://127.0.0.1:9/v1", key_env="NO_SUCH_KEY_VAR"))
+
+
+async def _memory_after(stop: str) -> tuple[str, list[str]]:
+    """Ask for a long answer streaming in process, stop it ``while generating`` (after its
+    first sentence) or ``after`` it was all generated (while it would still play), with the
+    person having heard "The stub model"; then ask again: what the reply said, and what the
+    model was given of the assistant's own words the second time."""
+    streams: list[ReplyStream] = []
+
+    def opener(event_id: str, speaker_uri: str, speaker: str) -> ReplyStream:
+        streams.append(ReplyStream(event_id, speaker_uri, speaker))
+        return streams[-1]
+
+    with openai_stub("slow") as stub:
+        agent = assistant(stub.url)
+        token = reply_streams.set(opener)
+        try:
+            task = asyncio.ensure_future(ask(agent, "Tell me three things."))
+            if stop == "while generating":
+                async for _ in _first(streams):
+                    streams[0].cancel(heard="The stub model")
+                reply = await asyncio.wait_for(task, 5)
+            else:
+                await _opened(streams)
+                reply = await asyncio.wait_for(task, 10)  # all generated and remembered
+                streams[0].cancel(heard="The stub model")  # stopped while it still plays
+            streams.clear()
+            await ask(agent, "And then?")
+        finally:
+            reply_streams.reset(token)
+        await agent.aclose()
+    (said,) = texts(reply)
+    messages = stub.requests[-1]["body"]["messages"]
+    own = [m["content"] for m in messages[1:] if m["role"] == "assistant"]
+    return said, own
+
+
+@pytest.mark.parametrize("stop", ["while generating", "after"])
+async def test_a_stopped_answer_is_remembered_as_far_as_the_person_heard_it(stop: str) -> None:
+    said, own = await _memory_after(stop)
+    # The floor (and the record) got what was generated; the memory holds what was heard.
+    assert said.startswith("The stub model is answering."), said
+    assert own == ["The stub model"], own

@@ -314,3 +314,20 @@ def test_audio_replayed_faster_than_real_time_is_bounded_too():
     steps = [o.chunk(False, 32, 0.0) for _ in range(S.max_decide_ms // 32 + 1)]  # clock still
     d = [s for s in steps if isinstance(s, OverlapDecision)]
     assert d and (d[0].kind, d[0].why) == ("interruption", "bound")
+
+
+def test_a_stopped_stream_is_cancelled_with_the_words_heard_and_a_queued_one_with_none():
+    from gateway.agents.streaming import ReplyStream
+
+    speaker = _speaker()
+    playing = ReplyStream("de:1", "tag:assistant", "Assistant")
+    queued = ReplyStream("de:2", "tag:assistant", "Assistant")
+    speaker._stream = playing
+    speaker._replies.put_nowait(queued)
+    speaker._first_put("de:1", "one two three four five six seven eight nine ten")
+    speaker.playout.queued += 100
+    speaker._ends["de:1"] = speaker.playout.queued
+    speaker.playout.released = 30  # 600 ms of its 2 s played
+    assert speaker.stop()
+    assert playing.cancelled and playing.heard == "one two three"
+    assert queued.cancelled and queued.heard == ""

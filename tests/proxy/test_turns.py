@@ -15,6 +15,7 @@ from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turns import (
     CancelDecode,
+    ContinueTurn,
     Decision,
     EndTurn,
     PausePlayback,
@@ -842,3 +843,107 @@ def test_a_dismissed_woken_turn_closes_the_window_it_opened():
     ended_at(d, 1000)
     assert t.dismissed(d.now) == [StateChanged("listening")]
     assert t.awake(d.now + 2.9) and not t.awake(d.now + 3.1)
+
+
+# ------------------------------------------------------------------ continuations
+
+
+def _first_part(d: Driver, *, p: float = 0.9) -> EndTurn:
+    """A finished-looking sentence ended early (its first part), its answer not yet played."""
+    d.run(320, 0.0)
+    d.run(800, p)
+    d.run(64, 0.0)
+    d.judge("Turn on the lights.", prosody=0.9)
+    _, end = ended_at(d, 1000)
+    return end
+
+
+def test_speech_resumed_within_the_continuation_window_is_one_turn_with_both_parts():
+    d = Driver()
+    first = _first_part(d)
+    assert not first.continues and first.early
+    d.run(320, 0.0)  # ~500 ms after the last word (the end's own silence came first)
+    d.actions.clear()
+    out = d.run(640, 0.5)  # "in the kitchen please", marked apart by its level
+    assert d.of(ContinueTurn, out) == [ContinueTurn()] and StopPlayback() in out
+    d.run(64, 0.0)
+    [decode] = d.of(StartDecode)
+    # The pause's decode is of the whole request: the first part's voice is in it.
+    assert np.any(np.isclose(decode.audio, 0.9)) and np.any(np.isclose(decode.audio, 0.5))
+    d.judge("Turn on the lights in the kitchen please.", prosody=0.9)
+    _, second = ended_at(d, 1000)
+    assert second.continues and second.decode == decode.id
+    audio = second.utterance.audio
+    first_voice = np.flatnonzero(np.isclose(audio, 0.9))
+    second_voice = np.flatnonzero(np.isclose(audio, 0.5))
+    # Both parts, in order, with the pause between them kept as a pause.
+    assert len(first_voice) == np.count_nonzero(np.isclose(first.utterance.audio, 0.9))
+    assert first_voice[-1] < second_voice[0]
+    gap_ms = (second_voice[0] - first_voice[-1]) * 1000 // 16_000
+    assert 300 <= gap_ms <= 700, gap_ms
+    assert second.utterance.voiced_end - second.utterance.start == second_voice[-1] + 1
+    assert d.turns.continued == 1
+
+
+def test_speech_after_the_continuation_window_is_a_new_turn():
+    d = Driver()
+    _first_part(d)
+    d.run(1500, 0.0)
+    d.actions.clear()
+    d.run(640, 0.5)
+    assert d.of(ContinueTurn) == []
+    d.run(64, 0.0)
+    d.judge("What time is it?", prosody=0.9)
+    _, second = ended_at(d, 1000)
+    assert not second.continues
+    assert not np.any(np.isclose(second.utterance.audio, 0.9))
+
+
+def test_a_continuation_is_joined_once_and_the_turn_after_it_may_continue_it_again():
+    d = Driver()
+    _first_part(d)
+    d.run(320, 0.0)
+    d.run(640, 0.5)
+    d.run(64, 0.0)
+    d.judge("in the kitchen please.", prosody=0.9)
+    _, second = ended_at(d, 1000)
+    assert second.continues
+    d.run(2000, 0.0)  # a new request, long after
+    d.actions.clear()
+    d.run(640, 0.7)
+    d.run(64, 0.0)
+    d.judge("Thanks.", prosody=0.9)
+    ended_at(d, 1000)
+    [third] = d.of(EndTurn)
+    assert not third.continues and not d.of(ContinueTurn)
+    assert d.turns.continued == 1
+
+
+def test_over_an_audible_answer_a_continuation_stops_it_rather_than_pausing_to_decide():
+    d = Driver(overlap=OverlapSettings())
+    _first_part(d)
+    d.audible = True  # its answer has begun to play
+    d.run(256, 0.0)
+    d.actions.clear()
+    out = d.run(320, 0.5)
+    assert ContinueTurn() in out and StopPlayback() in out
+    assert d.of(PausePlayback, out) == [], "no overlap to decide: the request is not done"
+
+
+def test_continuations_can_be_switched_off_and_a_push_to_talk_turn_is_never_continued():
+    d = Driver(continuation_ms=0)
+    _first_part(d)
+    d.run(320, 0.0)
+    d.actions.clear()
+    d.run(640, 0.5)
+    assert d.of(ContinueTurn) == []
+    d = Driver()
+    d.turns.set_mode("ptt")
+    d.turns.set_ptt(True, d.now)
+    d.run(800, 0.9)
+    d.actions += d.turns.set_ptt(False, d.now)
+    assert d.of(EndTurn)
+    d.turns.set_ptt(True, d.now)
+    d.actions.clear()
+    d.run(640, 0.5)
+    assert d.of(ContinueTurn) == []

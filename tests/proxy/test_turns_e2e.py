@@ -115,8 +115,10 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
 
 async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None:
     """Piper's "Play some music | by the Beatles" reads and sounds finished at the pause (the
-    words' P 0.44): the first time, the turn ends there and the rest comes as a second request.
-    The session learns the pause, so the same request said again arrives whole. (It was "Send a
+    words' P 0.44): the first time, the turn ends there, and the rest, 500 ms later, continues it
+    (``continuation_ms``): the whole request goes again as one utterance in the first part's
+    place, so the transcripts hold it twice in all, not a fragment and a rest. The session
+    learns the pause, so the same request said again arrives whole at once. (It was "Send a
     message to Anna | saying I will be late" until unsure words — P 0.09 there — needed a very
     sure voice; before that "Set an alarm | for seven in the morning", until the pitch tracker
     stopped reading that pause's last frames an octave off; issue 28.)"""
@@ -130,7 +132,8 @@ async def test_a_person_cut_off_once_is_waited_for_the_next_time(models) -> None
     gap = silence(2500)
     gap = np.concatenate([gap, np.zeros(-(len(once) + len(gap)) % 512, np.int16)])
     result = await _talk(models, np.concatenate([once, gap, once]))
-    first, _rest, again = result.utterances  # cut off, then whole
+    first, whole, again = result.utterances  # cut off, joined again, then whole
+    assert whole["continued"] and not again["continued"], result.utterances
     rule = SessionSettings().turn_rule
     assert first["earlyEnd"] and first["endReason"] in ("finished", "semantic finished"), first
     assert first["waitMs"] in (rule.pause_ms, rule.semantic_pause_ms), first

@@ -6,13 +6,18 @@ decisions are asserted, never their timings (those are scripts/bench_interruptio
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from gateway.records import SQLiteRecorder, to_mplp_dialog
 from gateway.testing.overlap import LONG_TEXT, speech, talk_over
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
+from gateway.testing.records import run
 from gateway.testing.speech import normalise
 
 
@@ -42,6 +47,36 @@ async def test_a_meant_interruption_stops_the_agent_and_is_the_next_turn(gateway
     assert stopped["playedMs"] > 0
     heard = normalise(stopped["said"])
     assert heard and heard == normalise(f"You said: {LONG_TEXT}")[: len(heard)], stopped
+    # The record keeps the stopped reply as far as it was heard: `history show` and the export.
+    assert gateway.data is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert run("history", "show", trial.conversation, "--data", str(gateway.data)) == 0
+    [line] = [x for x in out.getvalue().splitlines() if "heard  stopped" in x]
+    assert f"after {stopped['playedMs']} ms" in line and stopped["said"][:40] in line, line
+    conversation = SQLiteRecorder(gateway.data).get_conversation(trial.conversation)
+    events = to_mplp_dialog(conversation)["events"]
+    [kept] = [e["data"] for e in events if e["event_type"] == "ofp.gateway.heard"]
+    assert kept["outcome"] == "stopped" and kept["said"] == stopped["said"], kept
+    assert kept["playedMs"] == stopped["playedMs"] and kept["reply"] == stopped.get("reply")
+
+
+async def test_a_backchannel_is_kept_in_the_record_as_what_it_was(gateway):
+    trial = await talk_over(gateway.ws, speech("Yeah.", "piper"))
+    assert trial.outcome() == "resumed", trial.playback
+    assert gateway.data is not None
+    conversation = SQLiteRecorder(gateway.data).get_conversation(trial.conversation)
+    heard = [r.data for r in conversation.records if r.kind == "heard"]
+    assert [h["outcome"] for h in heard] == ["backchannel"], heard
+    assert "yeah" in normalise(heard[0]["text"]), heard
+    # Not a turn: no utterance of the person's in the record (only the typed request).
+    said = [
+        r
+        for r in conversation.records
+        if r.kind == "envelope" and r.direction == "in" and "You said" not in json.dumps(r.data)
+    ]
+    texts = json.dumps([r.data for r in said])
+    assert "Yeah" not in texts and "yeah" not in texts, texts
 
 
 async def test_the_agents_own_echo_neither_interrupts_it_nor_becomes_a_turn(gateway):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -98,7 +99,7 @@ class Assistant(BuiltinAgent):
             if event.event_type is EventType.UTTERANCE and de is not None and de.text() == _PENDING:
                 private = event.to is not None and bool(event.to.private)
                 system = self.system_prompt(envelope)
-                text = await self._generate(
+                text, reply = await self._generate(
                     envelope.conversation.id, de.id, private=private, system=system
                 )
                 final = text_event(self.speaker_uri, text, start_time=rfc3339(self._now()))
@@ -109,9 +110,15 @@ class Assistant(BuiltinAgent):
                         )
                     }
                 )
-                self._transcript(envelope.conversation.id).add(
-                    self.persona.name, text, mine=True, event_id=de.id
+                # Its memory holds what the person heard: a reply stopped part-way (while it
+                # was generated, or later while it played) is remembered as far as it was
+                # played; the record keeps all that was sent.
+                transcript = self._transcript(envelope.conversation.id)
+                heard = reply.heard
+                transcript.add(
+                    self.persona.name, text if heard is None else heard, mine=True, event_id=de.id
                 )
+                reply.when_stopped(functools.partial(transcript.heard, de.id))
         ident = self.manifest.identification
         return Envelope(
             conversation=Conversation(id=envelope.conversation.id),
@@ -212,9 +219,12 @@ class Assistant(BuiltinAgent):
 
     # -- the answer -------------------------------------------------------------------------
 
-    async def _generate(self, conv_id: str, event_id: str, *, private: bool, system: str) -> str:
+    async def _generate(
+        self, conv_id: str, event_id: str, *, private: bool, system: str
+    ) -> tuple[str, _Reply]:
         """The answer to the conversation so far: streamed sentence by sentence to the
-        person's proxy when one listens, returned whole; an apology on failure."""
+        person's proxy when one listens, returned whole; an apology on failure. With it, the
+        reply (what the person heard of it, when they stop it)."""
         reply = _Reply(None if private else reply_streams.get(), event_id, self)
         task = asyncio.ensure_future(self._sentences(conv_id, reply, system))
         reply.on_cancel = task.cancel
@@ -232,7 +242,7 @@ class Assistant(BuiltinAgent):
                 self.model.capped += 1
         finally:
             reply.close()
-        return " ".join(reply.said) or APOLOGY
+        return " ".join(reply.said) or APOLOGY, reply
 
     async def messages(self, conv_id: str, system: str) -> list[ChatMessage]:
         """What the model is asked: ``system``, then the conversation within the memory budget
@@ -289,6 +299,18 @@ class _Reply:
                 self._stream.on_cancel(self.on_cancel)
         if self._stream is not None:
             self._stream.put(sentence)
+
+    @property
+    def heard(self) -> str | None:
+        """What the person heard of it, when they stopped it (None: not stopped)."""
+        return None if self._stream is None else self._stream.heard
+
+    def when_stopped(self, callback: Callable[[str], object]) -> None:
+        """Call ``callback`` with what was heard if the person stops it later (while it still
+        plays); not if it was stopped already."""
+        stream = self._stream
+        if stream is not None and stream.heard is None:
+            stream.on_cancel(lambda: callback(stream.heard or ""))
 
     def close(self) -> None:
         if self._stream is not None:

@@ -123,6 +123,27 @@ test("voice state follows the gateway while voice is on, and is off after a welc
   assert.equal(off.activity, OFF);
 });
 
+test("a transcript that replaces another takes its place, and the unheard answer goes", () => {
+  const first = { type: FROM_GATEWAY.transcript, id: "e1", text: "Turn on the lights." };
+  const answer = { type: FROM_GATEWAY.utterance, id: "a1", speaker: "Parrot", text: "You said" };
+  const earlier = { type: FROM_GATEWAY.transcript, id: "e0", text: "Hello." };
+  const s = run(initialState(), welcome(), earlier, first, answer);
+  assert.deepEqual(s.turns.filter((t) => t.kind !== "notice").map((t) => t.id), ["e0", "e1", "a1"]);
+  const whole = {
+    type: FROM_GATEWAY.transcript,
+    id: "e2",
+    text: "Turn on the lights in the kitchen please.",
+    replaces: "e1",
+  };
+  const after = reduce(s, whole);
+  const shown = after.turns.filter((t) => t.kind !== "notice");
+  assert.deepEqual(shown.map((t) => t.id), ["e0", "e2"]);
+  assert.equal(shown.at(-1).text, "Turn on the lights in the kitchen please.");
+  // Replacing an id not shown (a reload lost it) just adds the transcript.
+  const lone = reduce(run(initialState(), welcome()), whole);
+  assert.deepEqual(lone.turns.filter((t) => t.kind !== "notice").map((t) => t.id), ["e2"]);
+});
+
 test("a transcript ends the partial; a repeated id changes nothing", () => {
   const s = run(initialState(), welcome(), { type: FROM_GATEWAY.partial, text: "turn of" });
   const t = { type: FROM_GATEWAY.transcript, id: "e9", text: "Turn off the lights." };
