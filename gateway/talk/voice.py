@@ -47,6 +47,20 @@ class TalkInputError(ConfigError):
     """``--wav`` or ``--out`` cannot be used; the message says which and why."""
 
 
+def overhear(talk: Talk, session: VoiceSession) -> None:
+    """What the floor delivers to the person goes both to ``talk`` (its transcript of the
+    conversation) and to ``session`` (shown and spoken)."""
+    spoken = session.conversation.on_user
+
+    async def both(env: Envelope) -> None:
+        talk.heard(env)
+        speaking = spoken(env)
+        if speaking is not None:
+            await speaking
+
+    talk.conv.on_user = both
+
+
 async def feed_audio(session: VoiceSession, pcm: np.ndarray, *, paced: bool) -> None:
     """Feed ``pcm`` (16 kHz int16) in 20 ms frames, then :data:`TAIL_S` of silence."""
     pcm = np.concatenate([pcm, np.zeros(int(TAIL_S * SAMPLE_RATE), dtype=np.int16)])
@@ -107,15 +121,7 @@ async def talk_wav(
             settings=settings,
             recorder=recorder,
         )
-        spoken = session.conversation.on_user
-
-        async def both(env: Envelope) -> None:
-            talk.heard(env)
-            speaking = spoken(env)
-            if speaking is not None:
-                await speaking
-
-        talk.conv.on_user = both
+        overhear(talk, session)
 
         async def collect() -> None:
             async for frame in session.playout:

@@ -24,13 +24,12 @@ from gateway.agents.builtin.assistant import Assistant
 from gateway.agents.directory import AgentDirectory
 from gateway.llm.client import ChatMessage
 from gateway.llm.errors import LlmError
-from gateway.ofp import Envelope
 from gateway.proxy.addressing import is_follow_up
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.talk.text import Talk
-from gateway.talk.voice import feed_audio
+from gateway.talk.voice import feed_audio, overhear
 
 #: The agents ``serve`` opens with.
 DEFAULT_AGENTS = ("builtin:parrot", "builtin:clock", "builtin:concierge", "builtin:assistant")
@@ -349,15 +348,7 @@ async def spoken(
             fetch=directory.client.fetch,
             settings=SessionSettings(out_rate=22_050, paced=True),
         )
-        spoken_on = session.conversation.on_user
-
-        async def both_ways(env: Envelope) -> None:
-            talk.heard(env)
-            speaking = spoken_on(env)
-            if speaking is not None:
-                await speaking
-
-        talk.conv.on_user = both_ways
+        overhear(talk, session)
         session_ = session
 
         async def drain() -> None:
