@@ -15,7 +15,9 @@ agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It 
   (one inference thread: about its CPU time), with the echo guard's CPU per check.
 
 ``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
-written before it ran); ``--set continuations`` says each request of
+written before it ran; ``--set new-held-out``: the second one,
+:func:`~gateway.testing.overlap.new_held_out_clips`, written before the hum rule was final);
+``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them) and prints the share **answered once with the whole request**: one
 transcript shown (the whole request, the first part replaced), one answer after it, holding the
@@ -48,6 +50,7 @@ from gateway.testing.overlap import (
     OverlapTrial,
     clips,
     held_out_clips,
+    new_held_out_clips,
     say_in_parts,
     speech,
     talk_over,
@@ -192,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
     parser.add_argument(
         "--set",
-        choices=("tuning", "held-out", "continuations"),
+        choices=("tuning", "held-out", "new-held-out", "continuations"),
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                     served.stop()
         print(f"load after: {_uptime()}")
         return 0
-    chosen = clips() if args.set == "tuning" else held_out_clips()
+    sets = {"tuning": clips, "held-out": held_out_clips, "new-held-out": new_held_out_clips}
+    chosen = sets[args.set]()
     if args.limit:
         seen: Counter[str] = Counter()
         chosen = [c for c in chosen if (seen.update([c.kind]) or seen[c.kind]) <= args.limit]

@@ -62,11 +62,14 @@ class Clip:
 
 def speech(text: str, voice: str) -> np.ndarray:
     """``text`` at 16 kHz in ``voice`` (``piper``; ``piper-slow``: piper 15 % slower in one
-    of its natural renditions; or an espeak-ng voice), its silent ends trimmed."""
+    of its natural renditions; ``piper-fast``: 10 % faster in another; or an espeak-ng voice),
+    its silent ends trimmed."""
     if voice == "piper":
         pcm = piper_variant(text)
     elif voice == "piper-slow":
         pcm = piper_variant(text, length_scale=1.15, draw=3)
+    elif voice == "piper-fast":
+        pcm = piper_variant(text, length_scale=0.9, draw=5)
     else:
         pcm = espeak_wav(text, voice=voice)
     return trim(pcm)
@@ -144,6 +147,40 @@ def held_out_clips() -> list[Clip]:
         for voice in HELD_OUT_VOICES
     ]
     out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (2, 3)]
+    return out
+
+
+#: The second held-out set (issue 38, after the voice-based hum signal), written and committed
+#: on 2026-11-27 before anything ran on it and before the hum rule was final: hums and
+#: backchannels the other sets do not hold, the shortest meant interruptions (one word, two of
+#: them nasal or hum-like in sound: "No.", "Mm, no."), voices no set uses (piper 10 % faster in a
+#: natural rendition, espeak-ng's Caribbean and a female Received Pronunciation voice), and the
+#: noises in a rendition not used before. The old held-out set was looked at while the hum rule
+#: was built, so it is held out no longer; this one is, and runs once, with the rule final.
+NEW_BACKCHANNELS = ("Hmm.", "Mm.", "Mhm, yes.", "Uh-huh.", "Mm-hmm, sure.", "Yeah, yeah.")
+NEW_INTERRUPTIONS = (
+    "No.",
+    "Wait.",
+    "Stop.",
+    "Mm, no.",
+    "Hold on, please.",
+    "Excuse me.",
+    "That is not what I asked.",
+    "Tell me a joke instead.",
+)
+NEW_VOICES = ("piper-fast", "en-029", "en-gb-x-rp+f4")
+
+
+def new_held_out_clips() -> list[Clip]:
+    """The second held-out set: each backchannel (6) and interruption (8) in each voice (3),
+    and the four noises in one rendition not used before: 46 trials."""
+    out = [
+        Clip(text, kind, voice, speech(text, voice))
+        for kind, texts in (("backchannel", NEW_BACKCHANNELS), ("interruption", NEW_INTERRUPTIONS))
+        for text in texts
+        for voice in NEW_VOICES
+    ]
+    out += [Clip(n, "noise", "seed 4", sound(n, 4)) for n in NOISES]
     return out
 
 
