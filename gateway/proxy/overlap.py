@@ -25,6 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
+from gateway.audio.hum import HumFeatures, hum_features
 from gateway.voice.words import words
 
 #: What an overlap turned out to be (``echo``: the agent's own voice, refused before it paused).
@@ -49,6 +52,10 @@ STOP_PHRASES = (("stop",), ("wait",), ("hold", "on"), ("no",), ("cancel",), ("sh
 _ANNOTATION = re.compile(r"\([^)]*\)|\[[^\]]*\]|\*[^*]*\*|♪")
 #: What Whisper hallucinates on a short noise: not words the person said.
 NOISE_WORDS = frozenset({("you",), ("thank", "you"), ("bye",)})
+#: Letters alone, spelled ("M-H-N", "A-I-T", "M.A.K.", "M-M-M"): what Whisper writes for a
+#: short hum it cannot read as words (espeak-ng even says "Mhm" as its letters).
+_FILLERS = frozenset({"and", "a", "an", "the", "then"})
+_LETTERS = re.compile(r"(?<![a-z])[a-z](?:\s*[.\-]\s*[a-z](?![a-z]))+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,13 @@ class OverlapSettings:
         max_decide_ms: an overlap still undecided this long after it began, by the clock or by
             the audio heard (replayed faster than real time), is an interruption (a decode that
             never comes back must not hold the agent paused; the overlap's audio stays bounded).
+        first_decode_ms: voice heard before the first decode while the person still speaks
+            (later ones follow every ``decode_every_ms``). A backchannel is shorter: decoded
+            half-way, its decode held the model when the person stopped, and the whole one
+            waited behind it (the resumed agent's silence was two decodes long).
+        hum: let the voice's hum signal (:mod:`gateway.audio.hum`) and a transcript of spelled
+            letters decide a short overlap as a backchannel, whatever its words (no stop word).
+        hum_max_ms: the longest voiced overlap that can be a hum.
     """
 
     decide: bool = True
@@ -75,10 +89,13 @@ class OverlapSettings:
     decode_every_ms: int = 320
     max_words: int = 3
     max_decide_ms: int = 2500
+    first_decode_ms: int = 640
+    hum: bool = True
+    hum_max_ms: int = 800
 
     def __post_init__(self) -> None:
-        if min(self.end_ms, self.max_ms, self.decode_every_ms) <= 0:
-            raise ValueError("need end_ms, max_ms and decode_every_ms > 0")
+        if min(self.end_ms, self.max_ms, self.decode_every_ms, self.first_decode_ms) <= 0:
+            raise ValueError("need end_ms, max_ms, decode_every_ms and first_decode_ms > 0")
         if self.max_words < 1 or self.max_decide_ms <= self.end_ms:
             raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
 
@@ -87,6 +104,15 @@ def heard_words(text: str | None) -> list[str]:
     """The words of a decode, without Whisper's sound annotations or its noise hallucinations."""
     said = words(_ANNOTATION.sub(" ", text or ""))
     return [] if tuple(said) in NOISE_WORDS else said
+
+
+def spelled(text: str | None) -> bool:
+    """Whether a decode spells letters, with nothing else but backchannels and fillers ("M-H-N",
+    "A.I.T.", "And M-M-M"; not "T.V. off")."""
+    if _LETTERS.search(text or "") is None:
+        return False
+    rest = words(_LETTERS.sub(" ", text or ""))
+    return all(is_backchannel(w) or w in _FILLERS for w in rest)
 
 
 def is_backchannel(word: str) -> bool:
@@ -130,7 +156,9 @@ class OverlapDecision:
     kind: OverlapKind
     text: str
     voiced_ms: int
-    #: ``words``, ``stop word``, ``length`` (max_ms), ``bound`` (max_decide_ms), ``no decode``.
+    #: ``words``, ``stop word``, ``length`` (max_ms), ``bound`` (max_decide_ms), ``no decode``,
+    #: ``hum`` (the voice's hum signal, before any decode came back), ``hum and words`` (a
+    #: decode's words that alone would interrupt, of a hum-like voice), ``spelled`` (letters).
     why: str
     decided_ms: int
 
@@ -138,7 +166,16 @@ class OverlapDecision:
 class Overlap:
     """One stretch of the person's voice over a paused agent (see the module's docstring)."""
 
-    def __init__(self, settings: OverlapSettings, now: float, *, voiced_ms: int = 0) -> None:
+    def __init__(
+        self,
+        settings: OverlapSettings,
+        now: float,
+        *,
+        voiced_ms: int = 0,
+        audio: list[np.ndarray] | None = None,
+    ) -> None:
+        """``audio``: the overlap's head (its voice began before it counted); with it and each
+        chunk's audio the voice's hum signal decides too (``settings.hum``)."""
         self.settings = settings
         self.began = now
         #: Voiced audio heard in the overlap so far (the chunks that opened it count).
@@ -152,21 +189,33 @@ class Overlap:
         self._text: str | None = None  # the newest decode's words
         self._text_ms = -1  # voiced_ms that decode covered
         self._failed = False  # the newest decode failed
+        #: The overlap's audio, for the hum signal (None: not given; its bound is max_decide_ms).
+        self._audio = None if audio is None else list(audio)
+        #: The voice's hum features at the person's last stop (None: speaking, or too long).
+        self.hum: HumFeatures | None = None
 
     @property
     def open(self) -> bool:
         """Undecided: the agent stays paused."""
         return self.decision is None
 
-    def chunk(self, voiced: bool, ms: int, now: float) -> OverlapDecode | OverlapDecision | None:
-        """One VAD chunk of ``ms``: a decode to start, the decision, or nothing."""
+    def chunk(
+        self, voiced: bool, ms: int, now: float, audio: np.ndarray | None = None
+    ) -> OverlapDecode | OverlapDecision | None:
+        """One VAD chunk of ``ms`` (its ``audio``, for the hum signal): a decode to start, the
+        decision, or nothing."""
         if self.decision is not None:
             return None
         self.heard_ms += ms
+        if self._audio is not None and audio is not None:
+            self._audio.append(audio)
         if voiced:
             self.voiced_ms += ms
             self.silence_ms = 0
+            self.hum = None
         else:
+            if self.silence_ms == 0:
+                self._listen_to_the_voice()
             self.silence_ms += ms
         if self.voiced_ms >= self.settings.max_ms:
             return self._decide("interruption", "length", now)
@@ -175,9 +224,15 @@ class Overlap:
             return self._decide("interruption", "bound", now)
         if self._text_ms == self.voiced_ms and self.silence_ms >= self.settings.end_ms:
             return self._judge(now)  # the last decode covers all the voice: decide on it
+        if self.silence_ms >= self.settings.end_ms and self._voice_hums():
+            # A hum needs no words: the agent goes on without waiting for the decode.
+            return self._decide("backchannel", "hum", now)
         if self._pending is None and self._asked_at != self.voiced_ms:
             stopped = not voiced  # the person paused: decode what they said
-            grown = self.voiced_ms - max(self._asked_at, 0) >= self.settings.decode_every_ms
+            every = self.settings.decode_every_ms if self._asked_at > 0 else 0
+            grown = self.voiced_ms - max(self._asked_at, 0) >= every and (
+                self.voiced_ms >= self.settings.first_decode_ms
+            )
             if stopped or grown:
                 return self._ask()
         return None
@@ -209,7 +264,34 @@ class Overlap:
             short = self.voiced_ms < self.settings.max_ms // 2
             return self._decide("noise" if short else "interruption", "no decode", now)
         kind = classify(self._text, ended=True, settings=self.settings)
+        if kind == "interruption" and self._hum_like() and not _has_stop(heard_words(self._text)):
+            # Short and hum-like: Whisper's words for a hum ("in a moment", "M-H-N") are not
+            # what the person meant; a stop word still stops.
+            why = "spelled" if spelled(self._text) else "hum and words"
+            return self._decide("backchannel", why, now)
         return None if kind is None else self._decide(kind, "words", now)
+
+    def _listen_to_the_voice(self) -> None:
+        """The person stopped: measure the voice's hum features, if the overlap is short."""
+        s = self.settings
+        if not s.hum or self._audio is None or not self._audio:
+            return
+        if self.voiced_ms > s.hum_max_ms:
+            return
+        self.hum = hum_features(np.concatenate(self._audio))
+
+    def _voice_hums(self) -> bool:
+        """The person stopped after a short hum, and no decode so far heard a stop word."""
+        if self.hum is None or not self.hum.hum_like() or self.voiced_ms > self.settings.hum_max_ms:
+            return False
+        return not _has_stop(heard_words(self._text))
+
+    def _hum_like(self) -> bool:
+        """A short overlap that sounds like a hum, or was decoded as spelled letters."""
+        s = self.settings
+        if not s.hum or self.voiced_ms > s.hum_max_ms:
+            return False
+        return (self.hum is not None and self.hum.hum_like()) or spelled(self._text)
 
     def _ask(self) -> OverlapDecode:
         self._next_id += 1

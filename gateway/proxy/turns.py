@@ -948,7 +948,7 @@ class TurnTaker:
             return [ContinueTurn(), StopPlayback()]
         if not o.decide or self._interrupting:
             return [StopPlayback()]
-        self._overlap = Overlap(o, now, voiced_ms=self._voiced_run)
+        self._overlap = Overlap(o, now, voiced_ms=self._voiced_run, audio=list(self._recent))
         self._overlap_audio = list(self._recent)
         self._overlap_state = self.state
         self._overlap_pause = None
@@ -957,7 +957,7 @@ class TurnTaker:
     def _overlap_chunk(self, chunk: np.ndarray, voiced: bool, now: float) -> list[Action]:
         assert self._overlap is not None
         self._overlap_audio.append(chunk)
-        return self._overlap_step(self._overlap.chunk(voiced, CHUNK_MS, now), now)
+        return self._overlap_step(self._overlap.chunk(voiced, CHUNK_MS, now, chunk), now)
 
     def overlap_heard(
         self, decode_id: int, text: str | None, voiced_ms: int, now: float

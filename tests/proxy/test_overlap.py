@@ -126,9 +126,9 @@ def test_words_spoken_after_a_decode_are_decoded_too():
 
 def test_a_stop_word_decides_while_the_person_still_speaks():
     o = Overlap(S, 0.0, voiced_ms=96)
-    steps, now = feed(o, 256, True, 0.0)
+    steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
     [ask] = steps
-    assert ask.voiced_ms >= S.decode_every_ms, "decoded while speaking"
+    assert ask.voiced_ms >= S.first_decode_ms, "decoded while speaking"
     d = o.heard(ask.id, "Wait,", ask.voiced_ms, now)
     assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "stop word")
 
