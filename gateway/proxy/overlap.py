@@ -157,8 +157,8 @@ class OverlapDecision:
     text: str
     voiced_ms: int
     #: ``words``, ``stop word``, ``length`` (max_ms), ``bound`` (max_decide_ms), ``no decode``,
-    #: ``hum`` (the voice's hum signal, before any decode came back), ``hum and words`` (a
-    #: decode's words that alone would interrupt, of a hum-like voice), ``spelled`` (letters).
+    #: ``hum and words`` (words that alone would interrupt, said in a short hum-like voice),
+    #: ``spelled`` (a short overlap decoded as spelled letters).
     why: str
     decided_ms: int
 
@@ -224,9 +224,6 @@ class Overlap:
             return self._decide("interruption", "bound", now)
         if self._text_ms == self.voiced_ms and self.silence_ms >= self.settings.end_ms:
             return self._judge(now)  # the last decode covers all the voice: decide on it
-        if self.silence_ms >= self.settings.end_ms and self._voice_hums():
-            # A hum needs no words: the agent goes on without waiting for the decode.
-            return self._decide("backchannel", "hum", now)
         if self._pending is None and self._asked_at != self.voiced_ms:
             stopped = not voiced  # the person paused: decode what they said
             every = self.settings.decode_every_ms if self._asked_at > 0 else 0
@@ -279,12 +276,6 @@ class Overlap:
         if self.voiced_ms > s.hum_max_ms:
             return
         self.hum = hum_features(np.concatenate(self._audio))
-
-    def _voice_hums(self) -> bool:
-        """The person stopped after a short hum, and no decode so far heard a stop word."""
-        if self.hum is None or not self.hum.hum_like() or self.voiced_ms > self.settings.hum_max_ms:
-            return False
-        return not _has_stop(heard_words(self._text))
 
     def _hum_like(self) -> bool:
         """A short overlap that sounds like a hum, or was decoded as spelled letters."""

@@ -6,9 +6,14 @@ stops the agent with it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from gateway.audio import read_wav
+from gateway.audio.hum import HumFeatures
 from gateway.proxy.overlap import (
     Overlap,
     OverlapDecision,
@@ -16,6 +21,7 @@ from gateway.proxy.overlap import (
     OverlapSettings,
     classify,
     heard_words,
+    spelled,
 )
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turns import (
@@ -331,3 +337,144 @@ def test_a_stopped_stream_is_cancelled_with_the_words_heard_and_a_queued_one_wit
     assert speaker.stop()
     assert playing.cancelled and playing.heard == "one two three"
     assert queued.cancelled and queued.heard == ""
+
+
+# ------------------------------------------------------------------ the voice's hum signal
+
+CLIPS = Path(__file__).parents[1] / "audio" / "hum_clips"
+HUM = HumFeatures(voiced_ms=480, nasal=0.4, high_share=0.02, onsets=3, pitch_jumps=0.0, pitched=1)
+WORD = replace(HUM, nasal=0.2)
+
+
+def said(name: str, o: Overlap, words: str | None) -> list:
+    """Play a recorded clip into an overlap in 32 ms chunks (voiced: over -40 dBFS), then
+    silence, answering each decode with ``words``; what it returned."""
+    pcm, _ = read_wav(CLIPS / f"{name}.wav")
+    chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
+    chunks += [np.zeros(CHUNK_SAMPLES, np.int16)] * 20
+    out, now = [], 0.0
+    for c in chunks:
+        loud = np.sqrt(np.mean(c.astype(np.float64) ** 2)) > 328
+        step = o.chunk(bool(loud), 32, now, c)
+        now += 0.032
+        if isinstance(step, OverlapDecode) and words is not None:
+            out.append(step)
+            step = o.heard(step.id, words, step.voiced_ms, now)
+        if step is not None:
+            out.append(step)
+    return out
+
+
+def decided(steps: list) -> OverlapDecision:
+    [d] = [s for s in steps if isinstance(s, OverlapDecision)]
+    return d
+
+
+@pytest.mark.parametrize("name", ["mm-hmm.piper", "mm-hmm.en-gb"])
+def test_a_hum_heard_as_words_is_a_backchannel(name):
+    """Whisper wrote piper's "Mm-hmm" as "Inema", espeak en-gb's as "and anthem"."""
+    d = decided(said(name, Overlap(S, 0.0, audio=[]), "and anthem"))
+    assert (d.kind, d.why) == ("backchannel", "hum and words")
+
+
+@pytest.mark.parametrize("name", ["hold-on.en-gb", "no-no.piper", "what-time-is-it.piper"])
+def test_words_that_sound_like_words_still_interrupt(name):
+    d = decided(said(name, Overlap(S, 0.0, audio=[]), "and anthem"))
+    assert (d.kind, d.why) == ("interruption", "words")
+
+
+@pytest.mark.parametrize("words", ["No.", "Stop.", "Hold on.", "Mm, wait."])
+def test_a_stop_word_in_a_hum_still_stops(words):
+    d = decided(said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), words))
+    assert d.kind == "interruption"
+
+
+def test_without_the_hum_signal_a_hum_heard_as_words_interrupts():
+    d = decided(said("mm-hmm.piper", Overlap(replace(S, hum=False), 0.0, audio=[]), "Inema"))
+    assert (d.kind, d.why) == ("interruption", "words")
+
+
+def test_without_the_audio_the_words_alone_decide():
+    d = decided(said("mm-hmm.piper", Overlap(S, 0.0), "Inema"))
+    assert (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_hum_is_decided_on_one_decode_of_all_its_voice():
+    """The first decode while speaking waits for first_decode_ms: a short backchannel is
+    decoded once, when the person stops (two decodes in a row made the agent wait)."""
+    steps = said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), "Inema")
+    asks = [s for s in steps if isinstance(s, OverlapDecode)]
+    assert len(asks) == 1
+
+
+@pytest.mark.parametrize("text", ["M-H-N", "A-I-T", "M.A.K.", "And M-M-M", "O.K."])
+def test_spelled_letters(text):
+    assert spelled(text)
+
+
+@pytest.mark.parametrize("text", ["T.V. off", "e-mail me", "Mm-hmm", "I see", "No", "and anthem"])
+def test_not_spelled_letters(text):
+    assert not spelled(text)
+
+
+def stop_after(o: Overlap, voiced_ms: int, features: HumFeatures | None, words: str):
+    """``voiced_ms`` of voice, then silence; every decode says ``words``, and the voice's
+    features at the stop are ``features`` (the overlap was given no audio)."""
+    now, step = 0.0, None
+    for i in range((voiced_ms - 96) // 32 + 1 + S.end_ms // 32):
+        voiced = i < (voiced_ms - 96) // 32
+        if not voiced and o.hum is None:
+            o.hum = features
+        step = o.chunk(voiced, 32, now)
+        now += 0.032
+        while isinstance(step, OverlapDecode):
+            step = o.heard(step.id, words, step.voiced_ms, now)
+        if step is not None:
+            return step
+    return step
+
+
+def test_a_short_overlap_spelled_as_letters_is_a_backchannel():
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, "M-H-N")
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("backchannel", "spelled")
+
+
+def test_a_long_overlap_is_no_hum_whatever_it_sounds_like():
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, HUM, "in a moment")
+    assert isinstance(d, OverlapDecision) and d.kind == "interruption"
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, WORD, "M-H-N")
+    assert isinstance(d, OverlapDecision) and d.kind == "interruption"
+
+
+def test_a_short_word_that_is_no_hum_interrupts():
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, "Guarded.")
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_hum_with_no_words_is_a_noise():
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, HUM, "")
+    assert isinstance(d, OverlapDecision) and d.kind == "noise"
+
+
+def test_the_turn_taker_hands_the_overlap_its_audio():
+    """A recorded hum through the turn-taker: paused, decoded once, resumed."""
+    pcm, _ = read_wav(CLIPS / "mm-hmm.piper.wav")
+    turns = TurnTaker(SessionSettings(partial_interval_ms=0, turn_rule=TurnRule()))
+    turns.playing(True, 0.0)
+    now, out = 100.0, []
+    chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
+    chunks += [np.zeros(CHUNK_SAMPLES, np.int16)] * 20
+    for c in chunks:
+        c = np.pad(c, (0, CHUNK_SAMPLES - len(c)))
+        loud = np.sqrt(np.mean(c.astype(np.float64) ** 2)) > 328
+        got = turns.hear(c, 0.9 if loud else 0.0, now, agent_audible=True)
+        for a in got:
+            if isinstance(a, StartOverlapDecode):
+                got += turns.overlap_heard(a.id, "Inema", a.voiced_ms, now)
+        out += got
+        now += CHUNK_S
+    [d] = [a.decision for a in out if isinstance(a, OverlapDecided)]
+    assert (d.kind, d.why) == ("backchannel", "hum and words")
+    assert any(isinstance(a, PausePlayback) for a in out)
+    assert any(isinstance(a, ResumePlayback) for a in out)
+    assert not any(isinstance(a, (StopPlayback, EndTurn)) for a in out)
