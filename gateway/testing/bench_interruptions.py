@@ -12,7 +12,8 @@ agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It 
 * **silent while resumed**: from the pause to the resume, for the trials that resumed;
 * each signal's share of the decisions (the serve log's ``overlap:`` lines: ``words``,
   ``stop word``, ``length``, ``bound``, ``no decode``), and the decoding time per overlap
-  (one inference thread: about its CPU time), with the echo guard's CPU per check.
+  (one inference thread: about its CPU time), with the echo guard's CPU per check and the hum
+  signal's per short overlap.
 
 ``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
 written before it ran; ``--set new-held-out``: the second one,
@@ -136,7 +137,23 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
                 f"{statistics.median(spent):.0f} ms (one inference thread: about its CPU time)"
             )
     lines.append(f"echo guard: {_guard_cpu_ms():.2f} CPU-ms per check (one per voiced chunk)")
+    lines.append(
+        f"hum signal: {_hum_cpu_ms():.1f} CPU-ms per stop of a short overlap (1 s of audio)"
+    )
     return "\n".join(lines)
+
+
+def _hum_cpu_ms(checks: int = 50) -> float:
+    """CPU time of the hum features of one short overlap at its longest: its head (256 ms),
+    ``hum_max_ms`` of voice (800 ms) and the first silent chunk, about 1.1 s."""
+    from gateway.audio.hum import hum_features
+
+    rng = np.random.default_rng(0)
+    audio = (3000 * rng.standard_normal(17_600)).astype(np.int16)
+    start = time.process_time()
+    for _ in range(checks):
+        hum_features(audio)
+    return (time.process_time() - start) * 1000 / checks
 
 
 def _guard_cpu_ms(checks: int = 200) -> float:
