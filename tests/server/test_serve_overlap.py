@@ -10,10 +10,12 @@ import contextlib
 import io
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from gateway.audio import read_wav
 from gateway.records import SQLiteRecorder, to_mplp_dialog
 from gateway.testing.overlap import LONG_TEXT, speech, talk_over
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
@@ -83,3 +85,12 @@ async def test_the_agents_own_echo_neither_interrupts_it_nor_becomes_a_turn(gate
     trial = await talk_over(gateway.ws, np.zeros(0, np.int16), echo_db=-15, echo_lag_ms=150)
     assert trial.outcome() in ("ignored", "none"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == []
+
+
+async def test_a_hum_whisper_hears_as_words_resumes_the_agent(gateway):
+    """piper's "Mm-hmm." (tests/audio/hum_clips; Whisper wrote it "Inema", "in a moment"): the
+    voice's hum signal makes it a backchannel, not an interruption (issue 38)."""
+    clip = Path(__file__).parents[1] / "audio" / "hum_clips" / "mm-hmm.piper.wav"
+    trial = await talk_over(gateway.ws, read_wav(clip)[0])
+    assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
