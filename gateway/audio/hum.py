@@ -116,7 +116,9 @@ def _onsets(db: np.ndarray, top: float) -> int:
     """Rises of the energy envelope (smoothed over 30 ms) by ``ONSET_DB`` from its last dip,
     counting from silence too (the first syllable is an onset); a dip is a fall by as much
     from the last peak."""
-    env = np.convolve(np.maximum(db, top - VOICED_DB - 10), np.ones(3) / 3, "same")
+    floored = np.pad(np.maximum(db, top - VOICED_DB - 10), 1, mode="edge")
+    # Padded with its own ends: zeros would read as a rise from the floor at the edges.
+    env = np.convolve(floored, np.ones(3) / 3, "valid")
     count = 0
     low = high = float(top - VOICED_DB - 10)
     in_dip = True

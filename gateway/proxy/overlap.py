@@ -191,8 +191,9 @@ class Overlap:
         self._failed = False  # the newest decode failed
         #: The overlap's audio, for the hum signal (None: not given; its bound is max_decide_ms).
         self._audio = None if audio is None else list(audio)
-        #: The voice's hum features at the person's last stop (None: speaking, or too long).
+        #: The voice's hum features when its words were last judged (None: not measured).
         self.hum: HumFeatures | None = None
+        self._hum_at = -1  # heard_ms when they were measured
 
     @property
     def open(self) -> bool:
@@ -212,10 +213,7 @@ class Overlap:
         if voiced:
             self.voiced_ms += ms
             self.silence_ms = 0
-            self.hum = None
         else:
-            if self.silence_ms == 0:
-                self._listen_to_the_voice()
             self.silence_ms += ms
         if self.voiced_ms >= self.settings.max_ms:
             return self._decide("interruption", "length", now)
@@ -268,20 +266,16 @@ class Overlap:
             return self._decide("backchannel", why, now)
         return None if kind is None else self._decide(kind, "words", now)
 
-    def _listen_to_the_voice(self) -> None:
-        """The person stopped: measure the voice's hum features, if the overlap is short."""
-        s = self.settings
-        if not s.hum or self._audio is None or not self._audio:
-            return
-        if self.voiced_ms > s.hum_max_ms:
-            return
-        self.hum = hum_features(np.concatenate(self._audio))
-
     def _hum_like(self) -> bool:
-        """A short overlap that sounds like a hum, or was decoded as spelled letters."""
+        """A short overlap that sounds like a hum, or was decoded as spelled letters. The voice
+        is measured when the words are judged, on all of it: the VAD often hears the quiet
+        nasal end of a hum ("mm-hm*m*") as silence already, and without it a hum is a vowel."""
         s = self.settings
         if not s.hum or self.voiced_ms > s.hum_max_ms:
             return False
+        if self._audio and self._hum_at != self.heard_ms:
+            self._hum_at = self.heard_ms
+            self.hum = hum_features(np.concatenate(self._audio))
         return (self.hum is not None and self.hum.hum_like()) or spelled(self._text)
 
     def _ask(self) -> OverlapDecode:
