@@ -7,6 +7,9 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
 * ``backchannel`` — the words are all backchannels ("mm-hmm", "yeah", "right", "okay", "I see",
   "sure", a laugh), at most ``max_words``, and the person stopped: the agent resumes; nothing
   goes to the floor;
+* ``backchannel`` too — a short overlap (``hum_max_ms`` of voice) whose words would interrupt
+  but whose voice is a hum (:mod:`gateway.audio.hum`) or whose decode spells letters ("M-H-N"):
+  Whisper writes a hum as words. A stop word still stops; the decode is always waited for;
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
   it is heard, or a voiced overlap of ``max_ms`` with no decision yet: the agent stops, its
