@@ -102,7 +102,12 @@ def test_the_mplp_export_marks_the_first_part_and_its_answer(recorder: Recorder,
     assert marks[ids["early"]] == (None, ids["part"])
     assert marks[ids["whole"]] == marks[ids["answer"]] == (None, None)
     [heard] = [e["data"] for e in dialog["events"] if e["event_type"] == "ofp.gateway.heard"]
-    assert heard == {"outcome": "replaced", "utterance": ids["part"], "by": ids["whole"], "text": PART}
+    assert heard == {
+        "outcome": "replaced",
+        "utterance": ids["part"],
+        "by": ids["whole"],
+        "text": PART,
+    }
 
 
 def test_history_show_says_what_replaced_what(store, capsys):
