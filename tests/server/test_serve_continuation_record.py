@@ -83,5 +83,12 @@ async def test_a_rejoin_after_a_restart_shows_the_whole_request_once(records: st
         whole["id"],
     )
     person = stored.info.user_speaker_uri
-    sent = [r for r in stored.records if r.kind == "envelope" and r.peer == person]
-    assert sum(first["id"] in str(r.data) for r in sent if r.direction == "in") == 1
+    sent = [
+        event["parameters"]["dialogEvent"]
+        for r in stored.records
+        if r.kind == "envelope" and r.peer == person and r.direction == "in"
+        for event in r.data["openFloor"]["events"]
+        if event["eventType"] == "utterance"
+    ]
+    assert [de["id"] for de in sent] == [first["id"], whole["id"]]
+    assert sent[1]["previousId"] == first["id"]  # the next utterance, as OFP has it
