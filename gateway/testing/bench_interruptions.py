@@ -54,7 +54,7 @@ from gateway.testing.overlap import (
     speech,
     talk_over,
 )
-from gateway.testing.overlap_webrtc import talk_over_webrtc
+from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
 from gateway.testing.speech import normalise
 
@@ -173,15 +173,20 @@ def whole_once(first: str, second: str, trial: ContinuationTrial) -> bool:
     )
 
 
-def run_continuations(url: str, limit: int | None) -> int:
+#: How a request in two parts reaches the gateway, by ``--transport``.
+SAY_IN_PARTS = {"ws": say_in_parts, "webrtc": say_in_parts_webrtc}
+
+
+def run_continuations(url: str, limit: int | None, transport: str = "ws") -> int:
     """Each request in two parts; the share answered once with the whole request."""
     requests = CONTINUATIONS[:limit] if limit else CONTINUATIONS
+    say = SAY_IN_PARTS[transport]
     done = right = 0
     for voice in ("piper", "en-us"):
         for gap in (500, 800):
             for first, second in requests:
                 trial = asyncio.run(
-                    say_in_parts(url, speech(first, voice), speech(second, voice), gap_ms=gap)
+                    say(url, speech(first, voice), speech(second, voice), gap_ms=gap)
                 )
                 ok = whole_once(first, second, trial)
                 done, right = done + 1, right + ok
@@ -234,17 +239,16 @@ def main(argv: list[str] | None = None) -> int:
         choices=tuple(TRANSPORTS),
         default="ws",
         help="how the clips and the agent's audio travel: PCM on the WebSocket (default) or "
-        "RTP over WebRTC (an aiortc client; the overlap sets only)",
+        "RTP over WebRTC (an aiortc client)",
     )
     args = parser.parse_args(argv)
-    if args.set == "continuations" and args.transport != "ws":
-        parser.error("--set continuations is said over the WebSocket only (--transport ws)")
     if args.set == "continuations":
-        print(f"load before: {_uptime()}", flush=True)
+        print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
             served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
             try:
-                run_continuations(args.url or (served.ws if served else ""), args.limit)
+                url = args.url or (served.ws if served else "")
+                run_continuations(url, args.limit, args.transport)
             finally:
                 if served is not None:
                     served.stop()

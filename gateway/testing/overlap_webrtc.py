@@ -9,6 +9,7 @@ noted on the client's clock from the clip's speech onset (when its frame went ou
 The client's speaker is as the page's over WebRTC: what arrives plays, and a ``paused`` mutes it
 (the audio element; what arrives meanwhile is lost) until ``resumed`` or a flush; with
 ``echo_db`` what it plays leaks back into the microphone, ``echo_lag_ms`` late.
+:func:`say_in_parts_webrtc` is :func:`gateway.testing.overlap.say_in_parts` over WebRTC.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from gateway.audio import FRAME_SAMPLES, SAMPLE_RATE, resample
 from gateway.server import message_codec as codec
 from gateway.server import messages as m
 from gateway.testing.load_client import RTC_FRAME, RTC_RATE, Client, Clip, Mouth, Tally
-from gateway.testing.overlap import LONG_TEXT, OverlapTrial, raw_text
+from gateway.testing.overlap import LONG_TEXT, ContinuationTrial, OverlapTrial, raw_text
 
 #: What a trial notes of the gateway's messages (the rest only drives the client).
-NOTED = (m.Playback, m.Flush, m.FinalTranscript, m.StateUpdate)
+NOTED = (m.Playback, m.Flush, m.FinalTranscript, m.StateUpdate, m.AgentUtterance)
 
 
 class Speaker:
@@ -199,4 +200,45 @@ async def talk_over_webrtc(
             trial.transcripts.append(wire["text"])
     trial.audio_after_s = speaker.audio_after_s
     trial.audio_while_quiet_s = speaker.audio_while_quiet_s
+    return trial
+
+
+async def say_in_parts_webrtc(
+    url: str, first: np.ndarray, second: np.ndarray, *, gap_ms: int = 500, after_s: float = 6.0
+) -> ContinuationTrial:
+    """Say ``first``, ``gap_ms`` of silence, then ``second`` over WebRTC into the gateway at
+    ``url`` (its ``/ws``) in real time, and collect what came back (the parrot answers)."""
+    speaker = Speaker()
+    mouth = EchoMouth(speaker, 0.0, 0)
+    client = OverlapClient(url, speaker, mouth)
+    if not await client.open():
+        raise AssertionError(f"the gateway refused the session: {client.tally.refused}")
+    assert client.pc is not None
+    trial = ContinuationTrial()
+    try:
+        await client.greeted(60)
+        started = time.monotonic()
+        silence = np.zeros(SAMPLE_RATE * 2 // 5, np.int16)
+        gap = np.zeros(SAMPLE_RATE * gap_ms // 1000, np.int16)
+        mic = np.concatenate([silence, first, gap, second, np.zeros(SAMPLE_RATE // 50, np.int16)])
+        frames = len(mic) // FRAME_SAMPLES
+        await asyncio.wait_for(mouth.say(_rtc_clip(mic, frames - 1)), frames * 0.02 + 10)
+        await asyncio.sleep(after_s)
+        if client.pc.connectionState != "connected":
+            raise AssertionError(f"WebRTC {client.pc.connectionState}: {client.tally.errors}")
+    finally:
+        await client.close()
+    first_said = False
+    for at, wire in client.noted:
+        if at <= started:
+            continue
+        if wire["type"] == "transcript" and not wire.get("typed"):
+            trial.transcripts.append(wire)
+            first_said = True
+            trial.answered = []
+        elif wire["type"] == "utterance" and first_said:
+            trial.answers.append(wire["text"])
+            trial.answered.append(wire["text"])
+        elif wire["type"] == "flush":
+            trial.flushes += 1
     return trial

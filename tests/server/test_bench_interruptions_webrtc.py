@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from gateway.testing import bench_interruptions as bench
-from gateway.testing.overlap import Clip, OverlapTrial, speech
-from gateway.testing.overlap_webrtc import talk_over_webrtc
+from gateway.testing.overlap import Clip, ContinuationTrial, OverlapTrial, speech
+from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
 from gateway.testing.speech import normalise
 
@@ -63,11 +63,25 @@ def test_kind_runs_only_those_clips(trials):
     assert [c.name for c in bench.select(FAKE_SET, 1, ["interruption"])] == ["Wait."]
 
 
-def test_continuations_over_webrtc_are_refused_not_ignored(capsys):
-    with pytest.raises(SystemExit) as exit_:
-        bench.main(["--set", "continuations", "--transport", "webrtc"])
-    assert exit_.value.code == 2
-    assert "WebSocket only" in capsys.readouterr().err
+def test_continuations_over_webrtc_are_said_over_webrtc(monkeypatch, capsys):
+    said: list[tuple[str, int]] = []
+
+    def fake(transport: str) -> Callable[..., Any]:
+        async def say(url: str, first: Any, second: Any, *, gap_ms: int) -> ContinuationTrial:
+            said.append((transport, gap_ms))
+            return ContinuationTrial()
+
+        return say
+
+    monkeypatch.setattr(bench, "speech", lambda text, voice: SILENT)
+    monkeypatch.setattr(bench, "SAY_IN_PARTS", {"ws": fake("ws"), "webrtc": fake("webrtc")})
+    argv = ["--url", "ws://127.0.0.1:9/ws", "--set", "continuations", "--limit", "1"]
+    assert bench.main([*argv, "--transport", "webrtc"]) == 0
+    assert said == [("webrtc", 500), ("webrtc", 800)] * 2  # two voices, two pauses
+    assert "transport: webrtc" in capsys.readouterr().out
+    said.clear()
+    assert bench.main(argv) == 0
+    assert {t for t, _ in said} == {"ws"}
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +106,16 @@ async def test_a_backchannel_over_webrtc_pauses_the_agent_which_resumes(gateway)
     assert trial.paused_at() is not None, trial
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+
+
+@pytest.mark.slow
+async def test_a_request_in_two_parts_over_webrtc_is_one_turn(gateway):
+    trial = await say_in_parts_webrtc(
+        gateway.ws,
+        speech("Turn on the lights.", "piper"),
+        speech("in the kitchen please.", "piper"),
+    )
+    [shown] = trial.shown()
+    assert {"lights", "kitchen"} <= set(normalise(shown)), trial
+    [answer] = trial.answered
+    assert {"lights", "kitchen"} <= set(normalise(answer)), trial
