@@ -19,7 +19,8 @@ an aiortc client, the page's muting of its audio element on a pause). It prints:
 ``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
 written before it ran); ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
-800 ms between them) and prints the share **answered once with the whole request**: one
+800 ms between them; over either transport) and prints the share **answered once with the
+whole request**: one
 transcript shown (the whole request, the first part replaced), one answer after it, holding the
 last word of each part.
 
