@@ -20,9 +20,8 @@ an aiortc client, the page's muting of its audio element on a pause). It prints:
 written before it ran); ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
-whole request**: one
-transcript shown (the whole request, the first part replaced), one answer after it, holding the
-last word of each part.
+whole request**: one transcript shown (the whole request, the first part replaced), one answer
+after it, holding the last word of each part.
 
 Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
 already running; its log is then not read). Latency figures depend on the machine's load: the
