@@ -1,6 +1,6 @@
 """The page against a real ``serve`` when the person says a request in two parts: Chromium's
 fake microphone says "Turn on the lights." and, 500 ms later, "in the kitchen please." (issue 38,
-item 3). The first part ends a turn and is sent; the whole request, transcribed as one, takes its
+item 3), over the WebSocket and over WebRTC. The first part ends a turn and is sent; the whole request, transcribed as one, takes its
 bubble's place (the page swaps it on ``replaces``) and the parrot's one answer is to the whole
 request. A reload, which rejoins the conversation, draws the same: one bubble, one answer."""
 
@@ -63,7 +63,8 @@ def _bubbles(page: Any, testid: str) -> list[str]:
     return [t.inner_text() for t in page.get_by_test_id(testid).all()]
 
 
-def test_a_request_in_two_parts_is_one_bubble_with_one_answer(context, gateway):
+@pytest.mark.parametrize("transport", ["ws", "webrtc"])
+def test_a_request_in_two_parts_is_one_bubble_with_one_answer(context, gateway, transport):
     page = context.new_page()
     sent: list[dict[str, Any]] = []  # what the gateway told the page, as it came
     page.on(
@@ -73,13 +74,14 @@ def test_a_request_in_two_parts_is_one_bubble_with_one_answer(context, gateway):
             lambda frame: sent.append(json.loads(frame)) if isinstance(frame, str) else None,
         ),
     )
-    page.goto(f"{gateway.url}/?transport=ws")
+    page.goto(f"{gateway.url}/?transport={transport}")
     page.wait_for_function("() => ofpDebug.conversationId !== null", timeout=10000)
     page.get_by_test_id("agent-utterance").filter(has_text="I'm Parrot").wait_for(timeout=15000)
     page.get_by_test_id("start").click()  # the microphone starts: the request in about 3 s
     answer = page.get_by_test_id("agent-utterance").filter(has_text="kitchen")
     answer.wait_for(timeout=60000)
     page.locator("#state[data-state=listening]").wait_for(timeout=30000)
+    assert page.evaluate("ofpDebug.transport") == transport
     # The first part was sent and shown, then the whole request replaced it on the page.
     transcripts = [m for m in sent if m.get("type") == "transcript"]
     first, whole = transcripts
