@@ -83,6 +83,8 @@ def _named(name: str) -> Candidate:
         ("clerk", "clock", None),  # two off a five-letter name
         ("block", "clock", None),  # another first sound
         ("pardon", "parrot", None),  # two off, but a word that means itself there
+        ("sorry", "sorrel", None),  # the same
+        ("sorrow", "sorrel", 2),
         ("parents", "parrot", None),  # three off
         ("bat", "bot", None),  # a name under four letters: only exactly
     ],
