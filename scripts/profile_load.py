@@ -93,7 +93,7 @@ NATIVE: tuple[tuple[str, str], ...] = (
     ("avcodec", "WebRTC, Opus"),
     ("jemalloc", "allocator"),
     ("je_", "allocator"),
-    ("openblas", "numpy threads"),
+    ("openblas", "OpenBLAS threads (numpy)"),
     ("gomp", "OpenMP threads"),
 )
 WHISPER = "Whisper (native)"
