@@ -60,7 +60,7 @@ def blas_environment(environ: Mapping[str, str]) -> dict[str, str]:
     while waiting for the next one. The gateway's products are small (Whisper's mel filter
     bank, the echo guard's and the pitch tracker's arithmetic), so the spinning was most of
     their cost: at 12 and 20 people (``scripts/profile_load.py``, issue 40) the second
-    OpenBLAS thread used 9–15 % of a core, 88–112 CPU-ms per turn, more than the VAD. On the
+    OpenBLAS thread used 14–15 % of a core, 88–112 CPU-ms per turn, more than the VAD. On the
     calling thread, as every model runs here, the products cost what they compute.
     """
     env = dict(environ)
