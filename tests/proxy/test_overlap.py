@@ -283,8 +283,8 @@ def _speaker():
         fetch=None,
         user_uri="tag:user",
         manager_uri="tag:manager",
-        emit=None,
-        on_playing=lambda speaking: None,
+        sink=None,
+        clock=lambda: 0.0,
     )
 
 
