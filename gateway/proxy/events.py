@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class StateShown:
     """The session's state changed: ``idle`` (asleep), ``listening``, ``hearing``,
-    ``thinking`` or ``speaking`` (:data:`gateway.proxy.turns.State`)."""
+    ``thinking`` or ``speaking`` (:data:`gateway.proxy.turn_taker.State`)."""
 
     state: str
 

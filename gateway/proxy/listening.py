@@ -2,7 +2,7 @@
 
 One :class:`Listener` per session runs the VAD, the wake word (its detector, the look-back that
 starts an utterance right after the phrase, and the phrase stripped from the transcript), the
-turn-taker (:class:`gateway.proxy.turns.TurnTaker`, sans I/O: it decides, this carries out),
+turn-taker (:class:`gateway.proxy.turn_taker.TurnTaker`, sans I/O: it decides, this carries out),
 the speculative decodes with their end-of-turn signals, and the partial transcripts.
 
 Time: the driver hands each input item over with ONE ``now`` (:meth:`Listener.hear`); results
@@ -51,7 +51,8 @@ from gateway.proxy.events import (
 )
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import (
+from gateway.proxy.turn_rule import Verdict
+from gateway.proxy.turn_taker import (
     Action,
     CancelDecode,
     ContinueTurn,
@@ -67,7 +68,6 @@ from gateway.proxy.turns import (
     StateChanged,
     StopPlayback,
     TurnTaker,
-    Verdict,
 )
 from gateway.voice.semantic import Primed, SemanticSignal
 from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript

@@ -2,7 +2,7 @@
 
 Data path, each part a unit of its own with one job, composed here::
 
-    feed(16 kHz PCM) → bounded input queue → listening.py: VAD → turn-taker (turns.py) ─┬─ partials
+    feed(16 kHz PCM) → bounded input queue → listening.py: VAD → turn_taker.py ─┬─ partials
                                                    (wake word, decodes, end-of-turn signals) │
                      uttering.py: STT → dialog event (utterance.py) → floor ◄── finished turn ┘
     floor delivers to the person → speaking.py: shown + render queue → TTS/SSML/audio → playout
@@ -10,7 +10,7 @@ Data path, each part a unit of its own with one job, composed here::
 The parts talk only through typed events (:mod:`gateway.proxy.events`) sent to one sink, this
 session: :meth:`VoiceSession.emit` routes each kind to its handler, so every path between the
 parts is in one place; what is for whoever shows the session goes on to ``on_event`` (the web
-server maps it to page messages). The session owns the turn-taker (turns.py: listening drives it
+server maps it to page messages). The session owns the turn-taker (turn_taker.py: listening drives it
 with the audio, the other parts' events tell it the rest), the clock every part reads (passed
 in), the input queue and its one driver loop, which reads the clock once per input item and
 hands that ``now`` to listening.
@@ -78,7 +78,7 @@ from gateway.proxy.models import VoiceModels
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import TurnTaker
+from gateway.proxy.turn_taker import TurnTaker
 from gateway.proxy.uttering import Utterer
 from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch

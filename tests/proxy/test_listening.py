@@ -24,7 +24,7 @@ from gateway.proxy.events import (
 from gateway.proxy.listening import PRIME_TRIES, Listener, strip_wake_phrase
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import TurnTaker
+from gateway.proxy.turn_taker import TurnTaker
 from gateway.voice.endpoint import Utterance
 from gateway.voice.semantic import SemanticSettings
 from gateway.voice.stt import TranscriberBusy, Transcript

@@ -18,7 +18,8 @@ from gateway.proxy.overlap import (
     heard_words,
 )
 from gateway.proxy.session import SessionSettings
-from gateway.proxy.turns import (
+from gateway.proxy.turn_rule import TurnRule
+from gateway.proxy.turn_taker import (
     EndTurn,
     OverlapDecided,
     PausePlayback,
@@ -27,7 +28,6 @@ from gateway.proxy.turns import (
     StartOverlapDecode,
     StateChanged,
     StopPlayback,
-    TurnRule,
     TurnTaker,
 )
 from gateway.voice.vad import CHUNK_SAMPLES

@@ -13,10 +13,10 @@ import pytest
 
 from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turns import (
+from gateway.proxy.turn_rule import Decision, TurnRule, Verdict
+from gateway.proxy.turn_taker import (
     CancelDecode,
     ContinueTurn,
-    Decision,
     EndTurn,
     PausePlayback,
     ShowPartial,
@@ -25,9 +25,7 @@ from gateway.proxy.turns import (
     StartPartial,
     StateChanged,
     StopPlayback,
-    TurnRule,
     TurnTaker,
-    Verdict,
 )
 from gateway.voice.endpoint import EndpointSettings
 from gateway.voice.vad import CHUNK_SAMPLES
@@ -612,7 +610,7 @@ def test_audio_after_a_counted_gap_resumes_the_turn():
 
 
 def test_one_word_heard_twice_is_still_one_word():
-    from gateway.proxy.turns import looks_final
+    from gateway.proxy.sentences import looks_final
 
     rule = SessionSettings().turn_rule
     assert not looks_final("No. No.", min_words=2) and looks_final("No. No.")
