@@ -239,6 +239,14 @@ class ContinuationDone:
 
 
 @dataclass(frozen=True)
+class FirstAudio:
+    """Speaking → the session: the reply to the utterance ``timing`` times started to play (its
+    timing is complete)."""
+
+    timing: Timing
+
+
+@dataclass(frozen=True)
 class AgentPlaying:
     """Speaking → listening: agent audio started (True) or stopped playing (barge-in needs
     it)."""
@@ -257,6 +265,7 @@ PartEvent = (
     | UtteranceSent
     | UtteranceAnswered
     | ContinuationDone
+    | FirstAudio
     | AgentPlaying
 )
 SessionEvent = ProxyEvent | PartEvent

@@ -56,6 +56,7 @@ from gateway.proxy.events import (
     ContinuationDone,
     Discovery,
     EventSink,
+    FirstAudio,
     FloorChanged,
     Flushed,
     FoundAgent,
@@ -143,6 +144,8 @@ class VoiceSession:
     ) -> None:
         self.settings = s = settings or SessionSettings()
         self.clock = clock
+        #: Called with each utterance's :class:`Timing` once its reply starts to play.
+        self.on_timing: Callable[[Timing], None] | None = None
         self.conversation = conversation
         self._recorder = recorder
         self.models = models
@@ -229,15 +232,6 @@ class VoiceSession:
     @speak_replies.setter
     def speak_replies(self, on: bool) -> None:
         self.speaker.speak_replies = on
-
-    @property
-    def on_timing(self) -> Callable[[Timing], None] | None:
-        """Called with each utterance's :class:`Timing` once its reply starts to play."""
-        return self.speaker.on_timing
-
-    @on_timing.setter
-    def on_timing(self, callback: Callable[[Timing], None] | None) -> None:
-        self.speaker.on_timing = callback
 
     @property
     def timings(self) -> deque[Timing]:
@@ -504,6 +498,9 @@ class VoiceSession:
                 self.listener.apply(self.turns.replied(now), now)
             case ContinuationDone():  # uttering → speaking: agents are heard again
                 self.speaker.drop_answers = False
+            case FirstAudio():  # speaking → whoever times the turns
+                if self.on_timing is not None:
+                    self.on_timing(event.timing)
             case AgentPlaying():  # speaking → listening (barge-in needs it)
                 self.listener.playing(event.speaking, self.clock())
             case _:  # out, to whoever shows the session

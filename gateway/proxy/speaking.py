@@ -34,7 +34,7 @@ from gateway.errors import SpeechError
 from gateway.floor.notices import Notice
 from gateway.floor.opening import Greetings, is_greeting
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
-from gateway.proxy.events import AgentPlaying, AgentSaid, Sink, Told
+from gateway.proxy.events import AgentPlaying, AgentSaid, FirstAudio, Sink, Told
 from gateway.proxy.floor_events import TOLD, describe
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -91,8 +91,6 @@ class Speaker:
         )
         #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
         self.speak_replies = True
-        #: Called with each utterance's :class:`Timing` once its reply starts to play.
-        self.on_timing: Callable[[Timing], None] | None = None
         #: The person's utterance whose reply is awaited (its timing is filled in here).
         self.awaiting: Timing | None = None
         #: The person went on with the request these answer (the whole request follows): agents'
@@ -331,8 +329,7 @@ class Speaker:
         if timing is not None and timing.first_audio is None:
             timing.first_audio = self.clock()
             self.awaiting = None
-            if self.on_timing is not None:
-                self.on_timing(timing)
+            self._sink.emit(FirstAudio(timing))
 
     async def _speak(self, de: DialogEvent) -> None:
         voice = self._voices.settings_for(de.speaker_uri)
