@@ -504,6 +504,7 @@ class VoiceSession:
             case AgentPlaying():  # speaking → listening (barge-in needs it)
                 self.listener.playing(event.speaking, self.clock())
             case _:  # out, to whoever shows the session
+                # Only ProxyEvents are left here: a PartEvent with no case above fails mypy.
                 self._emit_soon(event)
 
     async def publish(self, event: ProxyEvent) -> None:
