@@ -3,9 +3,10 @@ session sleeps and wakes.
 
 :class:`TurnTaker` is handed each VAD chunk with its speech probability, the time ``now`` (it
 never reads a clock), and the results of the work it asked for (speculative decodes, partial
-transcripts); it returns :data:`Action` values for its driver (:class:`VoiceSession`) to carry
-out. Every rule of turn-taking lives here, so each is tested on synthetic input in milliseconds
-(``tests/proxy/test_turns.py``); the rule for the end of a turn is gateway/proxy/turn_rule.py:
+transcripts); it returns :data:`Action` values for its driver (listening, which the session
+that owns it has carry them out). Every rule of turn-taking lives here or in the turn rule it
+applies (gateway/proxy/turn_rule.py), so each is tested on synthetic input in milliseconds
+(``tests/proxy/test_turn_taker.py``, ``test_turn_rule.py``):
 
 * **end of turn**: the :class:`Endpointer` finds pauses; at ``speculate_ms`` of silence a decode
   starts (:class:`StartDecode`) — at ``idle_speculate_ms`` when the driver says the model is idle
