@@ -293,6 +293,12 @@ class FloorHost:
         self.on_floor = on_floor
         self.on_stream = on_stream
 
+    def show_floor(self) -> None:
+        """Show the attached proxy the floor as it is now (a conversation taken up from the
+        records: its floor changed before any proxy was there to see it)."""
+        if self.on_floor is not None:
+            self.on_floor(self.floor)
+
     def dialog_history(self) -> list[DialogEvent]:
         """The last public utterances, bounded (:attr:`Limits.history_events`,
         :attr:`Limits.history_bytes`), the person's audio left out unless
