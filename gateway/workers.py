@@ -48,6 +48,27 @@ def model_threads(environ: Mapping[str, str] | None = None) -> int:
         raise ValueError(f"{THREADS_ENV}={text!r}: give a whole number of threads, 1 or more")
     return int(text)
 
+#: OpenBLAS's own variable: how many threads numpy's matrix products may use.
+BLAS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def blas_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` with numpy's OpenBLAS limited to :func:`model_threads` threads, unless the
+    operator set ``$OPENBLAS_NUM_THREADS`` already (their value stays).
+
+    OpenBLAS starts a thread per core, and after each matrix product those threads spin for a
+    while waiting for the next one. The gateway's products are small (Whisper's mel filter
+    bank, the echo guard's and the pitch tracker's arithmetic), so the spinning was most of
+    their cost: at 12 and 20 people (``scripts/profile_load.py``, issue 40) the second
+    OpenBLAS thread used 14–15 % of a core, 88–112 CPU-ms per turn, more than the VAD. On the
+    calling thread, as every model runs here, the products cost what they compute.
+    """
+    env = dict(environ)
+    if not env.get(BLAS_ENV, "").strip():
+        env[BLAS_ENV] = str(model_threads(environ))
+    return env
+
+
 R = TypeVar("R")
 
 

@@ -132,6 +132,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "all": {"n": len(all_totals), "medianMs": median(all_totals)},
             **latency,
         },
+        # Turns whose first part's answer was withdrawn (a continuation): judged on what the
+        # person was left with; "rightDelivered" is the old check, on every line delivered.
+        "withdrawn": [
+            {
+                "text": r.text,
+                "heard": r.heard,
+                "withdrawn": r.withdrawn,
+                "right": r.right,
+                "rightDelivered": r.right_delivered,
+            }
+            for r in spoken
+            if r.withdrawn
+        ],
         "wrong": [
             {"text": r.text, "category": r.category, "heard": r.heard, "reply": r.reply.lines}
             for r in typed + spoken
@@ -169,6 +182,12 @@ def main() -> None:
         t, s = figures["typed"].get(c), figures["spoken"].get(c)
         if t or s:
             print(f"  {c:11} {t or '-':>7} | {s or '-'}")
+    for w in figures["withdrawn"]:
+        print(
+            f"  a continuation withdrew {w['withdrawn']} before {w['heard']!r}: judged "
+            f"{'right' if w['right'] else 'wrong'} ({'right' if w['rightDelivered'] else 'wrong'}"
+            " on every line delivered)"
+        )
     print("end of speech -> first reply audio (spoken), median ms:")
     for c, v in figures["endOfSpeechToFirstAudio"].items():
         print(f"  {c:11} {v}")

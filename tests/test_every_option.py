@@ -945,6 +945,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--finished-wait-ms": ["400"],
     "--no-semantic": [],
     "--trim-memory": ["5"],
+    "--tts-cache": ["0"],
     "--allocator": ["system"],
     "--voices": ["<tmp>/voices.json"],
     "--wake": ["alexa"],

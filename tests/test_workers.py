@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -178,6 +181,44 @@ def test_model_threads_come_from_the_environment(monkeypatch) -> None:
         assert synth._threads == 3
     finally:
         synth.close()
+
+
+def test_numpys_blas_gets_the_model_threads_unless_the_operator_chose() -> None:
+    from gateway.workers import BLAS_ENV, THREADS_ENV, blas_environment
+
+    assert blas_environment({})[BLAS_ENV] == "1"
+    assert blas_environment({THREADS_ENV: "2"})[BLAS_ENV] == "2"
+    assert blas_environment({BLAS_ENV: "4", THREADS_ENV: "2"})[BLAS_ENV] == "4"
+    assert blas_environment({BLAS_ENV: " "})[BLAS_ENV] == "1"  # set but empty: not a choice
+    assert blas_environment({"PATH": "/bin"})["PATH"] == "/bin"  # the rest unchanged
+
+
+def blas_threads_started(*env: str) -> int:
+    """Threads a ``python -m gateway``-like process has after a matrix product: it imports
+    the entry point as ``python -m gateway`` does, then numpy (OpenBLAS starts its own threads
+    at its first product)."""
+    code = (
+        "import os\n"
+        "import gateway.__main__\n"
+        "import numpy as np; np.ones((300, 300)) @ np.ones((300, 300))\n"
+        "print(len(os.listdir('/proc/self/task')))"
+    )
+    environ = {k: v for k, v in os.environ.items() if k not in (BLAS, "OFP_GATEWAY_THREADS")}
+    environ.update(e.split("=", 1) for e in env)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+BLAS = "OPENBLAS_NUM_THREADS"
+
+
+@pytest.mark.skipif(os.cpu_count() == 1, reason="OpenBLAS starts no threads on one core")
+def test_the_gateway_process_runs_numpy_on_one_thread() -> None:
+    """Issue 40: the OpenBLAS threads that spun after every small product are not started."""
+    assert blas_threads_started() == 1
+    assert blas_threads_started(f"{BLAS}=2") == 2  # the operator's own choice stays
 
 
 @pytest.mark.slow

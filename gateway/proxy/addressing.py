@@ -8,8 +8,9 @@ into a :class:`Choice`, in this order:
 1. the page's explicit choice for this one utterance (a typed ``text`` with ``to``);
 2. a **vocative** in the words: the agent's name at the start ("Clock, …", "Hey clock …",
    "Okay, Parrot. …") or at the end ("… what time is it, clock?"), matched without regard to case
-   or to the punctuation speech-to-text puts around it; "Everyone, …" (or "everybody", "all of
-   you") addresses the whole room: no ``to``;
+   or to the punctuation speech-to-text puts around it, or a name misheard a letter or two off
+   ("What time is it, parent?": :func:`near_name`) where only a vocative stands; "Everyone, …"
+   (or "everybody", "all of you") addresses the whole room: no ``to``;
 3. the page's standing choice (an agent clicked in the floor panel);
 4. an agent **clearly placed** to answer (its name, a whole keyphrase: :data:`CLEAR_SCORE`), even
    while the person talks with another, unless that one is placed as well;
@@ -40,6 +41,7 @@ from dataclasses import dataclass, replace
 from gateway.agents.builtin.concierge import content_words
 from gateway.floor.routing import Routing
 from gateway.ofp import Identification, Manifest, To
+from gateway.voice.words import edit_distance
 
 #: A manifest keyphrase by which an agent offers to take what no other agent is placed to answer.
 FALLBACK_KEYPHRASE = "anything"
@@ -139,41 +141,113 @@ def _name_words(name: str) -> tuple[str, ...]:
     return said[1:] if len(said) > 1 and said[0] == "the" else said
 
 
-#: Names at least this long also match one letter off ("Parot", "Conciege": what speech-to-text
-#: makes of a name it does not know); shorter ones would match ordinary words ("block").
-FUZZY_LENGTH = 6
-
-
-def _one_off(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by at most one letter inserted, deleted or replaced."""
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i:] == b[i + 1 :] or (len(a) == len(b) and a[i + 1 :] == b[i + 1 :])
-
-
-def _same(said: tuple[str, ...], name: tuple[str, ...]) -> bool:
-    return len(said) == len(name) and all(
-        s == n or (len(n) >= FUZZY_LENGTH and _one_off(s, n))
-        for s, n in zip(said, name, strict=True)
-    )
-
-
 def _pause_between(text: str, start: int, end: int) -> bool:
     return bool(_PAUSE.search(text[start:end]))
+
+
+#: A name's word this long or longer may be heard near (:func:`near_name`): what speech-to-text
+#: makes of a name it does not know ("parent" for Parrot). Shorter words would match too much.
+NEAR_MIN_LETTERS = 4
+#: A name's word this long or longer may be two letters off ("parent" → "parrot"); a shorter one
+#: (4–5 letters: "Clock") one letter off ("click").
+NEAR_LONG_LETTERS = 6
+#: Words that said alone at the start or end of an utterance mean themselves, never a misheard
+#: name ("Pardon, what time is it?" is not "Parrot, …"): interjections and discourse words.
+_OWN_MEANING_TEXT = """
+pardon sorry please thanks thank cheers hello hey hi okay ok alright right sure great perfect
+really actually anyway anyways well yes yeah yep no nope wait stop listen look excuse
+honestly seriously basically exactly correct indeed awesome cool nice goodbye bye again
+now then today tomorrow tonight yesterday also though maybe perhaps
+"""
+_OWN_MEANING = frozenset(_OWN_MEANING_TEXT.split()) | LEAD_INS | _OPENERS | _NOT_BEFORE_VOCATIVE
+#: Said before a name heard near, these show it is a vocative even with no pause after it.
+_GREETINGS = frozenset({"hey", "hi", "hello", "yo"})
+
+
+def near_name(heard: str, name: str) -> int | None:
+    """How many letters ``heard`` is off ``name`` (a word of an agent's name, lower case) if it
+    may be that name misheard, else None (0: the same word).
+
+    A near word starts with the name's letter (speech-to-text keeps a word's first sound far
+    more often than its last), is not a word that means itself in a vocative's place
+    ("pardon", "sorry"…), and is at most one letter off a name of 4–5 letters and two off a
+    longer one; a name shorter than :data:`NEAR_MIN_LETTERS` is matched only exactly."""
+    if heard == name:
+        return 0
+    if len(name) < NEAR_MIN_LETTERS or heard[:1] != name[:1] or heard in _OWN_MEANING:
+        return None
+    limit = 2 if len(name) >= NEAR_LONG_LETTERS else 1
+    if abs(len(heard) - len(name)) > limit:
+        return None
+    distance = edit_distance(heard, name)
+    return distance if distance <= limit else None
+
+
+def _near(said: Sequence[str], name: tuple[str, ...]) -> int | None:
+    """Letters off, summed over the name's words, if ``said`` may be ``name`` misheard (at
+    least one word off: a name said exactly is :func:`_vocative`'s first pass)."""
+    if len(said) != len(name):
+        return None
+    total = 0
+    for s, n in zip(said, name, strict=True):
+        d = near_name(s, n)
+        if d is None:
+            return None
+        total += d
+    return total or None
+
+
+def _near_vocative(
+    text: str,
+    toks: list[tuple[str, int, int]],
+    names: Sequence[tuple[tuple[str, ...], Candidate]],
+) -> tuple[Candidate, str] | None:
+    """The agent whose name ``text`` says near (not exactly) in a vocative's place, and the
+    words heard for it. Stricter than an exact name: a pause must part it from the rest of the
+    utterance (the comma speech-to-text writes for the pause around a vocative), or a greeting
+    come before it ("hey parent"), or it be the whole utterance; the closest name wins, and a
+    tie between two agents names neither."""
+    words = [t[0] for t in toks]
+    i = 0
+    while i < len(words) - 1 and words[i] in LEAD_INS:
+        i += 1
+    found: list[tuple[int, Candidate, str]] = []
+    for said, who in names:
+        n = len(said)
+        at_start = _near(words[i : i + n], said)
+        if at_start is not None:
+            whole = i + n == len(words)
+            greeted = i > 0 and words[i - 1] in _GREETINGS
+            if whole or greeted or _pause_between(text, toks[i + n - 1][2], toks[i + n][1]):
+                found.append((at_start, who, text[toks[i][1] : toks[i + n - 1][2]]))
+        at_end = _near(words[-n:], said) if len(words) > n else None
+        if at_end is not None:
+            before = toks[-n - 1]
+            if before[0] in _GREETINGS or _pause_between(text, before[2], toks[-n][1]):
+                found.append((at_end, who, text[toks[-n][1] : toks[-1][2]]))
+    if not found:
+        return None
+    closest = min(d for d, _, _ in found)
+    best = [(who, heard) for d, who, heard in found if d == closest]
+    if len({id(who) for who, _ in best}) > 1:
+        return None  # as near to two agents' names: it names neither
+    return best[0]
 
 
 def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
     """The agent ``text`` calls by name at its start or end, ``"everyone"`` for the whole room,
     or None. Tolerant of what speech-to-text makes of a name: case, punctuation around it, a
-    "hey"/"okay" before it."""
+    "hey"/"okay" before it, and a name heard near (:func:`near_name`) where a vocative stands
+    (docs/floor.md, rule 2)."""
+    return _vocative(text, agents)[0]
+
+
+def _vocative(text: str, agents: Sequence[Candidate]) -> tuple[Candidate | str | None, str]:
+    """:func:`vocative`, and the words heard for the name when they were not the name itself
+    ("" otherwise)."""
     toks = _tokens(text)
     if not toks:
-        return None
+        return None, ""
     names = [(_name_words(a.name), a) for a in agents]
     names = [(n, a) for n, a in names if n]
     # Longest names first, so "Weather Bot" wins over an agent called "Weather".
@@ -188,10 +262,10 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
         i += 1
     for said, who in callable_by:
         n = len(said)
-        if not _same(tuple(words[i : i + n]), said):
+        if tuple(words[i : i + n]) != said:
             continue
         if i + n == len(words):
-            return who  # the utterance is only the name ("Clock?")
+            return who, ""  # the utterance is only the name ("Clock?")
         after_end = toks[i + n - 1][2]
         nxt = toks[i + n]
         if (
@@ -200,18 +274,20 @@ def vocative(text: str, agents: Sequence[Candidate]) -> Candidate | str | None:
             or nxt[0] in _OPENERS
             or who == "everyone"
         ):
-            return who
+            return who, ""
     # At the end, after a pause or a lead-in ("…, clock?", "thanks clock").
     for said, who in callable_by:
         n = len(said)
-        if len(words) <= n or not _same(tuple(words[-n:]), said):
+        if len(words) <= n or tuple(words[-n:]) != said:
             continue
         before = toks[-n - 1]
         if _pause_between(text, before[2], toks[-n][1]) or before[0] in LEAD_INS:
-            return who
+            return who, ""
         if before[0] not in _NOT_BEFORE_VOCATIVE and len(words) >= n + 3:
-            return who
-    return None
+            return who, ""
+    # No name said exactly: one heard near it, where only a vocative stands.
+    near = _near_vocative(text, toks, names)
+    return near if near is not None else (None, "")
 
 
 def placement(text: str, manifest: Manifest) -> tuple[float, str]:
@@ -360,13 +436,15 @@ class Addressing:
             return Choice(chosen, How.EXPLICIT, f"you chose {chosen.name}", private)
         if not agents:
             return Choice(None, How.NOBODY, "no agent is here")
-        named = vocative(text, agents)
+        named, heard = _vocative(text, agents)
         if named == "everyone":
             self.current = None
             return Choice(None, How.EVERYONE, "you addressed everyone")
         if isinstance(named, Candidate):
             self.current = named.speaker_uri
             why = f"you named {named.name}"
+            if heard:  # a name heard near: said, so a wrong guess shows
+                why += f" (heard \u201c{heard}\u201d)"
             if named.speaker_uri in routing.not_answering:
                 why += (
                     f" (it is not answering right now: {routing.not_answering[named.speaker_uri]})"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from gateway.catalogue import ModelNotAvailable
 from gateway.errors import SpeechError
+from gateway.render.speech_cache import SpeechCacheSettings
 from gateway.render.tts import Synthesizer, TextToSpeech
 from gateway.render.voices import VoiceBook
 from gateway.voice.semantic import SemanticSignal, default_semantic
@@ -45,6 +46,7 @@ class VoiceModels:
         synthesizer: TextToSpeech | None = None,
         services: SpeechServices | None = None,
         semantic: bool = True,
+        tts_cache: SpeechCacheSettings | None = None,
     ) -> None:
         # Speech on the network (--stt/--tts/--wake-service): those parts are Wyoming clients
         # behind the same interfaces, and the in-process models they replace are not loaded.
@@ -55,7 +57,7 @@ class VoiceModels:
             remote.transcriber if remote and remote.transcriber else Transcriber(stt)
         )
         self.synthesizer: TextToSpeech = synthesizer or (
-            remote.synthesizer if remote and remote.synthesizer else Synthesizer()
+            remote.synthesizer if remote and remote.synthesizer else Synthesizer(cache=tts_cache)
         )
         #: Builds a session's wake detector from a wake word's name (remote: a Wyoming stream).
         self.wake_factory: Callable[[str], WakeListener] | None = remote.wake if remote else None

@@ -226,8 +226,10 @@ class Utterer:
             except RecordsError:  # records must never take the conversation down
                 log.exception("could not keep the audio of %s", de.id)
         replaces = self._last_spoken if timing.continued else None
-        if replaces is not None and self.transcripts:
-            self.transcripts.pop()  # the whole request, not its first part and then it again
+        if replaces is not None:
+            part = self.transcripts.pop() if self.transcripts else ""
+            # the whole request, not its first part and then it again; the record says so
+            self._record_replaced(replaces, de.id, part)
         self._last_spoken = de.id
         self.transcripts.append(text)
         choice = self.choose(text)
@@ -241,6 +243,17 @@ class Utterer:
         await self.send(de, choice)
         self._sink.emit(UtteranceAnswered())
         self._done_one(timing)
+
+    def _record_replaced(self, part: str, whole: str, text: str) -> None:
+        """The record's note that ``whole`` replaced ``part`` (a continuation): OFP has no
+        retraction, so both envelopes stay as sent, and a rejoin and the exports read this."""
+        if self._recorder is None:
+            return
+        data = {"outcome": "replaced", "utterance": part, "by": whole, "text": text}
+        try:
+            self._recorder.heard(self.conversation.id, data=data, at=datetime.now(UTC))
+        except RecordsError:  # records must never take the conversation down
+            log.exception("could not record that %s replaced %s", whole, part)
 
     def _done_one(self, timing: Timing | None = None) -> None:
         self.busy = max(0, self.busy - 1)

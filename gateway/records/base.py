@@ -72,8 +72,8 @@ class Recorder(Protocol):
 
     def heard(self, conversation_id: str, *, data: dict[str, Any], at: datetime) -> None:
         """Record what the person heard when it was not what was sent (a reply stopped
-        part-way, speech over an agent that was not a turn): ``data`` as :class:`Record`
-        describes for ``heard``."""
+        part-way, speech over an agent that was not a turn, a request's first part replaced by
+        the whole): ``data`` as :class:`Record` describes for ``heard``."""
 
     def audio(
         self, conversation_id: str, dialog_event_id: str, wav: bytes, *, at: datetime | None = None

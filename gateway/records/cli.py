@@ -157,6 +157,12 @@ def _describe_heard(data: dict[str, Any]) -> str:
     an agent that was not a turn."""
     outcome = str(data.get("outcome", "?"))
     played = data.get("playedMs")
+    if outcome == "replaced":
+        part = f' "{_cut(str(data.get("text") or ""), 60)}"' if data.get("text") else ""
+        return (
+            f"replaced {data.get('utterance')}{part} by {data.get('by')}: the person went on, "
+            "the whole request takes its place"
+        )
     if outcome == "stopped":
         said = data.get("said") or ""
         reply = data.get("reply") or "the reply"

@@ -17,6 +17,7 @@ from gateway.records.reading import (
     data_uri,
     derived_uuid,
     read_envelope,
+    replaced,
     rfc3339,
     speaker_kind,
 )
@@ -71,6 +72,9 @@ class _Builder:
         self.in_peers = {
             r.peer for r in conversation.records if r.kind == "envelope" and r.direction == "in"
         }
+        # Continuations: the first part of a request and what answered it stay (they were sent),
+        # marked as taken back by the whole request.
+        self.replaced = replaced(conversation.records, self.info.user_speaker_uri)
         self.seen_utterances: set[str] = set()
         self.seen_own: set[str] = set()
         self.messages: list[dict[str, Any]] = []
@@ -155,6 +159,10 @@ class _Builder:
         # and the other features have nowhere else to go.
         if de.features:
             data["features"] = {k: f.wire() for k, f in de.features.items()}
+        if de.id in self.replaced.by:
+            data["replacedBy"] = self.replaced.by[de.id]
+        elif de.id in self.replaced.answers:
+            data["answersReplaced"] = self.replaced.answers[de.id]
         clip = self.clips.get(de.id)
         if clip is not None and not carries_inline_audio(de):
             data["recordedAudio"] = {"mediaType": "audio/wav", "uri": data_uri("audio/wav", clip)}

@@ -23,7 +23,9 @@ class Record:
     ``heard`` — what the person heard when it was not what was sent: an agent's reply stopped
     part-way (``{"outcome": "stopped", "reply": its dialog event id, "playedMs", "said": the
     words heard}``), or their own speech over an agent that was not a turn (``{"outcome":
-    "backchannel" | "noise" | "echo", "text": its words, "reply", "playedMs"}``).
+    "backchannel" | "noise" | "echo", "text": its words, "reply", "playedMs"}``), or the first
+    part of a request they went on with, replaced by the whole (``{"outcome": "replaced",
+    "utterance": the part's dialog event id, "by": the whole's, "text": the part's words}``).
     ``audio`` holds the clip itself when the conversation was read ``with_audio``.
     """
 

@@ -7,6 +7,7 @@ import binascii
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.ofp import DialogEvent, Envelope, EnvelopeError, parse_envelope
@@ -82,3 +83,60 @@ def data_uri(media_type: str, value: Any) -> str:
             return f"data:{media_type};base64,{compact}"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
     return data_uri(media_type, text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """What continuations took back (docs/turn-taking.md, "Continuations"): the person went on
+    with a request after its first part was sent, and the whole request, sent next, takes the
+    first part's place. OFP has no retraction, so the envelopes stay as sent; the ``heard``
+    record ``{"outcome": "replaced", "utterance", "by"}`` says which utterance replaced which.
+
+    ``by`` maps each replaced utterance (its dialog event id) to the one that replaced it;
+    ``answers`` maps each utterance that answered a replaced one (an agent's, recorded between
+    the first part and the whole request: unplayed, and not shown once the whole came) to the
+    replaced utterance it answered.
+    """
+
+    by: dict[str, str]
+    answers: dict[str, str]
+
+    def hidden(self, dialog_event_id: str) -> bool:
+        """Whether the page does not show this utterance (a replaced part or its answer)."""
+        return dialog_event_id in self.by or dialog_event_id in self.answers
+
+
+def replaced(records: list[Record], person: str) -> Replaced:
+    """Which of the person's utterances were replaced by a continuation, and what answered them,
+    from a conversation's records (``person``: the person's speaker URI)."""
+    by = {
+        str(r.data["utterance"]): str(r.data["by"])
+        for r in records
+        if r.kind == "heard"
+        and r.data.get("outcome") == "replaced"
+        and isinstance(r.data.get("utterance"), str)
+        and isinstance(r.data.get("by"), str)
+    }
+    answers: dict[str, str] = {}
+    if not by:
+        return Replaced(by, answers)
+    wholes = {whole: part for part, whole in by.items()}
+    open_part: str | None = None  # the replaced part whose whole request is not yet sent
+    for record in records:
+        if record.kind != "envelope":
+            continue
+        envelope = read_envelope(record)
+        if envelope is None:
+            continue
+        for event in envelope.events:
+            de = event.dialog_event
+            if de is None or event.event_type.value != "utterance":
+                continue
+            if de.speaker_uri == person:
+                if de.id in by:
+                    open_part = de.id
+                elif de.id in wholes and open_part == wholes[de.id]:
+                    open_part = None
+            elif open_part is not None:
+                answers.setdefault(de.id, open_part)
+    return Replaced(by, answers)

@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +33,7 @@ from piper import AudioChunk, PiperConfig, PiperVoice, SynthesisConfig
 
 from gateway.audio import SAMPLE_RATE, Resampler
 from gateway.errors import Busy, SpeechError
+from gateway.render.speech_cache import SpeechCache, SpeechCacheSettings
 from gateway.workers import PoolClosed, PoolFull, PriorityPool, model_threads
 
 log = logging.getLogger(__name__)
@@ -286,6 +287,7 @@ class Synthesizer:
         threads: int | None = None,
         max_pending: int = 32,
         max_chars: int = 5000,
+        cache: SpeechCacheSettings | None = None,
     ) -> None:
         # Earliest deadline first: a job's key is when its listener would otherwise hear silence.
         self._pool = PriorityPool(
@@ -300,6 +302,8 @@ class Synthesizer:
         self._max_chars = max_chars
         self._queued_s: Callable[[], float] | None = None
         self._loaded: dict[tuple[Path | None, Path | None], PiperVoice] = {}
+        # Short texts said before, as finished audio (shared by the paced_by views).
+        self.cache = SpeechCache(cache)
 
     def paced_by(self, queued_s: Callable[[], float]) -> Synthesizer:
         """This synthesizer (same workers, queue and voices) for one listener:
@@ -350,6 +354,25 @@ class Synthesizer:
         text = text_to_speak(text, self._max_chars)
         if not text:
             return
+        key = (text, settings, rate) if self.cache.keeps(text) else None
+        if key is not None:
+            kept = self.cache.get(key)
+            if kept is not None:
+                for chunk in kept:
+                    yield chunk.copy()  # the listener may change its chunks; the cache's stay
+                return
+        made: list[np.ndarray] = []
+        async with contextlib.aclosing(self._synthesize(text, settings, rate)) as chunks:
+            async for chunk in chunks:
+                if key is not None:
+                    made.append(chunk)
+                yield chunk
+        if key is not None:  # whole: a stream cut off part-way (a barge-in) is not kept
+            self.cache.put(key, made)
+
+    async def _synthesize(
+        self, text: str, settings: VoiceSettings, rate: int
+    ) -> AsyncGenerator[np.ndarray, None]:
         voice = await self.load(settings)
         config = piper_config(settings, voice)
         # Declaring the audio faster (or slower) than it was made is the pitch shift.

@@ -20,6 +20,7 @@ from gateway.server.memory import restart_under_jemalloc
 from gateway.voice.cli import stt_language
 
 if TYPE_CHECKING:
+    from gateway.render.speech_cache import SpeechCacheSettings
     from gateway.server.settings import GatewaySettings
     from gateway.speech.services import SpeechServices
     from gateway.voice.stt import SttSettings
@@ -39,6 +40,12 @@ def _stt() -> SttSettings:
     return SttSettings()
 
 
+def _tts_cache() -> SpeechCacheSettings:
+    from gateway.render.speech_cache import SpeechCacheSettings
+
+    return SpeechCacheSettings()
+
+
 def _speech() -> SpeechServices:
     from gateway.speech.services import SpeechServices
 
@@ -52,6 +59,8 @@ class ServeSettings:
 
     gateway: GatewaySettings = field(default_factory=_gateway)
     stt: SttSettings = field(default_factory=_stt)
+    #: The in-process synthesizer's cache of short texts it said before.
+    tts_cache: SpeechCacheSettings = field(default_factory=_tts_cache)
     #: Speech on Wyoming servers (--stt/--tts/--wake-service); in process by default.
     speech: SpeechServices = field(default_factory=_speech)
     #: Records: a folder or ``postgresql://`` URL (None: what the environment says), or none.
@@ -218,6 +227,15 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_turn_options(p)
     p.add_argument(
+        "--tts-cache",
+        dest="entries",
+        type=count,
+        metavar="N",
+        help="short texts (up to {d.tts_cache.max_chars} characters: a prefix, a greeting's "
+        "first sentence, a notice) kept as finished audio, so saying one again costs no "
+        "synthesis ({d.tts_cache.entries}; 0: none)",
+    )
+    p.add_argument(
         "--trim-memory",
         dest="trim_memory_s",
         type=_seconds,
@@ -289,6 +307,7 @@ def from_args(args: argparse.Namespace) -> ServeSettings:
         from_options(d, args),
         gateway=replace(from_options(d.gateway, args), session=session),
         stt=from_options(d.stt, args),
+        tts_cache=from_options(d.tts_cache, args),
         speech=services_from_args(d.speech, args),
         llm=llm_from_args(args),
     )
@@ -382,6 +401,7 @@ async def serve(s: ServeSettings) -> int:
     models = VoiceModels(
         s.stt,
         voices=voices,
+        tts_cache=s.tts_cache,
         services=s.speech,
         # The semantic signal's model is loaded only for a turn rule that consults it (and
         # not tried when the line above said it is missing: that line is the one warning).

@@ -106,6 +106,11 @@ class Metrics:
             "Sentences synthesized since start (a page without audio costs none)",
             registry=r,
         )
+        self.tts_cache_hits = Gauge(
+            "ofp_gateway_tts_cache_hits",
+            "Texts spoken from the synthesizer's cache of short texts since start (no synthesis)",
+            registry=r,
+        )
         self.records_failing = Gauge(
             "ofp_gateway_records_failing",
             "1 while the records store fails and writes wait in memory (records/kept.py)",

@@ -45,7 +45,7 @@ from gateway.ofp import Identification
 from gateway.records.base import token_digest
 from gateway.records.errors import RecordsError
 from gateway.records.model import Holder, StoredConversation
-from gateway.records.reading import read_envelope
+from gateway.records.reading import read_envelope, replaced
 from gateway.server import access
 from gateway.server.messages import (
     AgentUtterance,
@@ -53,6 +53,7 @@ from gateway.server.messages import (
     FloorUpdate,
     FromGateway,
     HistoryEvent,
+    PageNotice,
 )
 from gateway.server.metrics import Metrics
 from gateway.server.settings import GatewaySettings
@@ -117,10 +118,28 @@ class Room:
 
     def remember(self, message: FromGateway) -> None:
         """Keep what a rejoining page needs of a message sent to this room's page."""
+        if isinstance(message, FinalTranscript) and message.replaces:
+            self._replace(message.replaces)
         if isinstance(message, HistoryEvent):
             self.history.append(message)
         elif isinstance(message, FloorUpdate):
             self.floor = message
+
+    def _replace(self, part: str) -> None:
+        """The person went on with ``part`` (a continuation): a reloaded page gets one bubble,
+        the whole request, and not what answered the part (as the page itself drops them:
+        web/state.js ``replaced``). Notices stay."""
+        kept = list(self.history)
+        at = next(
+            (i for i, m in enumerate(kept) if isinstance(m, FinalTranscript) and m.id == part),
+            None,
+        )
+        if at is None:
+            return
+        self.history = deque(
+            (m for i, m in enumerate(kept) if i < at or (i > at and isinstance(m, PageNotice))),
+            maxlen=HISTORY_EVENTS,
+        )
 
     def attach(self, connection: Page) -> None:
         """``connection`` is now this room's page."""
@@ -432,8 +451,13 @@ def floor_state(stored: StoredConversation) -> FloorState:
 
 def page_history(stored: StoredConversation, limit: int | None = None) -> list[HistoryEvent]:
     """The page's history (``transcript`` and ``utterance`` messages, as the session sends them)
-    from the envelopes the person sent to the floor and those the floor delivered to them."""
+    from the envelopes the person sent to the floor and those the floor delivered to them.
+
+    As the page showed it: a request the person went on with (a continuation) is one bubble,
+    the whole request, and what answered its first part is not shown (:func:`replaced`)."""
     person = stored.info.user_speaker_uri
+    gone = replaced(stored.records, person)
+    replaces = {whole: part for part, whole in gone.by.items()}
     events: deque[HistoryEvent] = deque(maxlen=limit or HISTORY_EVENTS)
     for record in stored.records:
         if record.kind != "envelope" or record.peer != person:
@@ -447,7 +471,7 @@ def page_history(stored: StoredConversation, limit: int | None = None) -> list[H
         }
         for event in envelope.events:
             de = event.dialog_event
-            if de is None or event.event_type.value != "utterance":
+            if de is None or event.event_type.value != "utterance" or gone.hidden(de.id):
                 continue
             if record.direction == "in":
                 text = de.features.get("text")
@@ -460,6 +484,7 @@ def page_history(stored: StoredConversation, limit: int | None = None) -> list[H
                         id=de.id,
                         confidence=round(confidence, 3) if confidence is not None else None,
                         typed=True if typed else None,
+                        replaces=replaces.get(de.id),
                     )
                 )
                 continue

@@ -3,7 +3,9 @@
 
 Each clip is one trial (:func:`gateway.testing.overlap.talk_over`): a fresh page, the reply
 under way, the clip 1.5 s into it, then 3 s of silence (the echo trials send no clip: only the
-agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It prints:
+agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). ``--transport
+webrtc`` plays the same trials over WebRTC (:mod:`gateway.testing.overlap_webrtc`: Opus on RTP,
+an aiortc client, the page's muting of its audio element on a pause). It prints:
 
 * **false stops**: backchannels, noises and echo that stopped the agent (or became a turn);
 * **missed interruptions**: meant interruptions that did not stop it;
@@ -17,9 +19,9 @@ agent's own audio comes back, 10, 18 or 25 dB down, 50, 150 or 250 ms late). It 
 ``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
 written before it ran); ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
-800 ms between them) and prints the share **answered once with the whole request**: one
-transcript shown (the whole request, the first part replaced), one answer after it, holding the
-last word of each part.
+800 ms between them; over either transport) and prints the share **answered once with the
+whole request**: one transcript shown (the whole request, the first part replaced), one answer
+after it, holding the last word of each part.
 
 Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
 already running; its log is then not read). Latency figures depend on the machine's load: the
@@ -52,6 +54,7 @@ from gateway.testing.overlap import (
     speech,
     talk_over,
 )
+from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
 from gateway.testing.speech import normalise
 
@@ -62,13 +65,19 @@ _DECISION = re.compile(
 ECHO_LAGS_MS = (50, 150, 250)
 
 
-def run_trial(url: str, clip: Clip, index: int) -> OverlapTrial:
-    """One clip over the reply (the echo case: the agent's own audio, no clip)."""
+#: How the trials reach the gateway: PCM on the WebSocket, or RTP (Opus) over WebRTC.
+TRANSPORTS = {"ws": talk_over, "webrtc": talk_over_webrtc}
+
+
+def run_trial(url: str, clip: Clip, index: int, transport: str = "ws") -> OverlapTrial:
+    """One clip over the reply (the echo case: the agent's own audio, no clip), over
+    ``transport`` (a key of :data:`TRANSPORTS`)."""
+    trial = TRANSPORTS[transport]
     if clip.kind == "echo":
         db = float(clip.voice.split()[0])
         lag = ECHO_LAGS_MS[index % len(ECHO_LAGS_MS)]
-        return asyncio.run(talk_over(url, clip.audio, echo_db=db, echo_lag_ms=lag))
-    return asyncio.run(talk_over(url, clip.audio))
+        return asyncio.run(trial(url, clip.audio, echo_db=db, echo_lag_ms=lag))
+    return asyncio.run(trial(url, clip.audio))
 
 
 def _ms(values: list[float]) -> str:
@@ -164,15 +173,20 @@ def whole_once(first: str, second: str, trial: ContinuationTrial) -> bool:
     )
 
 
-def run_continuations(url: str, limit: int | None) -> int:
+#: How a request in two parts reaches the gateway, by ``--transport``.
+SAY_IN_PARTS = {"ws": say_in_parts, "webrtc": say_in_parts_webrtc}
+
+
+def run_continuations(url: str, limit: int | None, transport: str = "ws") -> int:
     """Each request in two parts; the share answered once with the whole request."""
     requests = CONTINUATIONS[:limit] if limit else CONTINUATIONS
+    say = SAY_IN_PARTS[transport]
     done = right = 0
     for voice in ("piper", "en-us"):
         for gap in (500, 800):
             for first, second in requests:
                 trial = asyncio.run(
-                    say_in_parts(url, speech(first, voice), speech(second, voice), gap_ms=gap)
+                    say(url, speech(first, voice), speech(second, voice), gap_ms=gap)
                 )
                 ok = whole_once(first, second, trial)
                 done, right = done + 1, right + ok
@@ -183,6 +197,23 @@ def run_continuations(url: str, limit: int | None) -> int:
                 )
     print(f"answered once with the whole request: {right}/{done} ({100 * right / done:.0f} %)")
     return 0
+
+
+#: What a clip is to be decided as (:class:`gateway.testing.overlap.Clip`'s ``kind``).
+KINDS = ("backchannel", "noise", "interruption", "echo")
+
+
+def select(chosen: list[Clip], limit: int | None, kinds: list[str] | None) -> list[Clip]:
+    """The clips of ``kinds`` (None: all), at most ``limit`` of each kind, in order."""
+    seen: Counter[str] = Counter()
+    out = []
+    for clip in chosen:
+        if kinds and clip.kind not in kinds:
+            continue
+        seen[clip.kind] += 1
+        if not limit or seen[clip.kind] <= limit:
+            out.append(clip)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,30 +227,42 @@ def main(argv: list[str] | None = None) -> int:
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
+    parser.add_argument(
+        "--kind",
+        action="append",
+        choices=KINDS,
+        help="only the clips of this kind (repeatable; default: all): a set in parts, each "
+        "run under 8 minutes",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=tuple(TRANSPORTS),
+        default="ws",
+        help="how the clips and the agent's audio travel: PCM on the WebSocket (default) or "
+        "RTP over WebRTC (an aiortc client)",
+    )
     args = parser.parse_args(argv)
     if args.set == "continuations":
-        print(f"load before: {_uptime()}", flush=True)
+        print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
             served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
             try:
-                run_continuations(args.url or (served.ws if served else ""), args.limit)
+                url = args.url or (served.ws if served else "")
+                run_continuations(url, args.limit, args.transport)
             finally:
                 if served is not None:
                     served.stop()
         print(f"load after: {_uptime()}")
         return 0
-    chosen = clips() if args.set == "tuning" else held_out_clips()
-    if args.limit:
-        seen: Counter[str] = Counter()
-        chosen = [c for c in chosen if (seen.update([c.kind]) or seen[c.kind]) <= args.limit]
-    print(f"load before: {_uptime()}", flush=True)
+    chosen = select(clips() if args.set == "tuning" else held_out_clips(), args.limit, args.kind)
+    print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
         url = args.url or (served.ws if served else "")
         results = []
         try:
             for i, clip in enumerate(chosen):
-                trial = run_trial(url, clip, i)
+                trial = run_trial(url, clip, i, args.transport)
                 results.append((clip, trial))
                 print(
                     f"{clip.kind:12} {clip.name!r:42} {clip.voice:8} -> {trial.outcome():8} "

@@ -25,6 +25,7 @@ from gateway.agents.directory import AgentDirectory
 from gateway.llm.client import ChatMessage
 from gateway.llm.errors import LlmError
 from gateway.proxy.addressing import is_follow_up
+from gateway.proxy.events import Transcribed
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
@@ -281,6 +282,11 @@ class TurnResult:
     reply: Reply
     heard: str | None = None
     timings: dict[str, Any] = field(default_factory=dict)
+    #: Agent lines delivered but not left to the person: they answered the first part of a
+    #: request the person went on with (a continuation), dropped unplayed and taken off the page.
+    withdrawn: tuple[tuple[str, str], ...] = ()
+    #: The check on every line delivered, withdrawn ones too (None: nothing was withdrawn).
+    right_delivered: bool | None = None
 
 
 def _split(lines: Sequence[tuple[str, str]], user: str) -> list[list[tuple[str, str]]]:
@@ -339,12 +345,26 @@ async def spoken(
     session: VoiceSession | None = None
     collector: asyncio.Task[None] | None = None
     out: list[TurnResult] = []
+    # The check judges what the person is left with, as the page shows it (web/state.js
+    # `replaced`): when a continuation's whole request replaces its first part, what answered
+    # the first part was dropped unplayed and leaves the page. Each utterance's mark is the
+    # number of lines delivered when it was sent; a replacement withdraws the lines since.
+    marks: dict[str, int] = {}
+    withdrawn: set[int] = set()
+
+    def on_event(event: object) -> None:
+        if isinstance(event, Transcribed) and event.id is not None:
+            now = len(talk.result.lines)
+            if event.replaces is not None and event.replaces in marks:
+                withdrawn.update(range(marks[event.replaces], now))
+            marks[event.id] = now
+
     try:
         await talk.start(list(agents), "bench (spoken)", timeout)
         session = VoiceSession(
             talk.conv,
             models,
-            on_event=lambda e: None,
+            on_event=on_event,
             fetch=directory.client.fetch,
             settings=SessionSettings(out_rate=22_050, paced=True),
         )
@@ -364,7 +384,9 @@ async def spoken(
             audio = pcm if tail is None else np.concatenate([pcm, tail])
             await feed_audio(session, audio, paced=True)
             await session.wait_quiet(timeout)
-            reply = Reply(tuple(talk.result.lines[before:]))
+            delivered = list(enumerate(talk.result.lines))[before:]
+            reply = Reply(tuple(line for i, line in delivered if i not in withdrawn))
+            gone = tuple(line for i, line in delivered if i in withdrawn)
             said = list(session.transcripts)[heard:]
             timings = [t.as_ms() for t in list(session.timings)[timed:]]
             out.append(
@@ -375,6 +397,12 @@ async def spoken(
                     reply,
                     heard=" ".join(said),
                     timings=timings[0] if timings else {},
+                    withdrawn=gone,
+                    right_delivered=(
+                        turn.check(Reply(tuple(line for _, line in delivered)), at)
+                        if gone
+                        else None
+                    ),
                 )
             )
     finally:

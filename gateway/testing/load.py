@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,12 @@ async def run_load(
     *,
     ramp_s: float,
     webrtc_every: int = 4,
+    on_window: Callable[[bool], None] | None = None,
 ) -> dict[str, Any]:
-    """N clients for ``seconds`` of steady state; the report as a dict (times in ms)."""
+    """N clients for ``seconds`` of steady state; the report as a dict (times in ms).
+
+    ``on_window`` is called with True as the steady window starts and False as it ends (a
+    profiler attaches there: ``scripts/profile_load.py``)."""
     tally = Tally()
     idle = read_proc(gateway.pid)
     clients = [
@@ -91,12 +96,16 @@ async def run_load(
     start_metrics = await asyncio.to_thread(gateway.metrics)
     start, start_proc, start_own = time.monotonic(), read_proc(gateway.pid), time.process_time()
     start_busy = machine_busy_s()
+    if on_window is not None:
+        on_window(True)
     rss = [start_proc.rss_mb]
     while time.monotonic() < until:
         await asyncio.sleep(1.0)
         rss.append(read_proc(gateway.pid).rss_mb)
     end, end_proc, end_own = time.monotonic(), read_proc(gateway.pid), time.process_time()
     end_busy = machine_busy_s()
+    if on_window is not None:
+        on_window(False)
     end_metrics = await asyncio.to_thread(gateway.metrics)
     await asyncio.gather(*talks)
     for client in opened:
@@ -135,6 +144,12 @@ async def run_load(
         "lateSentences": delta(start_metrics, end_metrics, "ofp_gateway_tts_late_sentences"),
         # Final transcripts decoded a second time on the full window (slow).
         "sttFullWindow": delta(start_metrics, end_metrics, "ofp_gateway_stt_full_window_retries"),
+        # Decodes given up (a speculation overtaken by more speech) and partial transcripts
+        # skipped because the model was busy.
+        "sttAbandoned": delta(start_metrics, end_metrics, "ofp_gateway_stt_abandoned"),
+        "partialsSkipped": delta(
+            start_metrics, end_metrics, "ofp_gateway_stt_partials_skipped"
+        ),
         "missedWebrtc": sum(
             1 for t in tally.rtc_turns if start <= t.end_of_speech <= end and not t.first_audio
         ),

@@ -362,11 +362,19 @@ class ContinuationTrial:
 
 
 async def say_in_parts(
-    url: str, first: np.ndarray, second: np.ndarray, *, gap_ms: int = 500, after_s: float = 6.0
+    url: str,
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    gap_ms: int = 500,
+    after_s: float = 6.0,
+    page: Page | None = None,
 ) -> ContinuationTrial:
     """Say ``first``, ``gap_ms`` of silence, then ``second`` into the gateway at ``url`` (its
-    ``/ws``) in real time, and collect what came back (the parrot answers)."""
-    page = await Page.open(url, transport="ws")
+    ``/ws``) in real time, and collect what came back (the parrot answers). ``page``: a voice
+    page already open on it, left open (to rejoin its conversation after); else one of its own."""
+    own = page is None
+    page = page or await Page.open(url, transport="ws")
     trial = ContinuationTrial()
     try:
         await _quiet(page)
@@ -393,5 +401,6 @@ async def say_in_parts(
             elif e["type"] == "flush":
                 trial.flushes += 1
     finally:
-        await page.close()
+        if own:
+            await page.close()
     return trial

@@ -22,7 +22,7 @@ import numpy as np
 from num2words import num2words
 
 from gateway.audio import SAMPLE_RATE, read_wav, resample, write_wav
-from gateway.voice.wake import edit_distance
+from gateway.voice.words import edit_distance
 
 if TYPE_CHECKING:
     from piper import PiperVoice

@@ -47,7 +47,7 @@ from gateway.catalogue import ModelNotAvailable, wake_words
 from gateway.voice.endpoint import Endpointer, EndpointSettings, Utterance
 from gateway.voice.stt import SpeechToText, Transcriber, TranscriberBusy, Word
 from gateway.voice.vad import SileroVad, VadStream
-from gateway.voice.words import words
+from gateway.voice.words import edit_distance, words
 
 _log = logging.getLogger(__name__)
 
@@ -238,18 +238,6 @@ class WakeWordDetector:
 def phrase_words(text: str) -> list[str]:
     """Lower-case words with punctuation dropped ("Hey, Floor!" → ["hey", "floor"])."""
     return words(text.replace("'", "").replace("’", ""))
-
-
-def edit_distance(a: Sequence[object], b: Sequence[object]) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions) between two sequences: of
-    letters for strings, of words for lists of words."""
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
 
 
 def find_phrase(

@@ -8,7 +8,7 @@ import pytest
 from gateway.agents.builtin import builtin_agents
 from gateway.agents.builtin.base import builtin_manifest
 from gateway.floor.routing import Routing
-from gateway.proxy.addressing import Addressing, Candidate, How, vocative
+from gateway.proxy.addressing import Addressing, Candidate, How, near_name, vocative
 
 
 def _agents(*extra: Candidate) -> list[Candidate]:
@@ -65,6 +65,96 @@ def _assistant(*, keyphrase: bool = True) -> Candidate:
 def test_vocatives(text: str, name: str | None) -> None:
     found = vocative(text, _agents())
     assert (found if isinstance(found, str | None) else found.name) == name
+
+
+def _named(name: str) -> Candidate:
+    """An agent with only a name (no manifest)."""
+    return Candidate(f"tag:{name.lower()}", f"https://{name.lower()}.example", name)
+
+
+@pytest.mark.parametrize(
+    ("heard", "name", "off"),
+    [
+        ("parent", "parrot", 2),  # Whisper's "parrot" in the dialogue benchmark
+        ("parot", "parrot", 1),
+        ("consierge", "concierge", 1),
+        ("click", "clock", 1),
+        ("clock", "clock", 0),
+        ("clerk", "clock", None),  # two off a five-letter name
+        ("block", "clock", None),  # another first sound
+        ("pardon", "parrot", None),  # two off, but a word that means itself there
+        ("sorry", "sorrel", None),  # the same
+        ("sorrow", "sorrel", 2),
+        ("parents", "parrot", None),  # three off
+        ("bat", "bot", None),  # a name under four letters: only exactly
+    ],
+)
+def test_a_name_heard_near(heard: str, name: str, off: int | None) -> None:
+    assert near_name(heard, name) == off
+
+
+#: Names heard near (docs/floor.md, rule 2): what the person said as speech-to-text wrote it,
+#: and whom it names (the parrot, clock and concierge on the floor), or None.
+NEAR = [
+    # A name misheard where only a vocative stands.
+    ("What time is it, parent?", "Parrot"),
+    ("Parent, say hello", "Parrot"),
+    ("Hey parent what time is it", "Parrot"),
+    ("Parent?", "Parrot"),
+    ("Okay, parent. Say hello.", "Parrot"),
+    ("What time is it, click?", "Clock"),
+    ("Consierge, which agents are there?", "Concierge"),
+    # The word where it means itself: not a vocative, nobody named.
+    ("My parent is sick", None),
+    ("Parent teacher meetings are on Monday", None),
+    ("Call my parent", None),
+    ("What should I get my parent?", None),
+    ("Pardon, what time is it?", None),
+    ("Block, what time is it?", None),
+    ("What time is it, clerk?", None),
+    # No near name: as before.
+    ("What time is it?", None),
+    ("Why is the sky blue?", None),
+    ("Tell me about parents.", None),
+]
+
+
+@pytest.mark.parametrize(("text", "name"), NEAR)
+def test_a_name_heard_near_names_the_agent_only_as_a_vocative(text: str, name: str | None) -> None:
+    found = vocative(text, _agents())
+    assert (found if isinstance(found, str | None) else found.name) == name
+
+
+def test_only_the_names_of_agents_on_the_floor_are_heard_near() -> None:
+    without_parrot = [c for c in _agents() if c.name != "Parrot"]
+    assert vocative("What time is it, parent?", without_parrot) is None
+    choice = Addressing().choose("What time is it, parent?", without_parrot)
+    assert (choice.to.name, choice.how) == ("Clock", How.BEST)
+
+
+def test_a_name_said_exactly_wins_over_one_heard_near() -> None:
+    parent = _named("Parent")
+    agents = [*_agents(), parent]
+    assert vocative("What time is it, parent?", agents) is parent
+    # The exact name at the start, a near one at the end: the exact one.
+    assert vocative("Clock, what time is it, parent?", _agents()).name == "Clock"
+    # As near to two agents' names: neither is named.
+    mira, mina = _named("Mira"), _named("Mina")
+    assert vocative("Mila, hello.", [mira, mina]) is None
+    assert vocative("Mila, hello.", [mira]) is mira
+
+
+def test_a_name_heard_near_is_named_and_the_page_is_told_what_was_heard() -> None:
+    a = Addressing()
+    agents = _agents(_assistant(keyphrase=False))
+    choice = a.choose("What time is it, parent?", agents)
+    assert (choice.to.name, choice.how, choice.then) == ("Parrot", How.NAMED, ())
+    assert choice.why == "you named Parrot (heard \u201cparent\u201d)"
+    # Said exactly: no "heard".
+    assert a.choose("What time is it, parrot?", agents).why == "you named Parrot"
+    # Not a vocative: routed as before, by capability.
+    sick = Addressing().choose("My parent is sick", agents)
+    assert sick.how is not How.NAMED and sick.to.name != "Parrot"
 
 
 def test_a_longer_name_wins_over_a_shorter_one() -> None:

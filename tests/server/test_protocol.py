@@ -290,7 +290,9 @@ async def test_a_page_without_audio_costs_no_speech_synthesis(served_gateway) ->
     page saying the same thing before and after measures what one spoken reply costs (from after
     its greeting), and shows the counter counts. The parrot alone answers: its reply
     is the same every time (the assistant's length is the model's to choose)."""
-    gateway = served_gateway("silent", "--agent", "builtin:parrot")
+    # Without the synthesis cache: a reply said again would otherwise find the parrot's
+    # "You said:" kept, and cost one sentence fewer than the first time (issue 40).
+    gateway = served_gateway("silent", "--agent", "builtin:parrot", "--tts-cache", "0")
     said = "Count the sentences. There are two."
 
     async def spoken_turn() -> float:

@@ -106,6 +106,23 @@ def test_a_room_remembers_what_a_reloaded_page_redraws() -> None:
     )
 
 
+def test_a_reloaded_page_gets_the_whole_request_once_after_a_continuation() -> None:
+    # The person went on after "Turn on the lights." was sent and answered: the whole request
+    # replaces it, its answer goes, a notice between them stays (as web/state.js does).
+    r = room()
+    before = FinalTranscript("hello", id="de:0")
+    part = FinalTranscript("Turn on the lights.", id="de:1")
+    early = AgentUtterance("de:2", "tag:p", "P", "You said: Turn on the lights.")
+    notice = PageNotice("P is slow", "@wait", agent="tag:p")
+    whole = FinalTranscript("Turn on the lights in the kitchen.", id="de:3", replaces="de:1")
+    answer = AgentUtterance("de:4", "tag:p", "P", "You said: Turn on the lights in the kitchen.")
+    for message in (before, part, early, notice, whole, answer):
+        r.remember(message)
+    assert list(r.history) == [before, notice, whole, answer]
+    r.remember(FinalTranscript("again", id="de:5", replaces="de:unknown"))  # nothing to take back
+    assert list(r.history)[-1].id == "de:5" and len(r.history) == 5
+
+
 class Clock:
     """The gateway's time, moved by the test."""
 

@@ -31,12 +31,12 @@ from gateway.voice.wake import (
     PhraseSpotter,
     WakeSettings,
     WakeWordDetector,
-    edit_distance,
     find_phrase,
     known_wake,
     make_detector,
     phrase_words,
 )
+from gateway.voice.words import edit_distance
 
 # --- microWakeWord models -------------------------------------------------------------------------
 
