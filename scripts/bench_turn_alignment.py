@@ -27,7 +27,8 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turns import StartDecode, TurnTaker, Verdict
+from gateway.proxy.turn_rule import Verdict
+from gateway.proxy.turn_taker import StartDecode, TurnTaker
 from gateway.testing.load_client import SENTENCES
 from gateway.testing.speech import piper_16k
 from gateway.voice.prosody import ProsodySignal

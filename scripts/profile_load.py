@@ -55,7 +55,16 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("echo", ("gateway/audio/echo.py",)),
     ("resampling", ("gateway/audio/resample.py",)),
     ("WebRTC, Opus", ("aiortc/", "aioice/", "gateway/server/webrtc.py", "av/", "pylibsrtp")),
-    ("turn-taking", ("gateway/proxy/turns.py", "gateway/voice/endpoint.py", "turn_signals.py")),
+    (
+        "turn-taking",
+        (
+            "gateway/proxy/turn_taker.py",
+            "gateway/proxy/turn_rule.py",
+            "gateway/proxy/sentences.py",
+            "gateway/voice/endpoint.py",
+            "turn_signals.py",
+        ),
+    ),
     ("records", ("gateway/records/",)),
     ("floor, agents", ("gateway/floor/", "gateway/agents/", "gateway/ofp/")),
     ("metrics", ("prometheus_client/", "gateway/server/metrics.py")),

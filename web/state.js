@@ -124,7 +124,7 @@ function handedOver(state, m) {
   return set(state, { turns });
 }
 
-/** Why a spoken turn ended, in words, by the gateway's end reason (gateway/proxy/turns.py). */
+/** Why a spoken turn ended, in words, by the gateway's end reason (gateway/proxy/turn_rule.py). */
 export const END_REASONS = Object.freeze({
   finished: "the words and the voice said you had finished",
   "semantic finished": "the language model was sure your sentence was finished",

@@ -32,6 +32,7 @@ from gateway.agents.streaming import ReplyStream, StreamOpener, reply_streams
 from gateway.agents.urls import normalize_service_url
 from gateway.agents.wire import listening, tap
 from gateway.floor import Delivery, Floor, FloorBusy, discovery, notices
+from gateway.floor.changes import FloorWatch, Snapshot
 from gateway.floor.exchanges import Admission, Exchanges, answering_speaker
 from gateway.floor.failures import FailureBounds, Strikes, Verdict
 from gateway.floor.handover import HandOver
@@ -163,8 +164,8 @@ class FloorHost:
     """Runs one conversation.
 
     ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``on_user`` receives
-    every envelope the floor delivers to the person; ``on_notice`` what the gateway itself must
-    tell them. ``recorder`` (optional) keeps every envelope in and out and every floor change.
+    every envelope the floor delivers to the person (None: no one until a proxy attaches,
+    :meth:`attach`); ``on_notice`` what the gateway itself must tell them. ``recorder`` (optional) keeps every envelope in and out and every floor change.
     ``restore`` takes the conversation up in a recorded floor state (the person among its
     conversants) instead of starting it with the person alone.
     """
@@ -175,7 +176,7 @@ class FloorHost:
         *,
         user: Identification,
         resolve: AgentResolver,
-        on_user: UserSink,
+        on_user: UserSink | None = None,
         on_notice: NoticeSink | None = None,
         recorder: Recorder | None = None,
         manager: Identification | None = None,
@@ -195,7 +196,7 @@ class FloorHost:
         self._resolve = resolve
         self._bounds = FailureBounds(self.limits.max_failures, self.limits.max_timeouts)
         #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
-        #: the conversation (a page reloaded) rebinds these.
+        #: the conversation (a page reloaded) rebinds them all at once (:meth:`attach`).
         self.on_user = on_user
         self.on_notice = on_notice
         self.on_floor: Callable[[Floor], None] | None = None
@@ -206,8 +207,6 @@ class FloorHost:
         self._recorder = recorder
         #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
         self.inbound = inbound
-        #: The convener being invited (its speaker URI) until it has joined or not.
-        self._appointing: str | None = None
         self._mailboxes: dict[str, _Mailbox] = {}
         self._inflight = 0
         self._idle = asyncio.Event()
@@ -229,7 +228,8 @@ class FloorHost:
         self._history = DialogHistory(self.limits.history_events, self.limits.history_bytes)
         #: Whether the person's voice may go with dialogHistory (``serve --keep-audio``).
         self.history_keeps_audio = False
-        self._floor_state: tuple[Any, ...] = ()
+        #: What each change of the floor means (recorded, shown, the convener gone).
+        self._watch = FloorWatch()
         self._closed = False
         self._ended = False
         # Normalised service URLs whose manifest was asked for.
@@ -239,7 +239,7 @@ class FloorHost:
             self._record_floor()
         else:
             # Taken up from the records: that state is recorded already, and its agents named.
-            self._floor_state = self._state()
+            self._watch = FloorWatch(Snapshot.of(self.floor))
             self._named = discovery.Named(
                 normalize_service_url(user.service_url),
                 *(i.service_url for i in self.floor.conversants),
@@ -276,6 +276,28 @@ class FloorHost:
         if any(e.event_type is EventType.UTTERANCE for e in events):
             self._wait_for_answer()
         return env
+
+    def attach(
+        self,
+        *,
+        on_user: UserSink,
+        on_notice: NoticeSink | None,
+        on_floor: Callable[[Floor], None] | None,
+        on_stream: StreamOpener | None,
+    ) -> None:
+        """A person's proxy takes the conversation: what the floor delivers to the person, the
+        gateway's notices, the floor's changes and in-process agents' streams go to it from now
+        on (a page reloaded: the new proxy takes them over from the old, all at once)."""
+        self.on_user = on_user
+        self.on_notice = on_notice
+        self.on_floor = on_floor
+        self.on_stream = on_stream
+
+    def show_floor(self) -> None:
+        """Show the attached proxy the floor as it is now (a conversation taken up from the
+        records: its floor changed before any proxy was there to see it)."""
+        if self.on_floor is not None:
+            self.on_floor(self.floor)
 
     def dialog_history(self) -> list[DialogEvent]:
         """The last public utterances, bounded (:attr:`Limits.history_events`,
@@ -474,9 +496,10 @@ class FloorHost:
                 self._patience.answer_reached()
             self._history.remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
-            result = self.on_user(d.envelope)
-            if asyncio.iscoroutine(result):
-                await result
+            if self.on_user is not None:
+                result = self.on_user(d.envelope)
+                if asyncio.iscoroutine(result):
+                    await result
             return
         d = self._with_inbound(key, d)
         try:
@@ -606,12 +629,12 @@ class FloorHost:
             # manager (the arbiter of conveners, §0.4.2) invites it, so the invite is not
             # delegated to the convener it appoints; the invite's own envelope names the role.
             self.floor.join(known, convener=True)
-            self._appointing = known.speaker_uri
+            self._watch.appointing = known.speaker_uri
             try:
                 self._dispatch(self.floor.inject([invite]))
                 await self.wait_idle(timeout)
             finally:
-                self._appointing = None
+                self._watch.appointing = None
         else:  # its identity unknown (no manifest): invited by the person, the role on joining
             await self.say([invite])
             await self.wait_idle(timeout)
@@ -807,13 +830,10 @@ class FloorHost:
         except RecordsError:  # records must never take the conversation down
             log.exception("conversation %s: could not record an envelope", self.id)
 
-    def _convener_gone(self, speaker_uri: str) -> None:
+    def _convener_gone(self, notice: notices.ConvenerGone) -> None:
         """The convener left or failed: the person is told the floor is the convener now."""
-        if speaker_uri == self._appointing:
-            return  # it never joined: appoint_convener says so
         if self.on_notice is None or self._closed:
             return
-        notice = notices.ConvenerGone(speaker_uri)
         task = asyncio.get_running_loop().create_task(self._notify(notice))
         self._naming.add(task)
         task.add_done_callback(self._naming.discard)
@@ -825,20 +845,15 @@ class FloorHost:
             if key.startswith(("http://", "https://")) and self._conversant_at(key) is None:
                 self.inbound.revoke(self.id, key)
 
-    def _state(self) -> tuple[Any, ...]:
-        f = self.floor
-        return (tuple(i.speaker_uri for i in f.conversants), tuple(f.floor_granted), f.convener)
-
     def _record_floor(self, *, force: bool = False) -> None:
         f = self.floor
-        state = self._state()
-        if state == self._floor_state and not force:
+        change = self._watch.seen(Snapshot.of(f), force=force)
+        if change is None:
             return
-        if self.inbound is not None and self._floor_state and state[0] != self._floor_state[0]:
+        if self.inbound is not None and change.conversants_changed:
             self._revoke_departed()
-        if self._floor_state and self._floor_state[2] and not state[2]:
-            self._convener_gone(self._floor_state[2])
-        self._floor_state = state
+        if change.convener_gone is not None:
+            self._convener_gone(change.convener_gone)
         if self.on_floor is not None:
             try:
                 self.on_floor(f)

@@ -384,7 +384,9 @@ class Floor:
         ):
             self._regrant_addressee(event)
         if route is Route.DELEGATE:
-            convener = self._conversants[self._convener]  # type: ignore[index]
+            # route_for delegates only when there is a convener (``has_convener`` above).
+            assert self._convener is not None
+            convener = self._conversants[self._convener]
             self._flush()
             env = Envelope.model_construct(
                 conversation=self.conversation(),

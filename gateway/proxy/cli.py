@@ -1,6 +1,6 @@
 """The person's proxy on the command line (``serve``): the turn rule's options
 (:func:`add_turn_options`, read back with :func:`turn_rule_from_args`, the policy that makes
-them one consistent :class:`~gateway.proxy.turns.TurnRule`) and speech over an agent's
+them one consistent :class:`~gateway.proxy.turn_rule.TurnRule`) and speech over an agent's
 (:func:`add_overlap_options`: ``decide`` of :class:`~gateway.proxy.overlap.OverlapSettings`,
 ``echo_guard`` and ``continuation_ms`` of :class:`~gateway.proxy.settings.SessionSettings`, by
 their ``dest``)."""
@@ -15,7 +15,7 @@ from gateway.errors import ConfigError
 from gateway.options import count, given
 
 if TYPE_CHECKING:
-    from gateway.proxy.turns import TurnRule
+    from gateway.proxy.turn_rule import TurnRule
 
 
 def add_turn_options(p: argparse.ArgumentParser) -> None:

@@ -1,24 +1,39 @@
-"""What the person's proxy tells whoever shows the session (typed, in the proxy's own terms).
+"""The typed events of a person's proxy: what it tells whoever shows the session, and what its
+parts tell each other.
 
-The parts of a session (listening, uttering, speaking) emit these; the web server maps them to
-the page's wire messages (gateway/server/page_events.py), ``talk`` ignores them, and tests
-assert on them. The proxy knows nothing of the page's protocol: an arrow from here to
-``gateway/server/`` would run from a lower layer up to the web page's wire format.
+The parts of a session (listening, uttering, speaking) emit both kinds to one :class:`Sink`, the
+session (gateway/proxy/session.py, ``VoiceSession.emit``), which routes each kind to its handler
+in one place, as pipecat's frames go upstream and downstream:
+
+- :data:`ProxyEvent` goes out: the web server maps it to the page's wire messages
+  (gateway/server/page_events.py), ``talk`` ignores it, and tests assert on it. The proxy knows
+  nothing of the page's protocol: an arrow from here to ``gateway/server/`` would run from a
+  lower layer up to the web page's wire format.
+- :data:`PartEvent` stays inside the session: a finished turn for uttering, a barge-in for
+  speaking, an utterance sent for the turn-taker…
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from gateway.floor import Floor
 from gateway.ofp import DialogEvent
+
+if TYPE_CHECKING:
+    from gateway.proxy.overlap import OverlapDecision
+    from gateway.proxy.timing import Timing
+    from gateway.voice.endpoint import Utterance
+    from gateway.voice.stt import Transcript
 
 
 @dataclass(frozen=True)
 class StateShown:
     """The session's state changed: ``idle`` (asleep), ``listening``, ``hearing``,
-    ``thinking`` or ``speaking`` (:data:`gateway.proxy.turns.State`)."""
+    ``thinking`` or ``speaking`` (:data:`gateway.proxy.turn_taker.State`)."""
 
     state: str
 
@@ -149,6 +164,123 @@ ProxyEvent = (
 )
 #: Where a session's events go (a coroutine function or a plain one).
 EventSink = Callable[[ProxyEvent], Awaitable[None] | None]
+
+
+# ---------------------------------------------------------------------- between the parts
+@dataclass(frozen=True)
+class TurnEnded:
+    """Listening → uttering: the person's turn is over. ``decode``: the speculative decode of
+    exactly its audio (None: none ran); ``started``: when its first chunk arrived (on the
+    session's clock); ``wake``: the wake word in use (its phrase is dropped from the start of
+    the transcript; None: none)."""
+
+    utterance: Utterance
+    decode: asyncio.Task[Transcript] | None
+    timing: Timing
+    started: float
+    wake: str | None = None
+
+
+@dataclass(frozen=True)
+class StopAgent:
+    """→ speaking: stop the agent being played and drop what is queued (a barge-in, a spoken
+    "stop", a typed utterance)."""
+
+
+@dataclass(frozen=True)
+class PauseAgent:
+    """Listening → speaking: speech over the agent; it goes quiet at once, keeping its place,
+    while the overlap is decided."""
+
+
+@dataclass(frozen=True)
+class ResumeAgent:
+    """Listening → speaking: the speech over the agent was no interruption; it goes on."""
+
+
+@dataclass(frozen=True)
+class OverlapJudged:
+    """Listening → the session: what the speech over an agent was (``decode_ms``: the time its
+    decodes took, for the decision's log line)."""
+
+    decision: OverlapDecision
+    decode_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class TurnContinued:
+    """Listening → speaking: the person went on with the turn just ended; its answers are not
+    theirs to hear (the whole request follows)."""
+
+
+@dataclass(frozen=True)
+class TurnDismissed:
+    """Uttering → the turn-taker: the turn came to nothing (no words, a command, no speech
+    recognition)."""
+
+
+@dataclass(frozen=True)
+class UtteranceSent:
+    """Uttering → speaking and the turn-taker: the utterance goes to the floor; its reply is
+    now awaited (``timing`` is filled in as it comes)."""
+
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class UtteranceAnswered:
+    """Uttering → the turn-taker: the floor has handled the utterance."""
+
+
+@dataclass(frozen=True)
+class ContinuationDone:
+    """Uttering → speaking: the continued turn was sent, or came to nothing: agents are heard
+    again."""
+
+
+@dataclass(frozen=True)
+class FirstAudio:
+    """Speaking → the session: the reply to the utterance ``timing`` times started to play (its
+    timing is complete)."""
+
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class AgentPlaying:
+    """Speaking → listening: agent audio started (True) or stopped playing (barge-in needs
+    it)."""
+
+    speaking: bool
+
+
+PartEvent = (
+    TurnEnded
+    | StopAgent
+    | PauseAgent
+    | ResumeAgent
+    | OverlapJudged
+    | TurnContinued
+    | TurnDismissed
+    | UtteranceSent
+    | UtteranceAnswered
+    | ContinuationDone
+    | FirstAudio
+    | AgentPlaying
+)
+SessionEvent = ProxyEvent | PartEvent
+
+
+class Sink(Protocol):
+    """Where a session's parts send their events: the session, which routes each kind to its
+    handler (``VoiceSession.emit``)."""
+
+    def emit(self, event: SessionEvent) -> None:
+        """Handle ``event`` now (between the parts), or send it out soon (a
+        :data:`ProxyEvent`)."""
+
+    async def publish(self, event: ProxyEvent) -> None:
+        """Send ``event`` out and wait until whoever shows the session has taken it."""
 
 
 @dataclass(frozen=True)

@@ -2,20 +2,24 @@
 
 One :class:`Listener` per session runs the VAD, the wake word (its detector, the look-back that
 starts an utterance right after the phrase, and the phrase stripped from the transcript), the
-turn-taker (:class:`gateway.proxy.turns.TurnTaker`, sans I/O: it decides, this carries out),
+turn-taker (:class:`gateway.proxy.turn_taker.TurnTaker`, sans I/O: it decides, this carries out),
 the speculative decodes with their end-of-turn signals, and the partial transcripts.
 
 Time: the driver hands each input item over with ONE ``now`` (:meth:`Listener.hear`); results
-that arrive later (a decode's verdict, a partial transcript) read the listener's ``clock``. So
-a test drives it with recorded VAD probabilities, recorded transcripts and a fake clock, with no
-model loaded and no real sleeping (tests/proxy/test_listening.py).
+that arrive later (a decode's verdict, a partial transcript) read the session's ``clock``, passed
+in. So a test drives it with recorded VAD probabilities, recorded transcripts and a fake clock,
+with no model loaded and no real sleeping (tests/proxy/test_listening.py).
 
-What it decides goes out through callbacks: a finished turn to ``on_turn`` (uttering), a
-barge-in to ``on_barge_in`` (speaking), what the page shows to ``emit``. Speech over an agent pauses it (``on_pause``) while fast
-decodes of the overlap decide (:mod:`gateway.proxy.overlap`): the decision goes to
-``on_overlap``, then the agent resumes (``on_resume``) or stops (``on_barge_in``). A person
-going on with the turn just ended goes to ``on_continue`` (its answer is to be dropped). An
-``echo(chunk, arrived, voiced)`` guard marks chunks that are the agent's own voice.
+The turn-taker is the session's (it is handed in): this part drives it with the audio and
+carries out what it decides, and the session tells it what the other parts did (sent,
+replied…) through :meth:`Listener.apply`. What listening decides goes out as typed events
+(:mod:`gateway.proxy.events`) to the session's one sink: a finished turn (``TurnEnded``, for
+uttering), a barge-in (``StopAgent``), what the page shows. Speech over an agent pauses it
+(``PauseAgent``) while fast decodes of the overlap decide (:mod:`gateway.proxy.overlap`): the
+decision goes out (``OverlapJudged``), then the agent resumes (``ResumeAgent``) or stops
+(``StopAgent``). A person going on with the turn just ended is ``TurnContinued`` (its answer is
+to be dropped). What it needs to know of the rest of the session it asks ``around``
+(:class:`Surroundings`); the echo guard marks chunks that are the agent's own voice.
 """
 
 from __future__ import annotations
@@ -30,12 +34,25 @@ from typing import Protocol
 
 import numpy as np
 
+from gateway.audio.echo import EchoGuard
 from gateway.errors import SpeechError
-from gateway.proxy.events import PartialText, ProxyEvent, StateShown, Told, WakeWordHeard
-from gateway.proxy.overlap import OverlapDecision
+from gateway.proxy.events import (
+    OverlapJudged,
+    PartialText,
+    PauseAgent,
+    ResumeAgent,
+    Sink,
+    StateShown,
+    StopAgent,
+    Told,
+    TurnContinued,
+    TurnEnded,
+    WakeWordHeard,
+)
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import (
+from gateway.proxy.turn_rule import Verdict
+from gateway.proxy.turn_taker import (
     Action,
     CancelDecode,
     ContinueTurn,
@@ -51,9 +68,7 @@ from gateway.proxy.turns import (
     StateChanged,
     StopPlayback,
     TurnTaker,
-    Verdict,
 )
-from gateway.voice.endpoint import Utterance
 from gateway.voice.semantic import Primed, SemanticSignal
 from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal
@@ -77,9 +92,42 @@ class VadStreamLike(Protocol):
     def reset(self) -> None: ...
 
 
-#: A finished turn handed over: its utterance, the decode of exactly its audio (if one ran),
-#: and its timing so far.
-TurnSink = Callable[[Utterance, "asyncio.Task[Transcript] | None", Timing], None]
+class Surroundings(Protocol):
+    """What listening asks of the rest of the session, when it needs to know (the session
+    answers)."""
+
+    @property
+    def model_idle(self) -> bool:
+        """Nothing else needs the speech model: an early decode delays nobody."""
+
+    @property
+    def agent_audible(self) -> bool:
+        """An agent is being played: speech then needs ``barge_in_ms`` to count."""
+
+    @property
+    def busy(self) -> bool:
+        """An utterance is between its end and its reply: the wake window stays open."""
+
+    @property
+    def agent_said(self) -> str | None:
+        """What an agent said last: the semantic signal reads the person's words after it."""
+
+    @property
+    def semantic(self) -> SemanticSignal | None:
+        """The semantic end-of-turn signal, if installed."""
+
+
+def strip_wake_phrase(text: str, wake: str | None) -> str:
+    """Drop the phrase of wake word ``wake`` (None: none) that Whisper still heard at the start
+    of ``text`` (the cut is never exact)."""
+    if wake is None:
+        return text
+    phrase = words(wake.split(":")[-1].replace("_", " "))
+    said = text.split()
+    head = ["".join(words(w)) for w in said[: len(phrase)]]
+    if phrase and head == phrase:
+        return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
+    return text
 
 
 def score_signals(
@@ -99,58 +147,34 @@ def score_signals(
 
 
 class Listener:
-    """The listening part of one session (see the module's docstring).
-
-    ``model_idle()``: nothing else needs the speech model (an early decode delays nobody);
-    ``agent_audible()``: an agent is being played (speech then needs ``barge_in_ms`` to count);
-    ``busy()``: an utterance is between its end and its reply (the wake window stays open);
-    ``agent_said()``: what an agent said last (the semantic signal reads the person's words
-    after it); ``semantic()``: the semantic signal, if installed.
-    """
+    """The listening part of one session (see the module's docstring): ``turns`` the session's
+    turn-taker, ``sink`` where its events go, ``around`` what it asks of the rest of the
+    session, ``clock`` the session's."""
 
     def __init__(
         self,
         settings: SessionSettings,
         *,
+        turns: TurnTaker,
         vad: VadStreamLike,
         transcriber: SpeechToText,
         signals: Mapping[str, TurnSignal],
-        emit: Callable[[ProxyEvent], None],
-        on_turn: TurnSink,
-        on_barge_in: Callable[[], None],
-        on_pause: Callable[[], None] = lambda: None,
-        on_resume: Callable[[], None] = lambda: None,
-        on_overlap: Callable[[OverlapDecision], None] = lambda d: None,
-        on_continue: Callable[[], None] = lambda: None,
-        echo: Callable[[np.ndarray, float, bool], bool] | None = None,
-        semantic: Callable[[], SemanticSignal | None] = lambda: None,
+        sink: Sink,
+        around: Surroundings,
+        clock: Callable[[], float],
+        echo: EchoGuard | None = None,
         wake_factory: Callable[[str], WakeListener] | None = None,
-        model_idle: Callable[[], bool] = lambda: True,
-        agent_audible: Callable[[], bool] = lambda: False,
-        busy: Callable[[], bool] = lambda: False,
-        agent_said: Callable[[], str | None] = lambda: None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
-        #: The rules of turn-taking; this listener carries out what it decides.
-        self.turns = TurnTaker(settings)
+        #: The rules of turn-taking (the session's); this listener carries out what it decides.
+        self.turns = turns
         self._vad = vad
         self._transcriber = transcriber
         self._signals = signals
-        self._semantic_signal = semantic
         self._wake_factory = wake_factory
-        self._emit = emit
-        self._on_turn = on_turn
-        self._on_barge_in = on_barge_in
-        self._on_pause = on_pause
-        self._on_resume = on_resume
-        self._on_overlap = on_overlap
-        self._on_continue = on_continue
+        self._sink = sink
+        self._around = around
         self._echo = echo
-        self._model_idle = model_idle
-        self._agent_audible = agent_audible
-        self._busy = busy
-        self._agent_said = agent_said
         self.clock = clock
         #: (samples heard up to the end of a chunk, when that chunk arrived), for timings.
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
@@ -181,14 +205,14 @@ class Listener:
             take_trouble = getattr(self._wake, "take_trouble", None)  # a remote detector's
             trouble = take_trouble() if take_trouble is not None else None
             if trouble:  # its service failed: the person is told, in one line naming it
-                self._emit(Told(trouble, "@error"))
+                self._sink.emit(Told(trouble, "@error"))
             self._remember(pcm)
             self._wake_pos += len(pcm)
             if detections:
                 await self._woke(detections[-1], arrived, now)
                 return
-            busy = self._busy()
-            self._apply(self.turns.check_awake(now, busy=busy), now)
+            busy = self._around.busy
+            self.apply(self.turns.check_awake(now, busy=busy), now)
             if not self.turns.awake(now, busy=busy):
                 return  # asleep: this audio goes nowhere but the detector
         self._hear(pcm, arrived, now)
@@ -203,23 +227,23 @@ class Listener:
         actions = self.turns.no_audio(now)
         if self.turns.position > position:
             self._arrivals.append((self.turns.position, now))
-        self._apply(actions, now)
+        self.apply(actions, now)
 
     def _hear(self, pcm: np.ndarray, arrived: float, now: float) -> None:
         chunks, probs = self._vad.process(pcm)
         for chunk, p in zip(chunks, probs, strict=True):
             self._arrivals.append((self.turns.position + len(chunk), arrived))
             voiced = float(p) >= self.settings.endpoint.activation
-            echo = self._echo is not None and self._echo(chunk, arrived, voiced)
+            echo = self._echo is not None and self._echo.heard(chunk, arrived, voiced)
             actions = self.turns.hear(
                 chunk,
                 float(p),
                 now,
-                agent_audible=self._agent_audible(),
-                model_idle=self._model_idle(),
+                agent_audible=self._around.agent_audible,
+                model_idle=self._around.model_idle,
                 echo=echo,
             )
-            self._apply(actions, now)
+            self.apply(actions, now)
 
     def arrival(self, sample: int) -> float:
         """When the chunk holding ``sample`` arrived; the oldest known if older."""
@@ -231,19 +255,16 @@ class Listener:
         return arrived
 
     # ------------------------------------------------------------------ the turn-taker's actions
-    def tell(self, actions: list[Action]) -> None:
-        """Carry out actions the turn-taker returned to another part (sent, replied…)."""
-        self._apply(actions, self.clock())
-
     def set_ptt(self, down: bool, now: float) -> None:
         """Push-to-talk held or let go (letting go ends the utterance)."""
-        self._apply(self.turns.set_ptt(down, now), now)
+        self.apply(self.turns.set_ptt(down, now), now)
 
     def playing(self, speaking: bool, now: float) -> None:
         """Agent audio started or stopped playing."""
-        self._apply(self.turns.playing(speaking, now), now)
+        self.apply(self.turns.playing(speaking, now), now)
 
-    def _apply(self, actions: list[Action], now: float) -> None:
+    def apply(self, actions: list[Action], now: float) -> None:
+        """Carry out what the turn-taker decided at ``now`` (here, or told to the sink)."""
         for a in actions:
             if isinstance(a, StartDecode):
                 self._start_decode(a)
@@ -255,19 +276,20 @@ class Listener:
             elif isinstance(a, EndTurn):
                 self._end_turn(a, now)
             elif isinstance(a, ContinueTurn):
-                self._on_continue()
+                self._sink.emit(TurnContinued())
             elif isinstance(a, StopPlayback):
-                self._on_barge_in()
+                self._sink.emit(StopAgent())
             elif isinstance(a, PausePlayback):
-                self._on_pause()
+                self._sink.emit(PauseAgent())
             elif isinstance(a, ResumePlayback):
-                self._on_resume()
+                self._sink.emit(ResumeAgent())
             elif isinstance(a, OverlapDecided):
-                self._on_overlap(a.decision)
+                decode_ms, self.overlap_decode_ms = self.overlap_decode_ms, 0.0
+                self._sink.emit(OverlapJudged(a.decision, decode_ms))
             elif isinstance(a, StartOverlapDecode):
                 self._background_task(self._decode_overlap(a))
             elif isinstance(a, StateChanged):
-                self._emit(StateShown(a.state))
+                self._sink.emit(StateShown(a.state))
                 if a.state == "hearing":
                     self._prime_semantic()
             elif isinstance(a, Sleep):
@@ -275,7 +297,7 @@ class Listener:
             elif isinstance(a, StartPartial):
                 self._partial = asyncio.get_running_loop().create_task(self._run_partial(a.audio))
             elif isinstance(a, ShowPartial):
-                self._emit(PartialText(a.text))
+                self._sink.emit(PartialText(a.text))
                 # Its words but the last (a word still being said may change) read ahead too:
                 # the pause's call then pays for the last few words only.
                 self._prime_semantic(a.text.rsplit(maxsplit=1)[0] if " " in a.text.strip() else "")
@@ -308,7 +330,7 @@ class Listener:
 
     def _verdict(self, decode_id: int, verdict: Verdict | None) -> None:
         now = self.clock()
-        self._apply(self.turns.judged(decode_id, verdict, now), now)
+        self.apply(self.turns.judged(decode_id, verdict, now), now)
 
     async def _amend_with_semantic(
         self, decode_id: int, text: str, scores: dict[str, float]
@@ -320,7 +342,7 @@ class Listener:
         0.81-0.94 s to 1.31-1.46 s. Under such load it now comes late and the turn goes as
         without it."""
         self._verdict(decode_id, Verdict(text, scores))
-        semantic = self._semantic_signal()
+        semantic = self._around.semantic
         if semantic is None:
             return
         if not self.turns.awaiting(decode_id):  # the verdict ended the turn: no time at all
@@ -347,7 +369,7 @@ class Listener:
         its ``timeout_ms`` (the turn is then judged without it). Run only while the pause can
         still end the turn (speech not resumed); if speech resumes during the call, the
         turn-taker ignores the verdict it is part of."""
-        semantic = self._semantic_signal()
+        semantic = self._around.semantic
         if semantic is None:
             return None
         t = time.monotonic()  # the call's cost, in real time whatever the clock
@@ -356,7 +378,7 @@ class Listener:
             p = await asyncio.wait_for(
                 asyncio.to_thread(
                     functools.partial(
-                        semantic.score, text, self._agent_said(), key=self._semantic_key
+                        semantic.score, text, self._around.agent_said, key=self._semantic_key
                     )
                 ),
                 semantic.settings.timeout_ms / 1000,
@@ -375,10 +397,11 @@ class Listener:
         """The person is speaking: have the semantic signal read what the agent said last (and
         ``words``, what the person has said so far) now, while they talk, so that their pause's
         call pays only for what is new."""
-        semantic = self._semantic_signal()
+        semantic = self._around.semantic
         if semantic is None or not self.settings.turn_rule.semantic:
             return
-        prime = functools.partial(semantic.prime, self._agent_said(), words, key=self._semantic_key)
+        said = self._around.agent_said
+        prime = functools.partial(semantic.prime, said, words, key=self._semantic_key)
         self._background_task(self._prime(prime, tries=1 if words else PRIME_TRIES))
 
     async def _prime(self, prime: Callable[[], Primed], tries: int) -> None:
@@ -406,7 +429,9 @@ class Listener:
         )
         if a.decode is not None and a.decode in self._semantic:
             timing.semantic, timing.semantic_ms = self._semantic.pop(a.decode)
-        self._on_turn(a.utterance, task, timing)
+        started = self.arrival(a.utterance.start)
+        wake = self._wake.name if self._wake is not None else None
+        self._sink.emit(TurnEnded(a.utterance, task, timing, started, wake))
 
     async def _decode_overlap(self, a: StartOverlapDecode) -> None:
         """The overlap's words, fast: a partial decode, or (the model busy with a partial's
@@ -425,7 +450,8 @@ class Listener:
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's decode failed")
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
-        self.tell(self.turns.overlap_heard(a.id, text, a.voiced_ms, self.clock()))
+        now = self.clock()
+        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now), now)
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None
@@ -434,7 +460,7 @@ class Listener:
         except TranscriberBusy:
             pass  # partials are a nicety; the final transcript has priority
         finally:
-            self.tell(self.turns.partial_done(text))
+            self.apply(self.turns.partial_done(text), self.clock())
 
     # ------------------------------------------------------------------ wake word
     @property
@@ -455,7 +481,7 @@ class Listener:
         self.wake_name = name
         self._lookback.clear()
         self._lookback_samples = 0
-        self._apply(self.turns.set_wake(self._wake is not None, now), now)
+        self.apply(self.turns.set_wake(self._wake is not None, now), now)
 
     def _close_wake(self) -> None:
         if self._wake is not None and hasattr(self._wake, "close"):
@@ -474,8 +500,8 @@ class Listener:
 
     async def _woke(self, detection: WakeDetection, arrived: float, now: float) -> None:
         self._vad.reset()
-        self._apply(self.turns.woke(now), now)  # the wake word is a barge-in
-        self._emit(WakeWordHeard(detection.model))
+        self.apply(self.turns.woke(now), now)  # the wake word is a barge-in
+        self._sink.emit(WakeWordHeard(detection.model))
         # The utterance starts where the phrase ended: feed what came after it, drop the rest.
         buffered = np.concatenate(list(self._lookback)) if self._lookback else np.zeros(0, np.int16)
         self._lookback.clear()
@@ -483,17 +509,6 @@ class Listener:
         after = self._wake_pos - detection.end
         if 0 < after <= len(buffered):
             self._hear(buffered[-after:], arrived, now)
-
-    def strip_wake_phrase(self, text: str) -> str:
-        """Drop a wake phrase Whisper still heard at the start (the cut is never exact)."""
-        if self._wake is None:
-            return text
-        phrase = words(self._wake.name.split(":")[-1].replace("_", " "))
-        said = text.split()
-        head = ["".join(words(w)) for w in said[: len(phrase)]]
-        if phrase and head == phrase:
-            return " ".join(said[len(phrase) :]).lstrip(",.;: ").strip()
-        return text
 
     # ------------------------------------------------------------------ lifecycle
     def _background_task(self, coro: Awaitable[None]) -> None:

@@ -21,7 +21,7 @@ from gateway.voice.vad import SileroVad, shared_vad
 from gateway.voice.wake import WakeListener
 
 if TYPE_CHECKING:
-    from gateway.proxy.turns import TurnTaker
+    from gateway.proxy.turn_taker import TurnTaker
     from gateway.speech.link import ServiceLink
     from gateway.speech.services import SpeechServices
 

@@ -2,14 +2,18 @@
 
 Data path, each part a unit of its own with one job, composed here::
 
-    feed(16 kHz PCM) → bounded input queue → listening.py: VAD → turn-taker (turns.py) ─┬─ partials
+    feed(16 kHz PCM) → bounded input queue → listening.py: VAD → turn_taker.py ─┬─ partials
                                                    (wake word, decodes, end-of-turn signals) │
                      uttering.py: STT → dialog event (utterance.py) → floor ◄── finished turn ┘
     floor delivers to the person → speaking.py: shown + render queue → TTS/SSML/audio → playout
 
-The parts emit typed events (:mod:`gateway.proxy.events`) to ``on_event``; the web server maps
-them to page messages. This class owns the input queue and its one driver loop, which reads the
-clock once per input item and hands that ``now`` to listening.
+The parts talk only through typed events (:mod:`gateway.proxy.events`) sent to one sink, this
+session: :meth:`VoiceSession.emit` routes each kind to its handler, so every path between the
+parts is in one place; what is for whoever shows the session goes on to ``on_event`` (the web
+server maps it to page messages). The session owns the turn-taker (turn_taker.py: listening drives it
+with the audio, the other parts' events tell it the rest), the clock every part reads (passed
+in), the input queue and its one driver loop, which reads the clock once per input item and
+hands that ``now`` to listening.
 
 Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms of
 silence; ``idle_speculate_ms``, 32 ms, while no one else needs the model), and the end-of-turn
@@ -48,25 +52,38 @@ from gateway.floor.opening import Greetings
 from gateway.ofp import Event, EventType, To
 from gateway.proxy.addressing import Addressing, Choice
 from gateway.proxy.events import (
+    AgentPlaying,
+    ContinuationDone,
     Discovery,
     EventSink,
+    FirstAudio,
     FloorChanged,
     Flushed,
     FoundAgent,
+    OverlapJudged,
     Overlapped,
+    PauseAgent,
     ProxyEvent,
+    ResumeAgent,
+    SessionEvent,
+    StopAgent,
     Told,
+    TurnContinued,
+    TurnDismissed,
+    TurnEnded,
+    UtteranceAnswered,
+    UtteranceSent,
 )
 from gateway.proxy.listening import Listener
 from gateway.proxy.models import VoiceModels
-from gateway.proxy.overlap import OverlapDecision
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import TurnTaker
+from gateway.proxy.turn_taker import TurnTaker
 from gateway.proxy.uttering import Utterer
 from gateway.records.errors import RecordsError
 from gateway.render.decode import Fetch
+from gateway.voice.semantic import SemanticSignal
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -76,12 +93,41 @@ __all__ = ["VoiceSession"]
 log = logging.getLogger(__name__)
 
 
+class _Around:
+    """What listening asks of the rest of the session
+    (:class:`gateway.proxy.listening.Surroundings`), answered from the other parts."""
+
+    def __init__(self, session: VoiceSession) -> None:
+        self._session = session
+
+    @property
+    def model_idle(self) -> bool:
+        return self._session.models.idle_for(self._session)
+
+    @property
+    def agent_audible(self) -> bool:
+        return self._session.speaker.audible
+
+    @property
+    def busy(self) -> bool:
+        return self._session.utterer.busy > 0
+
+    @property
+    def agent_said(self) -> str | None:
+        return self._session.speaker.agent_said
+
+    @property
+    def semantic(self) -> SemanticSignal | None:
+        return self._session.models.semantic
+
+
 class VoiceSession:
     """One person's voice, attached to a :class:`FloorHost`.
 
     ``on_event`` receives the session's events (:mod:`gateway.proxy.events`); the transport
     plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
     ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
+    ``clock`` is the one every part reads (a test's may be fake).
     """
 
     def __init__(
@@ -94,8 +140,12 @@ class VoiceSession:
         settings: SessionSettings | None = None,
         recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = s = settings or SessionSettings()
+        self.clock = clock
+        #: Called with each utterance's :class:`Timing` once its reply starts to play.
+        self.on_timing: Callable[[Timing], None] | None = None
         self.conversation = conversation
         self._recorder = recorder
         self.models = models
@@ -105,6 +155,11 @@ class VoiceSession:
         self._input: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue(
             max(1, s.max_input_ms // FRAME_MS)
         )
+        #: What the agents played, to refuse their echo in the microphone (None: off).
+        self.echo = EchoGuard(s.out_rate) if s.echo_guard else None
+        #: The rules of turn-taking: listening drives them with the audio, and the other parts'
+        #: events (sent, answered, dismissed) reach them through :meth:`emit`.
+        self.turns = TurnTaker(s)
         self.speaker = Speaker(
             s,
             synthesizer=models.synthesizer,
@@ -112,46 +167,30 @@ class VoiceSession:
             fetch=fetch,
             user_uri=conversation.user.speaker_uri,
             manager_uri=conversation.floor.manager.speaker_uri,
-            emit=self._emit,
-            on_playing=self._on_playing,
+            sink=self,
+            clock=clock,
+            echo=self.echo,
         )
-        #: What the agents played, to refuse their echo in the microphone (None: off).
-        self.echo = EchoGuard(s.out_rate) if s.echo_guard else None
-        if self.echo is not None:
-            guard = self.echo
-            self.speaker.playout.on_frame = lambda frame: guard.played(frame, time.monotonic())
         self.listener = Listener(
             s,
+            turns=self.turns,
             vad=models.vad.stream(),
             transcriber=models.transcriber,
             signals=models.turn_signals,
-            semantic=lambda: models.semantic,
+            sink=self,
+            around=_Around(self),
+            clock=clock,
+            echo=self.echo,
             wake_factory=models.wake_factory,
-            emit=self._emit_soon,
-            on_turn=lambda utt, spec, timing: self.utterer.take(utt, spec, timing),
-            on_barge_in=self.stop_speaking,
-            on_pause=self._pause_speaking,
-            on_resume=self.speaker.resume,
-            on_overlap=self._overlap_decided,
-            on_continue=self._continued,
-            echo=None if self.echo is None else self.echo.heard,
-            model_idle=lambda: models.idle_for(self),
-            agent_audible=lambda: self.speaker.audible,
-            busy=lambda: self.utterer.busy > 0,
-            agent_said=lambda: self.speaker.agent_said,
         )
         self.utterer = Utterer(
             s,
             conversation=conversation,
             transcriber=models.transcriber,
-            listener=self.listener,
-            emit=self._emit,
-            emit_soon=self._emit_soon,
-            on_sent=self._on_sent,
-            stop_speaking=self.stop_speaking,
+            sink=self,
+            clock=clock,
             recorder=recorder,
             audio_url=audio_url,
-            continuation_done=self._continuation_done,
         )
         models.sessions.add(self)
         self.set_wake(s.wake)
@@ -165,10 +204,12 @@ class VoiceSession:
                     "@speech-service",
                 )
             )
-        conversation.on_user = self.speaker.heard
-        conversation.on_notice = self.speaker.noticed
-        conversation.on_stream = self.speaker.open_stream
-        conversation.on_floor = lambda floor: self._emit_soon(FloorChanged.of(floor))
+        conversation.attach(
+            on_user=self.speaker.heard,
+            on_notice=self.speaker.noticed,
+            on_stream=self.speaker.open_stream,
+            on_floor=lambda floor: self._emit_soon(FloorChanged.of(floor)),
+        )
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._listen(), name="session-listen"),
@@ -178,11 +219,6 @@ class VoiceSession:
         ]
 
     # ------------------------------------------------------------------ the parts' state
-    @property
-    def turns(self) -> TurnTaker:
-        """The turn-taker (listening's)."""
-        return self.listener.turns
-
     @property
     def playout(self) -> Playout:
         """The agents' audio for the transport to play."""
@@ -196,15 +232,6 @@ class VoiceSession:
     @speak_replies.setter
     def speak_replies(self, on: bool) -> None:
         self.speaker.speak_replies = on
-
-    @property
-    def on_timing(self) -> Callable[[Timing], None] | None:
-        """Called with each utterance's :class:`Timing` once its reply starts to play."""
-        return self.speaker.on_timing
-
-    @on_timing.setter
-    def on_timing(self, callback: Callable[[Timing], None] | None) -> None:
-        self.speaker.on_timing = callback
 
     @property
     def timings(self) -> deque[Timing]:
@@ -244,7 +271,7 @@ class VoiceSession:
     def feed(self, pcm: np.ndarray) -> None:
         """Hand over 16 kHz mono int16 audio (any length). Never blocks: when the session is
         behind by ``max_input_ms``, the oldest audio is dropped."""
-        item = (pcm, time.monotonic())
+        item = (pcm, self.clock())
         try:
             self._input.put_nowait(item)
         except asyncio.QueueFull:
@@ -256,7 +283,7 @@ class VoiceSession:
     async def _listen(self) -> None:
         while True:
             pcm, arrived = await self._input.get()
-            await self.listener.hear(pcm, arrived, time.monotonic())  # one `now` per item
+            await self.listener.hear(pcm, arrived, self.clock())  # one `now` per item
 
     async def _watch_gaps(self) -> None:
         """Tell listening the time while a turn is under way and no audio is waiting (a
@@ -265,7 +292,7 @@ class VoiceSession:
         while True:
             await asyncio.sleep(period)
             if self._input.empty():
-                self.listener.no_audio(time.monotonic())
+                self.listener.no_audio(self.clock())
 
     # ------------------------------------------------------------------ the page's requests
     async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
@@ -355,11 +382,11 @@ class VoiceSession:
 
     def set_ptt(self, down: bool) -> None:
         """Push-to-talk: speech counts only while held; letting go ends the utterance."""
-        self.listener.set_ptt(down, time.monotonic())
+        self.listener.set_ptt(down, self.clock())
 
     def set_wake(self, name: str) -> None:
         """Choose the wake word (or ``off``); the session falls asleep until it is heard."""
-        self.listener.set_wake(name, time.monotonic())
+        self.listener.set_wake(name, self.clock())
 
     def stop_speaking(self) -> None:
         """Barge-in: stop the agent being played and drop what is queued, here and in the
@@ -380,15 +407,11 @@ class VoiceSession:
         self.speaker.drop_answers = True
         self.stop_speaking()
 
-    def _continuation_done(self) -> None:
-        """The continued turn was sent, or came to nothing: agents are heard again."""
-        self.speaker.drop_answers = False
-
-    def _overlap_decided(self, decision: OverlapDecision) -> None:
+    def _overlap_decided(self, judged: OverlapJudged) -> None:
+        decision, decode_ms = judged.decision, judged.decode_ms
         reply, played = self.speaker.playing_now()
         outcome = {"echo": "ignored", "interruption": "stopped"}.get(decision.kind, "resumed")
         said = self.speaker.heard_text(reply, played) if outcome == "stopped" else None
-        decode_ms, self.listener.overlap_decode_ms = self.listener.overlap_decode_ms, 0.0
         # scripts/bench_interruptions.py reads this line: each decision, its signal, its cost.
         log.info(
             "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms",
@@ -444,13 +467,50 @@ class VoiceSession:
         self.models.sessions.discard(self)
 
     # ------------------------------------------------------------------ wiring
-    def _on_sent(self, timing: Timing) -> None:
-        self.speaker.awaiting = timing
-        if timing.continued:  # the whole request is out: its answers are heard
-            self.speaker.drop_answers = False
+    def emit(self, event: SessionEvent) -> None:
+        """The parts' one sink (:class:`gateway.proxy.events.Sink`): every path between them,
+        in one place. Handled at once, in the caller's step; what is for whoever shows the
+        session goes out soon."""
+        match event:
+            case TurnEnded():  # listening → uttering
+                self.utterer.take(event)
+            case StopAgent():  # a barge-in, a spoken "stop", a typed utterance → speaking
+                self.stop_speaking()
+            case PauseAgent():  # listening → speaking
+                self._pause_speaking()
+            case ResumeAgent():  # listening → speaking
+                self.speaker.resume()
+            case OverlapJudged():  # listening → speaking, the page, the record
+                self._overlap_decided(event)
+            case TurnContinued():  # listening → speaking
+                self._continued()
+            case TurnDismissed():  # uttering → the turn-taker
+                now = self.clock()
+                self.listener.apply(self.turns.dismissed(now), now)
+            case UtteranceSent():  # uttering → speaking and the turn-taker
+                self.speaker.awaiting = event.timing
+                if event.timing.continued:  # the whole request is out: its answers are heard
+                    self.speaker.drop_answers = False
+                now = self.clock()
+                self.listener.apply(self.turns.sent(now), now)
+            case UtteranceAnswered():  # uttering → the turn-taker
+                now = self.clock()
+                self.listener.apply(self.turns.replied(now), now)
+            case ContinuationDone():  # uttering → speaking: agents are heard again
+                self.speaker.drop_answers = False
+            case FirstAudio():  # speaking → whoever times the turns
+                if self.on_timing is not None:
+                    self.on_timing(event.timing)
+            case AgentPlaying():  # speaking → listening (barge-in needs it)
+                self.listener.playing(event.speaking, self.clock())
+            case _:  # out, to whoever shows the session
+                # Only ProxyEvents are left here: a PartEvent with no case above fails mypy.
+                self._emit_soon(event)
 
-    def _on_playing(self, speaking: bool) -> None:
-        self.listener.playing(speaking, time.monotonic())
+    async def publish(self, event: ProxyEvent) -> None:
+        """Send ``event`` to ``on_event`` and wait for it (its failure is logged: the caller's
+        bug must not stop the session)."""
+        await self._emit(event)
 
     async def _emit(self, event: ProxyEvent) -> None:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gateway.proxy.overlap import OverlapSettings
-from gateway.proxy.turns import TurnRule
+from gateway.proxy.turn_rule import TurnRule
 from gateway.proxy.utterance import UtteranceParts
 from gateway.voice.endpoint import EndpointSettings
 

@@ -8,6 +8,10 @@ stops at once on a barge-in (queued audio dropped, synthesis and a streaming gen
 cancelled). Speech over the agent pauses it first (:meth:`Speaker.pause`: the playout holds
 its place) while it is decided whether it resumes or stops.
 
+What it shows goes out as typed events (:mod:`gateway.proxy.events`) to the session's sink, and
+so does agent audio starting or stopping to play (``AgentPlaying``: listening's barge-in needs
+it). Timings are read on the session's clock, passed in: one clock for a turn's stages.
+
 Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
 each sentence is synthesized as soon as the agent completes it and the person is shown the text
 so far; the reply's envelope, which follows with the whole utterance under the same id, is shown
@@ -19,18 +23,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS
+from gateway.audio.echo import EchoGuard
 from gateway.audio.playout import Playout
 from gateway.errors import SpeechError
 from gateway.floor.notices import Notice
 from gateway.floor.opening import Greetings, is_greeting
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
-from gateway.proxy.events import AgentSaid, ProxyEvent, Told
+from gateway.proxy.events import AgentPlaying, AgentSaid, FirstAudio, Sink, Told
 from gateway.proxy.floor_events import TOLD, describe
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -49,8 +53,9 @@ WORDS_PER_S = 2.7
 class Speaker:
     """The speaking part of one session (see the module's docstring).
 
-    ``user_uri``/``manager_uri``: the person's and the floor manager's speaker URIs;
-    ``on_playing(speaking)``: agent audio started or stopped (the listener's barge-in needs it).
+    ``user_uri``/``manager_uri``: the person's and the floor manager's speaker URIs; ``sink``
+    where its events go; ``clock`` the session's; ``echo`` the guard told each frame played
+    (None: none).
     """
 
     def __init__(
@@ -62,9 +67,9 @@ class Speaker:
         fetch: Fetch,
         user_uri: str,
         manager_uri: str,
-        emit: Callable[[ProxyEvent], Awaitable[None]],
-        on_playing: Callable[[bool], None],
-        clock: Callable[[], float] = time.monotonic,
+        sink: Sink,
+        clock: Callable[[], float],
+        echo: EchoGuard | None = None,
     ) -> None:
         self.settings = s = settings
         self._synthesizer = synthesizer
@@ -72,20 +77,20 @@ class Speaker:
         self._fetch = fetch
         self._user_uri = user_uri
         self._manager_uri = manager_uri
-        self._emit = emit
-        #: The clock the timings are read on (the listener's: one clock for a turn's stages).
+        self._sink = sink
+        #: The clock the timings are read on (the session's: one clock for a turn's stages).
         self.clock = clock
         self.playout = Playout(
             s.out_rate,
             paced=s.paced,
             fill_silence=s.fill_silence,
             lead_ms=s.playout_lead_ms,
-            on_state=on_playing,
+            on_state=lambda speaking: sink.emit(AgentPlaying(speaking)),
+            # What the agents played, so that their echo in the microphone is refused.
+            on_frame=None if echo is None else lambda frame: echo.played(frame, clock()),
         )
         #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
         self.speak_replies = True
-        #: Called with each utterance's :class:`Timing` once its reply starts to play.
-        self.on_timing: Callable[[Timing], None] | None = None
         #: The person's utterance whose reply is awaited (its timing is filled in here).
         self.awaiting: Timing | None = None
         #: The person went on with the request these answer (the whole request follows): agents'
@@ -200,7 +205,7 @@ class Speaker:
                 self.awaiting.reply = self.clock()
             speaker = names.get(de.speaker_uri, de.speaker_uri)
             self.agent_said = de.text() or self.agent_said
-            await self._emit(
+            await self._sink.publish(
                 AgentSaid(de.id, de.speaker_uri, speaker, de.text(), ev.is_private, dialog_event=de)
             )
             if de.id in self._streamed:
@@ -237,7 +242,7 @@ class Speaker:
 
     async def announce(self, text: str, reason: str) -> None:
         """Something the floor says of its own (the opening's welcome): shown and heard."""
-        await self._emit(Told(text, reason, agent=self._manager_uri))
+        await self._sink.publish(Told(text, reason, agent=self._manager_uri))
         self._say_as_floor(text)
 
     async def _tell(self, envelope: Envelope, event: Event) -> None:
@@ -254,12 +259,12 @@ class Speaker:
         text = describe(event, self._names.get(sender, "An agent"), name_of)
         if text is None:
             return
-        await self._emit(Told(text, event.reason or "", agent=sender))
+        await self._sink.publish(Told(text, event.reason or "", agent=sender))
         self._say_as_floor(text)
 
     async def noticed(self, notice: Notice) -> None:
         """A notice from the floor's host (a timeout, an error, "One moment…")."""
-        await self._emit(Told(notice.text, notice.reason, agent=notice.agent))
+        await self._sink.publish(Told(notice.text, notice.reason, agent=notice.agent))
         if notice.reason == "@wait":  # "One moment…": heard too
             self._say_as_floor(notice.text)
 
@@ -305,7 +310,7 @@ class Speaker:
                 log.warning("could not speak %s: %s", de.id, exc)
                 service = exc.service  # which one, when it is a remote service
                 why = f" ({service} is not answering)" if service else ""
-                await self._emit(
+                await self._sink.publish(
                     Told(
                         f"Speech synthesis is unavailable right now{why}; the reply is shown "
                         "as text.",
@@ -324,8 +329,7 @@ class Speaker:
         if timing is not None and timing.first_audio is None:
             timing.first_audio = self.clock()
             self.awaiting = None
-            if self.on_timing is not None:
-                self.on_timing(timing)
+            self._sink.emit(FirstAudio(timing))
 
     async def _speak(self, de: DialogEvent) -> None:
         voice = self._voices.settings_for(de.speaker_uri)
@@ -352,7 +356,7 @@ class Speaker:
             timing = self.awaiting
             if timing is not None and timing.reply is None:
                 timing.reply = self.clock()  # the agent's first sentence is complete
-            await self._emit(
+            await self._sink.publish(
                 AgentSaid(stream.event_id, stream.speaker_uri, stream.speaker, stream.text)
             )
             rate = self.settings.out_rate

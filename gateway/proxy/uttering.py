@@ -6,6 +6,10 @@ phrase still heard and a spoken "stop", builds the dialogEvent with its features
 (gateway/proxy/utterance.py), keeps the person's audio with the record, chooses whom it is for
 (gateway/proxy/addressing.py) and says it on the floor. Typed text takes the same way from the
 choice on.
+
+What it does that concerns the other parts goes out as typed events
+(:mod:`gateway.proxy.events`) to the session's sink: the turn dismissed, sent, answered (for
+the turn-taker), a spoken "stop" (``StopAgent``), a continued turn done with.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import asyncio
 import logging
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -27,8 +31,19 @@ from gateway.floor.host import FloorHost
 from gateway.ofp import DialogEvent, Event, EventType, Parameters, text_event
 from gateway.ofp.timestamps import rfc3339, rfc3339_in
 from gateway.proxy.addressing import Addressing, Choice, candidates
-from gateway.proxy.events import PartialText, ProxyEvent, Told, Transcribed
-from gateway.proxy.listening import Listener
+from gateway.proxy.events import (
+    ContinuationDone,
+    PartialText,
+    Sink,
+    StopAgent,
+    Told,
+    Transcribed,
+    TurnDismissed,
+    TurnEnded,
+    UtteranceAnswered,
+    UtteranceSent,
+)
+from gateway.proxy.listening import strip_wake_phrase
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.proxy.utterance import speech_dialog_event
@@ -69,11 +84,8 @@ def with_choice(event: Transcribed, choice: Choice) -> Transcribed:
 
 
 class Utterer:
-    """The uttering part of one session (see the module's docstring).
-
-    ``on_sent(timing)``: an utterance went to the floor (its reply is now awaited);
-    ``stop_speaking()``: a spoken "stop" (wake mode) stops the agent being played.
-    """
+    """The uttering part of one session (see the module's docstring): ``sink`` where its
+    events go, ``clock`` the session's."""
 
     def __init__(
         self,
@@ -81,25 +93,16 @@ class Utterer:
         *,
         conversation: FloorHost,
         transcriber: SpeechToText,
-        listener: Listener,
-        emit: Callable[[ProxyEvent], Awaitable[None]],
-        emit_soon: Callable[[ProxyEvent], None],
-        on_sent: Callable[[Timing], None],
-        stop_speaking: Callable[[], None],
+        sink: Sink,
+        clock: Callable[[], float],
         recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
-        continuation_done: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
-        #: A continued turn is done with (sent, or it came to nothing): answers are heard again.
-        self._continuation_done = continuation_done
         self.conversation = conversation
         self._transcriber = transcriber
-        self._listener = listener
-        self._emit = emit
-        self._emit_soon = emit_soon
-        self._on_sent = on_sent
-        self._stop_speaking = stop_speaking
+        self._sink = sink
+        self._clock = clock
         self._recorder = recorder
         self._audio_url = audio_url
         #: Whom the person's utterances are for (gateway/proxy/addressing.py).
@@ -110,9 +113,7 @@ class Utterer:
         self.timings: deque[Timing] = deque(maxlen=256)
         #: What the person said, newest last (bounded: a session may last for hours).
         self.transcripts: deque[str] = deque(maxlen=256)
-        self._queue: asyncio.Queue[tuple[Utterance, asyncio.Task[Transcript] | None, Timing]] = (
-            asyncio.Queue(4)
-        )
+        self._queue: asyncio.Queue[TurnEnded] = asyncio.Queue(4)
         #: Utterances between their end and the end of their reply.
         self.busy = 0
         self._previous_id: str | None = None
@@ -124,24 +125,24 @@ class Utterer:
         """Whether no utterance is waiting or being handled."""
         return self._queue.empty() and self.busy == 0
 
-    def take(self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing) -> None:
+    def take(self, turn: TurnEnded) -> None:
         """A turn the listener ended (bounded: one too many is dropped, and the person told)."""
         self.busy += 1
         try:
-            self._queue.put_nowait((utt, spec, timing))
+            self._queue.put_nowait(turn)
         except asyncio.QueueFull:
             self.busy -= 1
-            self._emit_soon(Told("Too many utterances at once; that one was dropped.", "@error"))
+            self._sink.emit(Told("Too many utterances at once; that one was dropped.", "@error"))
 
     async def run(self) -> None:
         """Utter each turn in order (the session's task)."""
         while True:
-            utt, spec, timing = await self._queue.get()
+            turn = await self._queue.get()
             try:
-                await self._one_utterance(utt, spec, timing)
+                await self._one_utterance(turn)
             except Exception:  # the task must not die: one utterance lost, the next ones heard
                 log.exception("utterance failed")
-                self._done_one(timing)
+                self._done_one(turn.timing)
 
     async def _transcript(
         self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
@@ -162,14 +163,16 @@ class Utterer:
         try:
             return await self._transcriber.transcribe(utt.audio, speech_end_s=utt.voiced_end_s)
         except TranscriberBusy:
-            await self._emit(Told("Speech recognition is busy; please say that again.", "@error"))
+            await self._sink.publish(
+                Told("Speech recognition is busy; please say that again.", "@error")
+            )
         except SpeechError as exc:  # a speech service down or gone mid-request
             log.warning("no transcript: %s", exc)
-            self._listener.tell(self._listener.turns.dismissed(self._listener.clock()))
+            self._sink.emit(TurnDismissed())
             # The person is told which service, in one line (it was tried again first).
             service = exc.service
             why = f" ({service} is not answering)" if service else ""
-            await self._emit(
+            await self._sink.publish(
                 Told(
                     f"Speech recognition is unavailable right now{why}; please say that again.",
                     "@error",
@@ -177,25 +180,22 @@ class Utterer:
             )
         return None
 
-    async def _one_utterance(
-        self, utt: Utterance, spec: asyncio.Task[Transcript] | None, timing: Timing
-    ) -> None:
-        listener = self._listener
-        clock = listener.clock
-        transcript = await self._transcript(utt, spec, timing)
+    async def _one_utterance(self, turn: TurnEnded) -> None:
+        utt, timing, clock = turn.utterance, turn.timing, self._clock
+        transcript = await self._transcript(utt, turn.decode, timing)
         if transcript is None:
             self._done_one(timing)
             return
         timing.transcript = clock()
         timing.decode_s = transcript.decode_s
         timing.queued_s = transcript.queued_s
-        text = listener.strip_wake_phrase(transcript.text.strip())
-        if not text or (listener.waking and is_stop(text, self.settings.stop_words)):
+        text = strip_wake_phrase(transcript.text.strip(), turn.wake)
+        if not text or (turn.wake is not None and is_stop(text, self.settings.stop_words)):
             if text:  # "stop" / "cancel": a command to the gateway, not words for the agents
-                self._stop_speaking()
-                await self._emit(Transcribed(text, command="stop"))
-            listener.tell(listener.turns.dismissed(clock()))
-            await self._emit(PartialText(""))
+                self._sink.emit(StopAgent())
+                await self._sink.publish(Transcribed(text, command="stop"))
+            self._sink.emit(TurnDismissed())
+            await self._sink.publish(PartialText(""))
             self._done_one(timing)
             return
         if text != transcript.text.strip():
@@ -203,7 +203,7 @@ class Utterer:
                 transcript, text=text, words=transcript.words[-len(text.split()) :]
             )
         clip = float_to_pcm16(utt.audio) if utt.audio.dtype != np.int16 else utt.audio
-        start_wall = datetime.now(UTC) - timedelta(seconds=clock() - listener.arrival(utt.start))
+        start_wall = datetime.now(UTC) - timedelta(seconds=clock() - turn.started)
         if self.time_zone is not None:  # stamped in the person's zone: agents read its offset
             start_wall = start_wall.astimezone(self.time_zone)
         event_id = f"de:{uuid.uuid4()}"
@@ -236,13 +236,12 @@ class Utterer:
         # A text-only recogniser (a stock Wyoming server) measured no confidence.
         confidence = round(transcript.confidence, 3) if transcript.detailed else None
         said = Transcribed(text, id=de.id, confidence=confidence, replaces=replaces)
-        await self._emit(with_choice(said, choice))
+        await self._sink.publish(with_choice(said, choice))
         self.timings.append(timing)
-        self._on_sent(timing)
         timing.sent = clock()
-        listener.tell(listener.turns.sent(clock()))
+        self._sink.emit(UtteranceSent(timing))
         await self.send(de, choice)
-        listener.tell(listener.turns.replied(clock()))
+        self._sink.emit(UtteranceAnswered())
         self._done_one(timing)
 
     def _record_replaced(self, part: str, whole: str, text: str) -> None:
@@ -259,19 +258,19 @@ class Utterer:
     def _done_one(self, timing: Timing | None = None) -> None:
         self.busy = max(0, self.busy - 1)
         if timing is not None and timing.continued:
-            self._continuation_done()
+            self._sink.emit(ContinuationDone())
 
     async def say_text(self, text: str, *, to: str | None = None, private: bool = False) -> None:
         """A typed utterance (already stripped, not empty), for ``to`` (None: chosen as for
         speech); :class:`LookupError` when ``to`` is not an agent here."""
         choice = self.choose(text, to=to, private=private)
-        self._stop_speaking()
+        self._sink.emit(StopAgent())
         de = text_event(
             self.conversation.user.speaker_uri,
             text,
             start_time=rfc3339_in(self.time_zone) if self.time_zone is not None else rfc3339(),
         )
-        await self._emit(with_choice(Transcribed(text, id=de.id, typed=True), choice))
+        await self._sink.publish(with_choice(Transcribed(text, id=de.id, typed=True), choice))
         await self.send(de, choice)
 
     def choose(self, text: str, *, to: str | None = None, private: bool = False) -> Choice:

@@ -200,8 +200,8 @@ class PageConnection:
             await self.send(PageNotice(TAKEN_UP, "@moved"))
         if room.floor is not None:
             await self.send(room.floor)
-        elif rejoined and room.conversation.on_floor is not None:
-            room.conversation.on_floor(room.conversation.floor)  # taken up from the records
+        elif rejoined:
+            room.conversation.show_floor()  # taken up from the records
         if self.transport == "ws":
             self._pump = asyncio.get_running_loop().create_task(self._pump_audio())
         if not rejoined:

@@ -402,7 +402,7 @@ class TurnStages:
     speculative: bool = False
     early_end: bool = False
     #: Why the turn ended, the silence the turn rule chose, and the silence at which its
-    #: verdict arrived (gateway/proxy/turns.py's ``EndTurn``).
+    #: verdict arrived (gateway/proxy/turn_taker.py's ``EndTurn``).
     end_reason: str = "end silence"
     wait_ms: int | None = None
     verdict_ms: int | None = None

@@ -212,7 +212,6 @@ class RoomRegistry(Mapping[str, Room]):
             conv_id,
             user=user,
             resolve=self.services.directory.resolve,
-            on_user=lambda e: None,
             recorder=self.services.voice_records if self.services.recorder is not None else None,
             limits=limits(
                 self.services.settings.max_agent_exchanges, self.services.settings.slow_notice_s
@@ -374,7 +373,6 @@ class RoomRegistry(Mapping[str, Room]):
             conversation_id,
             user=user,
             resolve=self.services.directory.resolve,
-            on_user=lambda e: None,
             # Through the same wrapper as a new room: the person's voice is kept only if told.
             recorder=self.services.voice_records,
             limits=limits(

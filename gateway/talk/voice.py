@@ -54,7 +54,7 @@ def overhear(talk: Talk, session: VoiceSession) -> None:
 
     async def both(env: Envelope) -> None:
         talk.heard(env)
-        speaking = spoken(env)
+        speaking = spoken(env) if spoken is not None else None
         if speaking is not None:
             await speaking
 

@@ -15,7 +15,7 @@ Two parts:
 1. **Trade-off** (fast): every clip runs through the VAD and the turn-taker's endpointer; at
    each pause the speculative transcript and every end-of-turn signal are computed once. Each
    candidate :class:`TurnRule` is then replayed on those verdicts through the real turn-taker
-   (:class:`gateway.proxy.turns.TurnTaker`, as a session drives it: chunk by chunk, each
+   (:class:`gateway.proxy.turn_taker.TurnTaker`, as a session drives it: chunk by chunk, each
    pause's verdict handed back when its recorded decode would have finished): a paused request
    is *cut off* when the turn ends at a pause before the real end; on complete requests the
    silence waited after the last word is the endpointing delay.
@@ -63,15 +63,8 @@ from gateway.agents.policy import AddressPolicy
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turns import (
-    Action,
-    CancelDecode,
-    EndTurn,
-    StartDecode,
-    TurnRule,
-    TurnTaker,
-    Verdict,
-)
+from gateway.proxy.turn_rule import TurnRule, Verdict
+from gateway.proxy.turn_taker import Action, CancelDecode, EndTurn, StartDecode, TurnTaker
 from gateway.talk.voice import talk_wav
 from gateway.testing.figures import piper_rtf, summarise
 from gateway.testing.speech import (
@@ -473,7 +466,7 @@ def replay(
 def replay_through(
     taker: TurnTaker, clip: Clip, prosody: ProsodySignal | None = None, *, go_on: bool = False
 ) -> tuple[bool, float, Pause | None]:
-    """Replay ``clip``'s recorded stream through the real turn-taker (gateway/proxy/turns.py):
+    """Replay ``clip``'s recorded stream through the real turn-taker (gateway/proxy/turn_taker.py):
     its VAD chunks each at its own time (the audio's), and at each pause the recorded verdict
     (transcript and signals; prosody as ``prosody`` weighs it), handed back when the recorded
     decode (and semantic call) would have finished — as the session does. Returns (cut off,

@@ -4,7 +4,7 @@ A signal is asked, at a pause, whether the person has finished: it gets the utte
 (16 kHz, int16 or float32) and the index one past its last voiced sample, and answers
 P(finished) in [0, 1] — or None when it cannot judge (too little voice to read). Signals run off
 the event loop, in parallel with the speculative decode; the session's :class:`TurnRule`
-combines their answers with the transcript rule (``gateway.proxy.turns``).
+combines their answers with the transcript rule (``gateway.proxy.turn_rule``).
 
 * ``prosody`` (:mod:`gateway.voice.prosody`): pitch contour, final lengthening and energy decay
   over the last voiced syllables; numpy only, ~13 ms a call on a busy 2-core machine.

@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from gateway.proxy.turns import EndReason
+from gateway.proxy.turn_rule import EndReason
 from gateway.testing.figures import piper_rtf
 from gateway.testing.load import run_load
 from gateway.testing.load_client import load_clips

@@ -10,7 +10,7 @@ import pytest
 from gateway.errors import ConfigError
 from gateway.proxy.cli import add_overlap_options, add_turn_options, turn_rule_from_args
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turns import TurnRule
+from gateway.proxy.turn_rule import TurnRule
 
 
 def _args(*argv: str) -> argparse.Namespace:

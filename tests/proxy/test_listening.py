@@ -13,10 +13,18 @@ from unittest.mock import ANY
 
 import numpy as np
 
-from gateway.proxy.events import ProxyEvent, StateShown, WakeWordHeard
-from gateway.proxy.listening import PRIME_TRIES, Listener
+from gateway.proxy.events import (
+    ProxyEvent,
+    SessionEvent,
+    StateShown,
+    StopAgent,
+    TurnEnded,
+    WakeWordHeard,
+)
+from gateway.proxy.listening import PRIME_TRIES, Listener, strip_wake_phrase
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
+from gateway.proxy.turn_taker import TurnTaker
 from gateway.voice.endpoint import Utterance
 from gateway.voice.semantic import SemanticSettings
 from gateway.voice.stt import TranscriberBusy, Transcript
@@ -85,7 +93,8 @@ class Voice:
 
 @dataclass
 class Recorded:
-    """A listener over recorded streams, and what it did."""
+    """A listener over recorded streams, and what it did: the session's sink (the events it
+    sends) and its surroundings (what it asks) at once."""
 
     vad: RecordedVad
     transcriber: RecordedTranscriber
@@ -96,25 +105,34 @@ class Recorded:
     wake: object = None
     semantic: object = None
     agent_said: str | None = None
+    ended: list[TurnEnded] = field(default_factory=list)
     listener: Listener = field(init=False)
+    model_idle = True
+    agent_audible = False
+    busy = False
 
     def __post_init__(self) -> None:
+        settings = SessionSettings()
         self.listener = Listener(
-            SessionSettings(),
+            settings,
+            turns=TurnTaker(settings),
             vad=self.vad,
             transcriber=self.transcriber,  # type: ignore[arg-type]
             signals={"prosody": Voice(0.9)},
-            emit=self.events.append,
-            on_turn=lambda utt, spec, timing: self.turns.append((utt, timing)),
-            on_barge_in=self._barge_in,
-            wake_factory=lambda name: self.wake,  # type: ignore[arg-type,return-value]
-            semantic=lambda: self.semantic,  # type: ignore[arg-type,return-value]
-            agent_said=lambda: self.agent_said,
+            sink=self,  # type: ignore[arg-type]
+            around=self,  # type: ignore[arg-type]
             clock=lambda: self.now,
+            wake_factory=lambda name: self.wake,  # type: ignore[arg-type,return-value]
         )
 
-    def _barge_in(self) -> None:
-        self.barge_ins += 1
+    def emit(self, event: SessionEvent) -> None:
+        if isinstance(event, TurnEnded):
+            self.ended.append(event)
+            self.turns.append((event.utterance, event.timing))
+        elif isinstance(event, StopAgent):
+            self.barge_ins += 1
+        else:
+            self.events.append(event)  # type: ignore[arg-type]
 
     async def chunks(self, n: int) -> None:
         """``n`` chunks of audio, each one input item at its own time."""
@@ -150,6 +168,9 @@ async def test_a_finished_sentence_ends_the_turn_after_the_rules_short_wait() ->
     [(utt, timing)] = r.turns
     assert timing.end_reason == "finished" and timing.wait_ms == 200 and timing.early_end
     assert r.events == [StateShown("hearing")]  # "thinking" once uttering has sent it
+    # Uttering is handed when the turn began (its start time) and no wake word to strip.
+    [ended] = r.ended
+    assert 100.0 <= ended.started < timing.last_voiced and ended.wake is None
     assert r.transcriber.decodes >= 1 and len(utt.audio) >= SPEECH * CHUNK_SAMPLES
 
 
@@ -212,7 +233,9 @@ async def test_the_wake_word_opens_listening_from_just_after_the_phrase() -> Non
     [after] = r.vad.heard
     assert len(after) == 5 * CHUNK_SAMPLES
     assert r.listener.turns.state == "listening"
-    assert r.listener.strip_wake_phrase("Hey Jarvis, what time is it?") == "what time is it?"
+    said = "Hey Jarvis, what time is it?"
+    assert strip_wake_phrase(said, "hey_jarvis") == "what time is it?"
+    assert strip_wake_phrase(said, None) == said, "no wake word: nothing is taken off"
     # With nothing said, listening falls asleep again after ``wake_listen_ms``.
     await r.chunks(SessionSettings().wake_listen_ms // 32 + 2)
     assert r.listener.turns.state == "idle"

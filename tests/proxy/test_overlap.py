@@ -24,7 +24,8 @@ from gateway.proxy.overlap import (
     spelled,
 )
 from gateway.proxy.session import SessionSettings
-from gateway.proxy.turns import (
+from gateway.proxy.turn_rule import TurnRule
+from gateway.proxy.turn_taker import (
     EndTurn,
     OverlapDecided,
     PausePlayback,
@@ -33,7 +34,6 @@ from gateway.proxy.turns import (
     StartOverlapDecode,
     StateChanged,
     StopPlayback,
-    TurnRule,
     TurnTaker,
 )
 from gateway.voice.vad import CHUNK_SAMPLES
@@ -289,8 +289,8 @@ def _speaker():
         fetch=None,
         user_uri="tag:user",
         manager_uri="tag:manager",
-        emit=None,
-        on_playing=lambda speaking: None,
+        sink=None,
+        clock=lambda: 0.0,
     )
 
 

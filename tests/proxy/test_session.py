@@ -22,7 +22,7 @@ from gateway.proxy.events import Flushed, Transcribed
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turns import Verdict
+from gateway.proxy.turn_rule import Verdict
 from gateway.render.ssml_audio import trim_silence
 from gateway.talk.voice import talk_wav
 from gateway.testing.loopback import audio_manifest

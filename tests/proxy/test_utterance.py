@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gateway.ofp import Envelope, Event, EventType, Sender
-from gateway.proxy.turns import looks_final
+from gateway.proxy.sentences import looks_final
 from gateway.proxy.utterance import UtteranceParts, speech_dialog_event
 from gateway.voice.stt import Transcript, Word
 from tests.ofp_schemas import assert_valid_dialog_event, assert_valid_envelope

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.ofp import Feature, Token, text_event
 from gateway.proxy.timing import Timing
-from gateway.proxy.turns import State
+from gateway.proxy.turn_taker import State
 from gateway.server import messages as m
 from gateway.server.message_codec import Message, ProtocolError, read, read_json
 from gateway.server.protocol_js import render_js

@@ -17,7 +17,8 @@ import pytest
 
 from gateway.cli import build_parser
 from gateway.errors import EXIT_GATEWAY_ERROR
-from gateway.proxy.turns import EndTurn, StartDecode, TurnTaker, Verdict
+from gateway.proxy.turn_rule import Verdict
+from gateway.proxy.turn_taker import EndTurn, StartDecode, TurnTaker
 from gateway.server.cli import from_args
 from gateway.voice.vad import CHUNK_MS, CHUNK_SAMPLES
 

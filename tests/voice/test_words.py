@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.proxy.turns import looks_final
+from gateway.proxy.sentences import looks_final
 from gateway.voice.wake import phrase_words
 from gateway.voice.whisper_checks import repeats_itself
 from gateway.voice.words import words

@@ -39,7 +39,7 @@ def test_every_end_reason_the_gateway_gives_is_explained_on_the_page() -> None:
     reason the turn-taker gives that is missing there would show as a bare code."""
     from typing import get_args
 
-    from gateway.proxy.turns import EndReason
+    from gateway.proxy.turn_rule import EndReason
 
     source = (ROOT / "web" / "state.js").read_text()
     table = source.split("export const END_REASONS = Object.freeze({", 1)[1].split("});", 1)[0]

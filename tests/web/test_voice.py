@@ -14,7 +14,7 @@ from typing import get_args
 
 import pytest
 
-from gateway.proxy.turns import EndReason
+from gateway.proxy.turn_rule import EndReason
 from gateway.testing.speech import normalise
 
 pytestmark = pytest.mark.slow
