@@ -242,6 +242,11 @@ class TextToSpeech(Protocol):
         """Sentences (over Wyoming: replies) synthesized since start."""
         ...
 
+    @property
+    def cache_hits(self) -> int:
+        """Texts served again from the speech cache, not synthesized (0: there is none)."""
+        ...
+
     def paced_by(self, queued_s: Callable[[], float]) -> TextToSpeech:
         """A view for one listener with ``queued_s()`` seconds of audio still to hear."""
         ...
@@ -328,6 +333,11 @@ class Synthesizer:
     def sentences(self) -> int:
         """Sentences synthesized since the synthesizer was made, across every listener."""
         return self._spoken[0]
+
+    @property
+    def cache_hits(self) -> int:
+        """Texts served again from :attr:`cache`, across every listener."""
+        return self.cache.hits
 
     async def load(self, settings: VoiceSettings) -> PiperVoice:
         """Load (or fetch from the process cache) the voice for ``settings`` off the loop."""

@@ -21,7 +21,6 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from gateway.render.speech_cache import SpeechCache
 from gateway.resources import web_root
 from gateway.server import access, records_watch
 from gateway.server.guard import clip_text
@@ -102,9 +101,7 @@ class HttpRoutes:
             self.gateway.metrics.tts_late.set(self.gateway.models.synthesizer.late_sentences)
             self.gateway.metrics.observe_llm(self.gateway.directory.assistant)
             self.gateway.metrics.tts_sentences.set(self.gateway.models.synthesizer.sentences)
-            cache = getattr(self.gateway.models.synthesizer, "cache", None)  # in process only
-            if isinstance(cache, SpeechCache):
-                self.gateway.metrics.tts_cache_hits.set(cache.hits)
+            self.gateway.metrics.tts_cache_hits.set(self.gateway.models.synthesizer.cache_hits)
             if (health := records_watch.health(self.gateway)) is not None:
                 records_watch.observe(self.gateway.metrics, health)
             m = self.gateway.metrics

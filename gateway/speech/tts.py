@@ -94,6 +94,7 @@ class RemoteSynthesizer:
         self.late_sentences = 0  # not known here: the server paces itself
         #: Replies asked of the server (a page without audio asks for none).
         self.sentences = 0
+        self.cache_hits = 0  # the server keeps no cache this gateway sees
         #: Replies asked again after their connection broke.
         self.resent = 0
 
