@@ -38,7 +38,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -232,6 +232,16 @@ class VoiceSession:
     @speak_replies.setter
     def speak_replies(self, on: bool) -> None:
         self.speaker.speak_replies = on
+
+    @property
+    def time_zone(self) -> tzinfo | None:
+        """The person's zone: their utterances are stamped in it (None: the machine's clock in
+        UTC), so agents read the offset where the person is."""
+        return self.utterer.time_zone
+
+    @time_zone.setter
+    def time_zone(self, zone: tzinfo | None) -> None:
+        self.utterer.time_zone = zone
 
     @property
     def timings(self) -> deque[Timing]:

@@ -178,7 +178,7 @@ class PageConnection:
         self.session.speak_replies = self.transport != "none"
         if hello.mode is not None:
             self.session.mode = hello.mode
-        self.session.utterer.time_zone = zone_named(hello.time_zone)
+        self.session.time_zone = zone_named(hello.time_zone)
         await self.send(
             Welcome(
                 conversation_id=self.room_id,
