@@ -1,8 +1,9 @@
 """The page against a real ``serve`` when the person says a request in two parts: Chromium's
 fake microphone says "Turn on the lights." and, 500 ms later, "in the kitchen please." (issue 38,
-item 3), over the WebSocket and over WebRTC. The first part ends a turn and is sent; the whole request, transcribed as one, takes its
-bubble's place (the page swaps it on ``replaces``) and the parrot's one answer is to the whole
-request. A reload, which rejoins the conversation, draws the same: one bubble, one answer."""
+item 3), over the WebSocket and over WebRTC. The first part ends a turn and is sent (or, on a loaded
+machine, the turn is still open when the second part begins); the whole request, transcribed as
+one, takes its bubble's place (the page swaps it on ``replaces``) and the parrot's one answer is
+to the whole request. A reload, which rejoins the conversation, draws the same: one bubble, one answer."""
 
 from __future__ import annotations
 
@@ -82,10 +83,18 @@ def test_a_request_in_two_parts_is_one_bubble_with_one_answer(context, gateway, 
     answer.wait_for(timeout=60000)
     page.locator("#state[data-state=listening]").wait_for(timeout=30000)
     assert page.evaluate("ofpDebug.transport") == transport
-    # The first part was sent and shown, then the whole request replaced it on the page.
+    # Usually the first part ends a turn and is sent, then the whole request replaces it. On a
+    # loaded machine the turn-taker may still be deciding when the second part begins (CI's
+    # fresh-clone run, 2026-11-27): then it was one turn from the start. Either way the page must
+    # end with one bubble and one answer; when there were two transcripts, the second replaced
+    # the first (the reducer's swap itself: tests/web/js/state.test.js).
     transcripts = [m for m in sent if m.get("type") == "transcript"]
-    first, whole = transcripts
-    assert whole["replaces"] == first["id"], transcripts
+    assert len(transcripts) in (1, 2), transcripts
+    if len(transcripts) == 2:
+        first, whole = transcripts
+        assert whole["replaces"] == first["id"], transcripts
+    else:
+        assert {"lights", "kitchen"} <= set(normalise(transcripts[0]["text"])), transcripts
     [shown] = _bubbles(page, "transcript")
     assert {"lights", "kitchen"} <= set(normalise(shown)), shown
     answers = [a for a in _bubbles(page, "agent-utterance") if "I'm Parrot" not in a]
