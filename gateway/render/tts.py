@@ -374,8 +374,8 @@ class Synthesizer:
         made: list[np.ndarray] = []
         async with contextlib.aclosing(self._synthesize(text, settings, rate)) as chunks:
             async for chunk in chunks:
-                if key is not None:
-                    made.append(chunk)
+                if key is not None:  # copied before the listener may change it in place
+                    made.append(chunk.copy())
                 yield chunk
         if key is not None:  # whole: a stream cut off part-way (a barge-in) is not kept
             self.cache.put(key, made)
