@@ -12,7 +12,20 @@
    before its first retry; add that). Timed from the kill to the ``welcome`` with the history,
    and to the first answer from an agent after it.
 
+3. With ``--people N``, only this: N people talking at once through HAProxy to the cluster's
+   nodes (``--nodes``, 2), N / nodes on each, as ``scripts/load.py`` runs them (the parrot,
+   every 4th person over WebRTC, Piper speech in real time; ``gateway.testing.load``), with
+   the records in PostgreSQL. Each person's WebSocket goes through HAProxy with the sticky
+   cookie of the node it is given, as a page coming back to its node does, so each node has
+   exactly its share; each node's own count of sessions as the window opens is printed to
+   show they arrived. Per node: first reply audio p50 / p95, event-loop lag p99, missed turns,
+   CPU, RSS; and the machine's whole CPU. On one machine every node shares its cores (and
+   with the clients, HAProxy and PostgreSQL): a node's figures there are not a node's on its
+   own box.
+
 Everything runs on loopback and stops by itself.
+
+    flock /tmp/bench.lock .venv/bin/python scripts/bench_cluster.py --people 40 --seconds 60
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -209,6 +223,99 @@ def bench_failover(rounds: int) -> None:
     )
 
 
+async def cluster_load(
+    cluster: LocalCluster, people: int, seconds: float, webrtc_every: int
+) -> dict[str, Any]:
+    """``people`` split evenly over the cluster's nodes, all through HAProxy at once: one
+    :func:`run_load` per node (its clients carry the node's cookie); the machine's CPU over
+    the first node's steady window."""
+    from gateway.testing.load import run_load
+    from gateway.testing.load_client import load_clips
+    from gateway.testing.load_metrics import ServedGateway, machine_busy_s
+
+    clips = load_clips()
+    via = cluster.url.replace("http://", "ws://") + "/ws"
+    shares = [people // len(cluster.nodes)] * len(cluster.nodes)
+    for i in range(people % len(cluster.nodes)):
+        shares[i] += 1
+    busy: list[float] = []
+
+    def window(started: bool) -> None:
+        busy.extend((machine_busy_s(), time.monotonic()))
+
+    runs = await asyncio.gather(
+        *(
+            run_load(
+                ServedGateway(node.url, node.proc.pid),
+                clips,
+                n,
+                seconds,
+                ramp_s=0.5 * n,
+                webrtc_every=webrtc_every,
+                on_window=window if i == 0 else None,
+                via=via,
+                node=node.name,
+            )
+            for i, (node, n) in enumerate(zip(cluster.nodes, shares, strict=True))
+            if node.proc is not None
+        )
+    )
+    machine = 100 * (busy[2] - busy[0]) / (busy[3] - busy[1]) if len(busy) == 4 else None
+    for node, run in zip(cluster.nodes, runs, strict=True):
+        run["node"] = node.name
+        run.pop("turnDetail", None)
+    return {
+        "people": people,
+        "nodes": runs,
+        "turns": sum(r["turns"] for r in runs),
+        "missed": sum(r["missed"] for r in runs),
+        "refused": sum(r["refused"] for r in runs),
+        "nodesCpuPercent": round(sum(r["cpuPercent"] for r in runs), 1),
+        "clientsCpuPercent": runs[0]["loadCpuPercent"],
+        "machineCpuPercent": round(machine, 1) if machine is not None else None,
+    }
+
+
+def bench_people(people: int, seconds: float, nodes: int, webrtc_every: int) -> dict[str, Any]:
+    """The cluster under ``people`` talking at once: the report, and a table printed."""
+    from gateway.testing.figures import piper_rtf
+
+    share = -(-people // nodes)
+    speed = piper_rtf()
+    before = os.getloadavg()
+    print(
+        f"\n## {people} people through HAProxy on {nodes} nodes ({share} each), "
+        f"{os.cpu_count()} cores shared by all; Piper RTF {speed}\n"
+    )
+    serve_args = ("--agent", "builtin:parrot", "--max-sessions", str(max(16, share)))
+    with LocalCluster(nodes, serve_args=serve_args) as cluster:
+        report = asyncio.run(cluster_load(cluster, people, seconds, webrtc_every))
+    report["piperRtf"], report["loadBefore"], report["loadAfter"] = speed, before, os.getloadavg()
+    print(
+        "| node | people (sessions seen) | turns | missed | first reply audio p50 / p95 | "
+        "loop lag p99 | CPU | RSS mean / peak | stages p95: endpoint / Whisper queue / "
+        "first synthesised audio |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in report["nodes"]:
+        g = r["gatewayStagesMs"]
+        print(
+            f"| {r['node']} | {r['connected']} ({r['gatewaySessions']}) | {r['turns']} | "
+            f"{r['missed']} | {r['p50Ms']} / {r['p95Ms']} ms | {r['loopLagP99Ms']} ms | "
+            f"{r['cpuPercent']} % | {r['rssMeanMb']} / {r['rssMb']} MB | "
+            f"{g['endpoint p95']} / {g['stt_queue p95']} / {g['tts_first_audio p95']} ms |"
+        )
+    print(
+        f"\nnodes' CPU {report['nodesCpuPercent']} %, load clients {report['clientsCpuPercent']} %,"
+        f" the whole machine {report['machineCpuPercent']} % (of {100 * (os.cpu_count() or 1)} %);"
+        f" refused {report['refused']}; load average before "
+        + " ".join(f"{a:.2f}" for a in before)
+        + ", after "
+        + " ".join(f"{a:.2f}" for a in report["loadAfter"])
+    )
+    return report
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -216,9 +323,27 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5, help="node failures to time (5)")
     p.add_argument("--writes", type=int, default=2000, help="envelopes written per store (2000)")
     p.add_argument("--skip-failover", action="store_true", help="only the write cost")
+    p.add_argument(
+        "--people", type=int, default=0,
+        help="only this: N people talking at once through HAProxy, N / --nodes on each node",
+    )  # fmt: skip
+    p.add_argument("--nodes", type=int, default=2, help="nodes behind HAProxy, with --people (2)")
+    p.add_argument("--seconds", type=float, default=60, help="steady window, with --people (60)")
+    p.add_argument(
+        "--webrtc-every", type=int, default=4,
+        help="every Kth person over WebRTC, with --people (4, as scripts/load.py; 0: none)",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="with --people: print the report as JSON")
     args = p.parse_args()
+    if args.people < 0 or args.nodes < 1 or (args.people and args.people < args.nodes):
+        p.error("--people must be at least --nodes (one person per node), --nodes at least 1")
     with contextlib.suppress(OSError), open("/proc/loadavg") as f:
         print(f"load average at start: {' '.join(f.read().split()[:3])}")
+    if args.people:
+        report = bench_people(args.people, args.seconds, args.nodes, args.webrtc_every)
+        if args.json:
+            print(json.dumps(report))
+        return
     bench_stores(args.writes)
     if not args.skip_failover:
         bench_failover(args.rounds)

@@ -14,7 +14,10 @@ Run it alone (``flock /tmp/bench.lock``), not nice'd: ``.venv/bin/python scripts
    when p95 end of speech → first reply audio ≤ 1.2 s, the loop lag p99 ≤ 50 ms, and no turn
    went unanswered. Each row also has speech's own share: the end-of-turn wait (p50/p95; the
    turn-taker waits ≥ 1.5 s on an utterance that sounds unfinished, whatever the load) and the
-   p95 from the end of that wait to first audio, held at ≤ 0.7 s (``heldAfterWait``).
+   p95 from the end of that wait to first audio, held at ≤ 0.7 s (``heldAfterWait``), and
+   each box's CPU over the steady window: % of a core and CPU-ms per answered turn, the node's
+   and the speech server's. ``--modes remote`` runs only the remote node (issue 40's 40 people
+   with speech on its own box: ``--modes remote --no-hop --nodes "" --people 20,30,40``).
 3. **Nodes per speech server.** Several ``serve`` processes (``--nodes``), each with the
    people one remote node held (``--per-node``), all on the one speech server at once; a step
    holds when the worst node meets the target. Measured, not estimated — but on 2 cores all
@@ -70,6 +73,8 @@ TARGET_AFTER_WAIT_MS = 700
 #: load clients (this process) are not pinned and take what is free.
 NODE_CORES = "0"
 SPEECH_CORES = "1"
+#: Where the people step runs speech (``--modes``).
+MODES = ("in-process", "remote")
 
 
 def _pin(cores: str | None) -> list[str]:
@@ -77,6 +82,10 @@ def _pin(cores: str | None) -> list[str]:
     if cores is None or not shutil.which("taskset") or (os.cpu_count() or 1) < 2:
         return []
     return ["taskset", "-c", cores]
+
+
+def _or_dash(value: object) -> str:
+    return "–" if value is None else str(value)
 
 
 def _ms(values: list[float]) -> dict[str, float]:
@@ -216,20 +225,38 @@ async def load_step(
     if speech:
         extra += ["--stt", speech, "--tts", speech]
     gateways = []
+    # The speech server's CPU over the steady window (the nodes' is run_load's): read as the
+    # first node's window opens and closes (all the nodes' windows open within a ramp).
+    speech_window: list[float] = []
+    speech_rss: list[float] = []
+
+    def window(started: bool) -> None:
+        if speech_pid:
+            sample = read_proc(speech_pid)
+            speech_window.append(sample.cpu_s)
+            speech_window.append(time.monotonic())
+            speech_rss.append(sample.rss_mb)
+
     try:
         for _ in range(nodes):
             gateways.append(ServedGateway.start(*extra))
             _pin_pid(gateways[-1].pid, NODE_CORES)
-        before = read_proc(speech_pid).cpu_s if speech_pid else 0.0
-        started = time.monotonic()
         runs = await asyncio.gather(
-            *(run_load(g, clips, n, seconds, ramp_s=0.5 * n, webrtc_every=0) for g in gateways)
-        )
-        elapsed = time.monotonic() - started
-        speech_cpu = (read_proc(speech_pid).cpu_s - before) if speech_pid else 0.0
+            *(
+                run_load(
+                    g, clips, n, seconds, ramp_s=0.5 * n, webrtc_every=0,
+                    on_window=window if i == 0 else None,
+                )
+                for i, g in enumerate(gateways)
+            )
+        )  # fmt: skip
     finally:
         for gateway in gateways:
             gateway.stop()
+    speech_cpu, speech_s = 0.0, 1.0
+    if len(speech_window) == 4:
+        speech_cpu = speech_window[2] - speech_window[0]
+        speech_s = max(1e-3, speech_window[3] - speech_window[1])
     p95s = [r["p95Ms"] for r in runs]
     detail = [t for r in runs for t in r["turnDetail"] if "endpoint" in t and "total" in t]
     waits = [t["endpoint"] for t in detail]
@@ -238,21 +265,33 @@ async def load_step(
     worst = None if None in p95s else max(p95s)
     lag = max(r["loopLagP99Ms"] for r in runs)
     missed = sum(r["missed"] for r in runs)
+    turns = sum(r["turns"] for r in runs)
     row = {
         "mode": "remote" if speech else "in process",
         "nodes": nodes,
         "people": n,
         "total": nodes * n,
-        "turns": sum(r["turns"] for r in runs),
+        "turns": turns,
         "missed": missed,
+        "refused": sum(r["refused"] for r in runs),
         "p50Ms": max(r["p50Ms"] or 0 for r in runs) or None,
         "p95Ms": worst,
         "p95ByNodeMs": p95s,
         "loopLagP99Ms": lag,
         "nodeCpuPercent": round(sum(r["cpuPercent"] for r in runs), 1),
-        # Over the whole run (greetings and ramp included): an upper bound.
-        "speechCpuPercent": round(100 * speech_cpu / elapsed, 1) if speech_pid else None,
+        # Over the steady window, as the nodes' CPU.
+        "speechCpuPercent": round(100 * speech_cpu / speech_s, 1) if speech_pid else None,
+        # CPU-ms per answered turn on each box (the turns all nodes' people took in the window).
+        "nodeCpuMsPerTurn": _per_turn(
+            sum(r["cpuPercent"] * r["seconds"] for r in runs) * 10, turns
+        ),
+        "speechCpuMsPerTurn": _per_turn(1000 * speech_cpu, turns) if speech_pid else None,
+        "nodeRssMb": max(r["rssMb"] for r in runs),
+        "speechRssMb": round(max(speech_rss), 1) if speech_rss else None,
         "clientsCpuPercent": runs[0]["loadCpuPercent"],
+        "otherCpuPercent": runs[0]["otherCpuPercent"],
+        # The first node's stages (p50 and p95, ms, from its /metrics): where a slow turn waited.
+        "gatewayStagesMs": runs[0]["gatewayStagesMs"],
         # Where the first node's turns went, medians (ms): the end-of-turn wait is most of it.
         "stagesMs": runs[0]["turnStagesMs"].get("ws"),
         "waitP50Ms": round(float(np.percentile(waits, 50)), 1) if waits else None,
@@ -271,6 +310,10 @@ async def load_step(
     }
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
+
+
+def _per_turn(cpu_ms: float, turns: int) -> float | None:
+    return round(cpu_ms / turns, 1) if turns else None
 
 
 async def people(
@@ -334,10 +377,20 @@ async def main() -> int:
         help="people on each of those nodes (default: the most one remote node held)",
     )  # fmt: skip
     parser.add_argument("--seconds", type=float, default=30, help="steady window per run (30)")
+    parser.add_argument(
+        "--modes", default="in-process,remote",
+        help="where the people step runs speech: in-process, remote or both (in-process,remote)",
+    )  # fmt: skip
     parser.add_argument("--stock", action="store_true", help="also the stock servers' hop")
     parser.add_argument("--no-load", action="store_true", help="only the hop")
+    parser.add_argument("--no-hop", action="store_true", help="skip the hop (only the load)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        parser.error(f"--modes: one or both of {', '.join(MODES)}")
+    if args.no_hop and args.stock:
+        parser.error("--stock measures the hop: not with --no-hop")
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-speech-{os.getpid()}"
     workdir.mkdir(parents=True, exist_ok=True)
     speed = piper_rtf()
@@ -353,7 +406,8 @@ async def main() -> int:
     server, address = start_speech_server(SPEECH_CORES, workdir / "speech.log")
     stock: list[subprocess.Popen[bytes]] = []
     try:
-        report["hop"].append(await hop(address, address, args.rounds, "speech serve"))
+        if not args.no_hop:
+            report["hop"].append(await hop(address, address, args.rounds, "speech serve"))
         if args.stock:
             whisper, w_address = start_stock("faster-whisper", workdir / "whisper.log")
             piper, p_address = start_stock("piper", workdir / "piper.log")
@@ -365,8 +419,11 @@ async def main() -> int:
                 proc.terminate()
         if not args.no_load:
             counts = [int(n) for n in args.people.split(",")]
-            rows = await people(counts, args.seconds, None, None)
-            rows += await people(counts, args.seconds, address, server.pid)
+            rows = []
+            if "in-process" in modes:
+                rows += await people(counts, args.seconds, None, None)
+            if "remote" in modes:
+                rows += await people(counts, args.seconds, address, server.pid)
             report["people"] = rows
             per_node = (
                 args.per_node
@@ -375,7 +432,7 @@ async def main() -> int:
                 or counts[0]
             )
             steps = [int(n) for n in args.nodes.split(",") if n]
-            if steps:
+            if steps and "remote" in modes:
                 report["nodes"] = await nodes_per_server(
                     steps, per_node, args.seconds, address, server.pid
                 )
@@ -395,10 +452,11 @@ async def main() -> int:
         f"thread {speed}; load before {load}, after "
         + ", ".join(f"{a:.2f}" for a in report["loadAfter"])
     )
-    print(
-        "\n| server | stt here p50/p95 | stt remote p50/p95 | tts first audio here | remote | hop stt / tts |"
-    )
-    print("|---|---|---|---|---|---|")
+    if report["hop"]:
+        print(
+            "\n| server | stt here p50/p95 | stt remote p50/p95 | tts first audio here | remote | hop stt / tts |"
+        )
+        print("|---|---|---|---|---|---|")
     for h in report["hop"]:
         print(
             f"| {h['server']} | {h['sttLocal']['p50']} / {h['sttLocal']['p95']} ms | "
@@ -411,20 +469,30 @@ async def main() -> int:
     if rows:
         print(
             "\n| speech | nodes × people | turns | p50 / p95 first audio (worst node) | "
-            "end-of-turn wait p50 / p95 | after the wait p95 | loop lag p99 | nodes' CPU | "
-            "speech server CPU | clients' CPU | held: 1.2 s / 0.7 s after the wait |"
+            "end-of-turn wait p50 / p95 | after the wait p95 | loop lag p99 | missed | "
+            "nodes' CPU | speech server CPU | CPU-ms per turn, nodes / speech | "
+            "RSS node / speech | clients' CPU | held: 1.2 s / 0.7 s after the wait |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(
                 f"| {r['mode']} | {r['nodes']} × {r['people']} | {r['turns']} | "
                 f"{r['p50Ms']} / {r['p95Ms']} ms | {r['waitP50Ms']} / {r['waitP95Ms']} ms | "
-                f"{r['afterWaitP95Ms']} ms | {r['loopLagP99Ms']} ms | "
-                f"{r['nodeCpuPercent']} % | "
-                f"{r['speechCpuPercent'] if r['speechCpuPercent'] is not None else '–'} % | "
+                f"{r['afterWaitP95Ms']} ms | {r['loopLagP99Ms']} ms | {r['missed']} | "
+                f"{r['nodeCpuPercent']} % | {_or_dash(r['speechCpuPercent'])} % | "
+                f"{r['nodeCpuMsPerTurn']} / {_or_dash(r['speechCpuMsPerTurn'])} | "
+                f"{r['nodeRssMb']} / {_or_dash(r['speechRssMb'])} MB | "
                 f"{r['clientsCpuPercent']} % | {'yes' if r['held'] else 'no'} / "
                 f"{'yes' if r['heldAfterWait'] else 'no'} |"
             )
+        print("\nthe first node's stages, p50 / p95 (ms, its /metrics):")
+        for r in rows:
+            g = r["gatewayStagesMs"]
+            stages = ", ".join(
+                f"{k} {g.get(k + ' p50')} / {g.get(k + ' p95')}"
+                for k in ("endpoint", "stt_queue", "stt_decode", "tts_first_audio", "total")
+            )
+            print(f"- {r['mode']} {r['nodes']} × {r['people']}: {stages}")
     print("\nsummary:", json.dumps(report["summary"]))
     return 0
 

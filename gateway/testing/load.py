@@ -67,20 +67,26 @@ async def run_load(
     ramp_s: float,
     webrtc_every: int = 4,
     on_window: Callable[[bool], None] | None = None,
+    via: str | None = None,
+    node: str = "",
 ) -> dict[str, Any]:
     """N clients for ``seconds`` of steady state; the report as a dict (times in ms).
 
     ``on_window`` is called with True as the steady window starts and False as it ends (a
-    profiler attaches there: ``scripts/profile_load.py``)."""
+    profiler attaches there: ``scripts/profile_load.py``). ``via`` is where the clients connect
+    instead of the gateway's own ``/ws`` (a cluster's HAProxy), with ``node``'s sticky cookie
+    so that the balancer sends them to this gateway (``scripts/bench_cluster.py --people``);
+    the gateway's own ``/proc`` and ``/metrics`` are read as before."""
     tally = Tally()
     idle = read_proc(gateway.pid)
     clients = [
         Client(
-            gateway.ws,
+            via or gateway.ws,
             clips,
             tally,
             transport="webrtc" if webrtc_every and i % webrtc_every == webrtc_every - 1 else "ws",
             seed=i,
+            node=node,
         )
         for i in range(sessions)
     ]
@@ -132,6 +138,9 @@ async def run_load(
     return {
         "sessions": sessions,
         "connected": len(opened),
+        # The clients the gateway itself counted as the window opened (through a balancer:
+        # whether they all reached this node).
+        "gatewaySessions": round(start_metrics.get("ofp_gateway_sessions", 0)),
         "webrtc": sum(c.rtc for c in opened),
         "refused": len(tally.refused),
         "refusal": tally.refused[0] if tally.refused else None,
