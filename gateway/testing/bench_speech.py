@@ -229,9 +229,12 @@ async def load_step(
     # first node's window opens and closes (all the nodes' windows open within a ramp).
     speech_window: list[float] = []
     speech_rss: list[float] = []
+    threads: dict[str, list[dict[int, tuple[float, int]]]] = {"node": [], "speech": []}
 
     def window(started: bool) -> None:
+        threads["node"].append(thread_cpu(gateways[0].pid))
         if speech_pid:
+            threads["speech"].append(thread_cpu(speech_pid))
             sample = read_proc(speech_pid)
             speech_window.append(sample.cpu_s)
             speech_window.append(time.monotonic())
@@ -286,6 +289,18 @@ async def load_step(
             sum(r["cpuPercent"] * r["seconds"] for r in runs) * 10, turns
         ),
         "speechCpuMsPerTurn": _per_turn(1000 * speech_cpu, turns) if speech_pid else None,
+        # The same by thread (split_threads): the first node's per its turns, the speech
+        # server's per all turns.
+        "cpuMsPerTurnByThread": {
+            box: {
+                stage: _per_turn(1000 * cpu, runs[0]["turns"] if box == "node" else turns)
+                for stage, cpu in split_threads(
+                    gateways[0].pid if box == "node" else (speech_pid or 0), *seen, role=box
+                ).items()
+            }
+            for box, seen in threads.items()
+            if len(seen) == 2
+        },
         "nodeRssMb": max(r["rssMb"] for r in runs),
         "speechRssMb": round(max(speech_rss), 1) if speech_rss else None,
         "clientsCpuPercent": runs[0]["loadCpuPercent"],
@@ -310,6 +325,44 @@ async def load_step(
     }
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
+
+
+def thread_cpu(pid: int) -> dict[int, tuple[float, int]]:
+    """Every thread of a process: CPU seconds so far (user + system) and its nice value."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[float, int]] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        out[int(task.name)] = ((int(fields[11]) + int(fields[12])) / ticks, int(fields[16]))
+    return out
+
+
+def split_threads(
+    pid: int, before: dict[int, tuple[float, int]], after: dict[int, tuple[float, int]], role: str
+) -> dict[str, float]:
+    """CPU seconds between two readings, by what the threads do. The rule is by thread, not
+    by sampling: the main thread is the event loop; in the speech server Piper's workers are
+    the threads it runs at a lower priority (``SYNTHESIS_NICE``), the rest is Whisper (its
+    native threads and the executor threads waiting on them); in a node with speech remote the
+    rest is the semantic signal's llama.cpp, the prosody and echo work and the executors."""
+    rest = "Whisper, other threads" if role == "speech" else "other threads (semantic, prosody)"
+    loop = "event loop (Wyoming)" if role == "speech" else "event loop (VAD, WebSocket, turns)"
+    stages: dict[str, float] = {loop: 0.0, rest: 0.0}
+    if role == "speech":
+        stages["Piper (niced workers)"] = 0.0
+    for tid, (cpu, nice) in after.items():
+        used = cpu - before.get(tid, (0.0, 0))[0]
+        if tid == pid:
+            stages[loop] += used
+        elif role == "speech" and nice > 0:
+            stages["Piper (niced workers)"] += used
+        else:
+            stages[rest] += used
+    return stages
 
 
 def _per_turn(cpu_ms: float, turns: int) -> float | None:
@@ -493,6 +546,11 @@ async def main() -> int:
                 for k in ("endpoint", "stt_queue", "stt_decode", "tts_first_audio", "total")
             )
             print(f"- {r['mode']} {r['nodes']} × {r['people']}: {stages}")
+        print("\nCPU-ms per turn by thread (split_threads: by thread, not sampled):")
+        for r in rows:
+            for box, stages in r["cpuMsPerTurnByThread"].items():
+                cells = ", ".join(f"{k} {v}" for k, v in stages.items())
+                print(f"- {r['mode']} {r['nodes']} × {r['people']}, {box}: {cells}")
     print("\nsummary:", json.dumps(report["summary"]))
     return 0
 

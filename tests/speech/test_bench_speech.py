@@ -52,6 +52,17 @@ def test_a_node_is_loaded_with_speech_in_process_and_remote(report: dict) -> Non
         assert row["turns"] > 0 and row["missed"] == 0, row
     assert rows[0]["speechCpuPercent"] is None
     assert rows[1]["speechCpuPercent"] > 0  # the speech server did the remote node's speech
+    # Each box's CPU per answered turn: the node's either way, the speech server's when remote.
+    for row in rows:
+        assert row["nodeCpuMsPerTurn"] > 0 and row["nodeRssMb"] > 0, row
+    assert rows[0]["speechCpuMsPerTurn"] is None and rows[0]["speechRssMb"] is None
+    assert rows[1]["speechCpuMsPerTurn"] > 0 and rows[1]["speechRssMb"] > 0
+    # By thread: in process only the node is split; remote, the speech server's Piper workers
+    # (its niced threads) did the replies' synthesis.
+    assert set(rows[0]["cpuMsPerTurnByThread"]) == {"node"}
+    assert set(rows[1]["cpuMsPerTurnByThread"]) == {"node", "speech"}
+    assert sum(rows[1]["cpuMsPerTurnByThread"]["node"].values()) > 0
+    assert rows[1]["cpuMsPerTurnByThread"]["speech"]["Piper (niced workers)"] > 0
 
 
 def test_several_nodes_share_one_speech_server(report: dict) -> None:
@@ -69,3 +80,17 @@ def test_the_cores_are_said(report: dict) -> None:
     assert report["nodeCores"] != report["speechCores"]
     assert report["pinned"] == ((os.cpu_count() or 1) >= 2)
     assert len(report["loadBefore"]) == 3 and len(report["loadAfter"]) == 3
+
+
+def test_an_unknown_mode_is_a_clear_error() -> None:
+    """``--modes`` names where speech runs; anything else is refused before anything starts."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.testing.bench_speech", "--modes", "remote,elsewhere"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "--modes: one or both of in-process, remote" in done.stderr
+    assert "Traceback" not in done.stderr
