@@ -295,7 +295,9 @@ async def load_step(
             box: {
                 stage: _per_turn(1000 * cpu, runs[0]["turns"] if box == "node" else turns)
                 for stage, cpu in split_threads(
-                    gateways[0].pid if box == "node" else (speech_pid or 0), *seen, role=box
+                    gateways[0].pid if box == "node" else (speech_pid or 0),
+                    *seen,
+                    role=box if speech or box == "speech" else "node, speech in process",
                 ).items()
             }
             for box, seen in threads.items()
@@ -348,8 +350,12 @@ def split_threads(
     by sampling: the main thread is the event loop; in the speech server Piper's workers are
     the threads it runs at a lower priority (``SYNTHESIS_NICE``), the rest is Whisper (its
     native threads and the executor threads waiting on them); in a node with speech remote the
-    rest is the semantic signal's llama.cpp, the prosody and echo work and the executors."""
-    rest = "Whisper, other threads" if role == "speech" else "other threads (semantic, prosody)"
+    rest is the semantic signal's llama.cpp, the prosody and echo work and the executors (with
+    speech in process, ``role`` anything else, Whisper and Piper too)."""
+    rest = {
+        "speech": "Whisper, other threads",
+        "node": "other threads (semantic, prosody)",
+    }.get(role, "other threads (Whisper, Piper, semantic, prosody)")
     loop = "event loop (Wyoming)" if role == "speech" else "event loop (VAD, WebSocket, turns)"
     stages: dict[str, float] = {loop: 0.0, rest: 0.0}
     if role == "speech":
