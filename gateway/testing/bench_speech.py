@@ -224,7 +224,7 @@ async def load_step(
     extra = ["--max-sessions", str(max(16, n))]
     if speech:
         extra += ["--stt", speech, "--tts", speech]
-    gateways = []
+    gateways: list[ServedGateway] = []
     # The speech server's CPU over the steady window (the nodes' is run_load's): read as the
     # first node's window opens and closes (all the nodes' windows open within a ramp).
     speech_window: list[float] = []
@@ -296,7 +296,8 @@ async def load_step(
                 stage: _per_turn(1000 * cpu, runs[0]["turns"] if box == "node" else turns)
                 for stage, cpu in split_threads(
                     gateways[0].pid if box == "node" else (speech_pid or 0),
-                    *seen,
+                    seen[0],
+                    seen[-1],
                     role=box if speech or box == "speech" else "node, speech in process",
                 ).items()
             }
