@@ -38,7 +38,7 @@ class Watched(Collector):
 
 
 def test_the_protocol_declares_the_five_ways_to_the_person() -> None:
-    assert DECLARED == {"delivered", "notified", "floor_changed", "person_said", "open_stream"}
+    assert {"delivered", "notified", "floor_changed", "person_said", "open_stream"} == DECLARED
 
 
 def test_every_outlet_in_the_gateway_has_every_method() -> None:
