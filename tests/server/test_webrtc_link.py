@@ -16,7 +16,7 @@ from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSes
 from aiortc.mediastreams import MediaStreamError
 
 from gateway.audio import SAMPLE_RATE
-from gateway.audio.playout import Playout
+from gateway.audio.playout import KEEP_ALIVE, Playout
 from gateway.server.webrtc import (
     MAX_INBOUND_BACKLOG,
     WEBRTC_RATE,
@@ -70,6 +70,7 @@ class Page:
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.pc.addTrack(Microphone())
         self.heard: list[np.ndarray] = []
+        self.pts: list[int] = []  # each heard frame's timestamp (from its RTP timestamp)
         self.rate = 0
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -84,6 +85,7 @@ class Page:
             except MediaStreamError:
                 return
             self.rate = frame.sample_rate
+            self.pts.append(frame.pts)
             pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels))
             self.heard.append(pcm.mean(axis=1).astype(np.int16))
 
@@ -133,12 +135,17 @@ async def test_the_microphone_arrives_at_16_khz_with_its_pitch(call) -> None:
     assert np.sqrt(np.mean(steady.astype(np.float64) ** 2)) > 3000
 
 
-async def test_the_agents_voice_goes_out_after_a_continuous_silence(call) -> None:
+async def test_between_replies_the_track_sends_keep_alives_not_a_frame_every_20_ms(call) -> None:
     _, page, playout, _ = call
-    await until(lambda: len(page.heard) >= 25)  # half a second of the outbound stream
+    tail, every = KEEP_ALIVE.tail, KEEP_ALIVE.every
+    await until(lambda: len(page.heard) >= tail + 3)  # the tail, then keep-alives
     assert page.rate == WEBRTC_RATE
-    # With no agent speaking the track still sends frames, silent ones: the stream never stalls.
-    assert max(int(np.max(np.abs(f))) for f in page.heard) < 300
+    assert max(int(np.max(np.abs(f))) for f in page.heard) < 300  # silence
+    # The frames' timestamps keep to the wall clock: the skipped slots are a gap in them (a
+    # receiver plays by them), not frames encoded and sent.
+    steps = np.diff(page.pts[: tail + 3])
+    assert list(steps[: tail - 1]) == [FRAME] * (tail - 1)
+    assert all(step >= every * FRAME for step in steps[tail:])
     before = len(page.heard)
     await playout.put(tone(1000.0, WEBRTC_RATE // 2))
     await playout.finish()
