@@ -40,15 +40,19 @@ class BusyShare:
         """The final decode that :meth:`begin` started at ``started`` ended ``at``."""
         self._running.remove(started)
         self._spans.append((started, at))
+        self._forget(at - self.window_s)  # bounded even if nobody asks for the share
 
     def share(self, now: float) -> float:
         """Busy seconds within ``[now - window_s, now]`` over the window's worker-seconds."""
         since = now - self.window_s
-        while self._spans and self._spans[0][1] <= since:
-            self._spans.popleft()
+        self._forget(since)
         busy = sum(end - max(start, since) for start, end in self._spans if end > since)
         busy += sum(now - max(start, since) for start in self._running)
         return busy / (self.window_s * self.workers)
+
+    def _forget(self, since: float) -> None:
+        while self._spans and self._spans[0][1] <= since:
+            self._spans.popleft()
 
 
 class DecodeQueue:

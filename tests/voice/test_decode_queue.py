@@ -83,3 +83,11 @@ def test_partials_are_rationed_while_finals_kept_the_model_busy(
     assert queue.partials_rationed == 1 and queue.partials_skipped == 1
     clock[0] += 2.0  # a quiet while: the busy spans leave the window
     assert queue.submit(Priority.PARTIAL, lambda: "caption").result(timeout=10)[0] == "caption"
+
+
+def test_busy_share_forgets_old_spans_without_being_asked() -> None:
+    share = BusyShare(window_s=1.0)
+    for i in range(1000):
+        share.begin(float(i))
+        share.end(float(i), i + 0.5)
+    assert len(share._spans) <= 2  # bounded by the window, not by how many finals ran
