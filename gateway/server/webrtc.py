@@ -93,8 +93,10 @@ JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
 
 
 class PlayoutTrack(MediaStreamTrack):
-    """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`
-    (which gives silence while no agent speaks, so the stream never stalls).
+    """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`.
+    While no agent speaks it gives a short tail of silence, then a silent frame every 400 ms
+    (:class:`~gateway.audio.playout.IdleSilence`): the stream never stalls, and aiortc does not
+    encode, encrypt and send 50 silent frames a second.
 
     Frames are stamped with their place in real time: when the playout skipped time after a
     stall (a busy loop), the timestamps skip it too. Left contiguous, every later packet arrived
@@ -118,7 +120,8 @@ class PlayoutTrack(MediaStreamTrack):
         except PlayoutClosed:
             self.stop()
             raise MediaStreamError from None
-        # A gap in the timestamps: the receiver conceals it and stays on time.
+        # A gap in the timestamps (a stall, or idle slots left empty): the receiver conceals
+        # it and stays on time.
         self._pts += self._playout.skipped_samples - self._skipped
         self._skipped = self._playout.skipped_samples
         frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
