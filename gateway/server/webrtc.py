@@ -11,6 +11,7 @@ import contextlib
 import fractions
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import av
 import numpy as np
@@ -127,7 +128,7 @@ class PlayoutTrack(MediaStreamTrack):
         if encode and playout.rate != WEBRTC_RATE:
             raise ValueError(f"an Opus track plays at {WEBRTC_RATE} Hz, not {playout.rate}")
 
-    async def recv(self) -> av.AudioFrame | av.Packet:
+    async def recv(self) -> av.AudioFrame | av.Packet[Any]:
         while True:
             frame = await self._next_frame()
             if self._encoder is None:
