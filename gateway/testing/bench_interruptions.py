@@ -67,7 +67,7 @@ from gateway.testing.speech import normalise
 
 _DECISION = re.compile(
     r"overlap: (\w+) by ([\w ]+) on '(.*)' after (\d+) ms of voice, (\d+) ms after it began, "
-    r"decodes (\d+) ms"
+    r"decodes (\d+) ms(; joined)?"
 )
 ECHO_LAGS_MS = (50, 150, 250)
 
@@ -143,8 +143,10 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
         for why, n in whys.most_common():
             lines.append(f"  {why}: {n} ({100 * n / len(decisions):.0f} %)")
         lines.append("each decision, in order (kind, why, words, ms of voice):")
-        for kind, why, text, voiced, *_ in decisions:
-            lines.append(f"  {kind} by {why} on {text!r} after {voiced} ms")
+        for kind, why, text, voiced, *_, joined in decisions:
+            lines.append(f"  {kind} by {why} on {text!r} after {voiced} ms{joined}")
+        joins = sum(1 for d in decisions if d[-1])
+        lines.append(f"judged with the backchannel before (join_ms): {joins}")
         spent = [int(d[5]) for d in decisions if d[0] != "echo"]
         if spent:
             lines.append(
