@@ -15,14 +15,16 @@ from gateway.testing.processes import Served
 pytestmark = pytest.mark.slow  # real serve processes
 
 
-async def played(page: Page) -> None:
-    """Until the reply's audio (sent in real time) has stopped coming for a second."""
+async def played(page: Page, since: int) -> None:
+    """Until the reply's audio (sent in real time) has come and then stopped coming for a second
+    (``since``: the audio bytes before it; a loaded machine can be silent for a second before
+    the reply starts)."""
     last, quiet = -1, 0
     for _ in range(200):  # 20 s at most
         await asyncio.sleep(0.1)
         quiet = quiet + 1 if page.audio_bytes == last else 0
         last = page.audio_bytes
-        if quiet >= 10 and last > 0:
+        if quiet >= 10 and last > since:
             return
 
 
@@ -43,7 +45,7 @@ async def two_spoken_replies(gateway: Served) -> tuple[float, list[int]]:
         for said in ("Turn the volume down a little.", "Play some relaxing music."):
             audio = page.audio_bytes
             await page.say(said)
-            await played(page)
+            await played(page, audio)
             heard.append(page.audio_bytes - audio)
     finally:
         await page.close()
