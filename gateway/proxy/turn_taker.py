@@ -625,11 +625,11 @@ class TurnTaker:
         if step is None:
             return []
         self._overlap = None
-        audio, self._overlap_audio = self._overlap_audio, []
+        chunks, self._overlap_audio = self._overlap_audio, []
         self._count(step)
         out: list[Action] = [OverlapDecided(step)]
         if step.kind == "backchannel" and self.settings.overlap.join_ms:
-            self._resumed = (audio, step.voiced_ms, 0)
+            self._resumed = (chunks, step.voiced_ms, 0)
         if step.kind != "interruption":
             # Not a turn: what the endpointer holds of it is dropped, and the agent goes on.
             self._offset += self._heard
