@@ -421,10 +421,10 @@ class TurnTaker:
         self._audible = agent_audible
         self._recent.append(chunk)
         if self._resumed is not None and self._overlap is None:
-            audio, voice, since = self._resumed
+            before, voice, since = self._resumed
             since += CHUNK_MS
             late = since - self._voiced_run > s.overlap.join_ms  # its voice began too late
-            self._resumed = None if late else (audio, voice, since)
+            self._resumed = None if late else (before, voice, since)
         if self._overlap is not None:
             out += self._overlap_chunk(chunk, voiced, now)
         elif s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
