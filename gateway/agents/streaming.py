@@ -6,8 +6,8 @@ proxy as soon as it is complete, so the first sentence is spoken while the rest 
 written; the envelope with the whole utterance (the same dialog event id) follows as usual and
 is what the floor routes and the records keep.
 
-The floor host (:mod:`gateway.floor.host`) sets :data:`reply_streams` to its ``on_stream`` while
-it awaits an in-process agent; the agent calls it to open a :class:`ReplyStream`, and gets None
+The floor host (:mod:`gateway.floor.host`) sets :data:`reply_streams` to its person's outlet's
+``open_stream`` while it awaits an in-process agent; the agent calls it to open a :class:`ReplyStream`, and gets None
 when nobody streams (``talk --text``, HTTP, a proxy not speaking). A proxy that stops listening
 (barge-in) calls :meth:`ReplyStream.cancel`, which stops the generation, not only the playout.
 """

@@ -11,14 +11,21 @@ Slots are scheduled on the monotonic clock as ``start + n × 20 ms``, so sleep j
 accumulate. A consumer that fell a little behind catches up by releasing frames back to back; one
 that fell more than ``max_lag_ms`` behind (a stalled loop) starts a new schedule instead of
 bursting, and counts the time it skipped (:attr:`Playout.skipped_samples`). ``paced=False`` releases frames as fast as they are asked for (offline processing).
+
+A stream that must not stall (``fill_silence``, a WebRTC track) does not need a silent frame in
+every idle slot: :class:`IdleSilence` says which slots get one (a short tail after each reply,
+then a keep-alive every 400 ms, as Opus DTX sends), and the slots between are skipped time
+(:attr:`Playout.skipped_samples`), so the frames' timestamps stay on the wall clock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +37,38 @@ class PlayoutClosed(Closed):
     """The playout was closed and everything in it has been played."""
 
 
+@dataclass(frozen=True)
+class IdleSilence:
+    """Which idle slots of a continuous stream get a silent frame (sans-I/O: slot counts only).
+
+    aiortc encodes (Opus, on its thread pool), encrypts and sends every frame a track gives it;
+    a silent frame in every idle slot cost ~450 CPU-ms per WebRTC person per turn at 20 people
+    (docs/performance.md, issue 40), for nothing a listener hears. So after audio stops,
+    ``tail`` silent frames go out (the decoder ends the reply on real silence, not on packet
+    loss concealment), then one every ``every`` slots, as Opus DTX does (one frame per 400 ms):
+    the stream is never silent long enough for a receiver to think it gone, and the frames'
+    timestamps skip the slots between. ``every=1`` is a frame in every slot.
+    """
+
+    tail: int = 10
+    every: int = 20
+
+    def __post_init__(self) -> None:
+        if self.tail < 0 or self.every < 1:
+            raise ValueError("IdleSilence needs tail >= 0 and every >= 1")
+
+    def wait(self, idle: int) -> int:
+        """Slots to skip before the next silent frame, ``idle`` being how many idle slots have
+        passed since the last audio (0 for the first): 0 means this slot gets one."""
+        if idle < self.tail:
+            return 0
+        return self.every - 1 - (idle - self.tail) % self.every
+
+
+#: What a stream with ``fill_silence`` sends while idle unless told otherwise.
+KEEP_ALIVE = IdleSilence()
+
+
 class Playout:
     """A bounded, paced queue of 20 ms mono int16 frames at ``rate``.
 
@@ -38,7 +77,8 @@ class Playout:
     ahead of real time, so a client with its own buffer (the page's WebSocket player) rides over
     network jitter; on barge-in the client must drop that lead too (the ``flush`` event).
     With ``fill_silence`` the consumer gets silent frames while nothing is queued (for
-    transports that need a continuous stream, such as a WebRTC track); without it :meth:`recv` waits for audio. ``on_state(speaking)`` is
+    transports that need a continuous stream, such as a WebRTC track), in the slots ``idle``
+    picks (the others skipped: :class:`IdleSilence`); without it :meth:`recv` waits for audio. ``on_state(speaking)`` is
     called whenever playback starts or stops. Use from one event loop.
     """
 
@@ -49,6 +89,7 @@ class Playout:
         max_ms: int = 2000,
         paced: bool = True,
         fill_silence: bool = False,
+        idle: IdleSilence = KEEP_ALIVE,
         max_lag_ms: int = 200,
         lead_ms: int = 0,
         on_state: Callable[[bool], None] | None = None,
@@ -60,6 +101,8 @@ class Playout:
         self._max_frames = max(1, max_ms // FRAME_MS)
         self._paced = paced
         self._fill_silence = fill_silence
+        self._idle_silence = idle
+        self._idle_slots = 0  # idle slots since the last audio frame (filled or skipped)
         self._max_lag_s = max_lag_ms / 1000
         self._lead_s = lead_ms / 1000
         self._on_state = on_state
@@ -83,8 +126,9 @@ class Playout:
         self._idle.set()
         self._next_slot: float | None = None
         #: Wall time (in samples at ``rate``) the schedule skipped when it started anew after a
-        #: stall longer than ``max_lag_ms``: a transport that stamps its frames moves its clock
-        #: on by it (see ``gateway.server.webrtc.PlayoutTrack``).
+        #: stall longer than ``max_lag_ms``, and the idle slots :class:`IdleSilence` left
+        #: empty: a transport that stamps its frames moves its clock on by it (see
+        #: ``gateway.server.webrtc.PlayoutTrack``).
         self.skipped_samples = 0
         self._generation = 0
         self._closed = False
@@ -138,6 +182,7 @@ class Playout:
         self._frames.clear()
         self._rest = np.zeros(0, dtype=np.int16)
         self._generation += 1
+        self._idle_slots = 0
         self._has_audio.clear()
         self._has_room.set()
         self._set_speaking(False)
@@ -193,6 +238,9 @@ class Playout:
                     if self._closed:
                         raise PlayoutClosed("playout closed")
                     if self._fill_silence:
+                        if await self._skip_idle_slots():
+                            continue  # audio came, or the slot for a keep-alive did
+                        self._idle_slots += 1
                         self._advance()
                         return np.zeros(self.frame_samples, dtype=np.int16)
                     await self._has_audio.wait()
@@ -208,6 +256,7 @@ class Playout:
             self._has_room.set()
             self._advance()
             self._set_speaking(True)
+            self._idle_slots = 0
             self.released += 1
             if self.on_frame is not None:
                 self.on_frame(frame)
@@ -227,6 +276,33 @@ class Playout:
             delay = self._next_slot - self._lead_s - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
+
+    async def _skip_idle_slots(self) -> bool:
+        """At an idle slot that :class:`IdleSilence` leaves empty, wait for audio or for the
+        slot of the next silent frame, whichever is first; the whole slots that passed are
+        skipped time. Returns False when this slot gets its silent frame."""
+        skip = self._idle_silence.wait(self._idle_slots)
+        if not skip or not self._paced or self._next_slot is None:
+            return False
+        delay = self._next_slot + skip * self._frame_s - self._lead_s - time.monotonic()
+        if delay > 0 and not self._has_audio.is_set():
+            audio = asyncio.ensure_future(self._has_audio.wait())
+            timer = asyncio.ensure_future(asyncio.sleep(delay))
+            try:
+                await asyncio.wait((audio, timer), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (audio, timer):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        # Slots wholly past (the one a frame is released in next has begun, at most one frame
+        # ago): timed out, that is ``skip``, and the next slot gets its silent frame.
+        behind = time.monotonic() + self._lead_s - self._next_slot
+        passed = min(skip, max(0, int(behind / self._frame_s + 1e-9)))
+        self._next_slot += passed * self._frame_s
+        self.skipped_samples += passed * self.frame_samples
+        self._idle_slots += passed
+        return True
 
     def _advance(self) -> None:
         if not self._paced:

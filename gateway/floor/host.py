@@ -21,10 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from gateway.agents.base import Agent, RemoteAgent
 from gateway.agents.errors import AddressRefused, AgentError
@@ -40,6 +40,7 @@ from gateway.floor.history import DialogHistory
 from gateway.floor.inbound import InboundDesk, refused_post
 from gateway.floor.invites import screen_invites
 from gateway.floor.notices import Notice, NoticeEvent
+from gateway.floor.outlet import PersonOutlet
 from gateway.floor.recipients import person_reached_at, voice_only_if_wanted
 from gateway.floor.routing import Routing
 from gateway.floor.waiting import Patience
@@ -145,11 +146,18 @@ def limits(max_agent_exchanges: int | None = None, slow_notice_s: float | None =
     return out
 
 
-#: The agent at a service URL; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``)
-#: for an address it cannot or may not reach.
-AgentResolver = Callable[[str], Agent]
-UserSink = Callable[[Envelope], Awaitable[None] | None]
-NoticeSink = Callable[[Notice], Awaitable[None] | None]
+class AgentResolver(Protocol):
+    """The agent at a service URL (an agent directory's ``resolve``).
+
+    The one function the host is handed, and a strategy rather than wiring: which agents exist
+    and which addresses may be reached is the directory's policy (built-ins, the address
+    policy, HTTP settings), and a test or another node passes a directory of its own.
+    """
+
+    def __call__(self, service_url: str, /) -> Agent:
+        """The agent; raises :class:`AgentError` (``UnknownAgent``, ``AddressRefused``) for an
+        address it cannot or may not reach."""
+        ...
 
 
 @dataclass
@@ -163,9 +171,11 @@ class _Mailbox:
 class FloorHost:
     """Runs one conversation.
 
-    ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``on_user`` receives
-    every envelope the floor delivers to the person (None: no one until a proxy attaches,
-    :meth:`attach`); ``on_notice`` what the gateway itself must tell them. ``recorder`` (optional) keeps every envelope in and out and every floor change.
+    ``resolve`` maps a service URL to an :class:`Agent` (built-in or HTTP). ``outlet`` is the
+    person's side (:class:`~gateway.floor.outlet.PersonOutlet`): every envelope the floor
+    delivers to the person, what the gateway itself must tell them, the floor's changes (None:
+    no one until a proxy attaches, :meth:`attach`). ``recorder`` (optional) keeps every envelope
+    in and out and every floor change.
     ``restore`` takes the conversation up in a recorded floor state (the person among its
     conversants) instead of starting it with the person alone.
     """
@@ -176,8 +186,7 @@ class FloorHost:
         *,
         user: Identification,
         resolve: AgentResolver,
-        on_user: UserSink | None = None,
-        on_notice: NoticeSink | None = None,
+        outlet: PersonOutlet | None = None,
         recorder: Recorder | None = None,
         manager: Identification | None = None,
         limits: Limits | None = None,
@@ -195,15 +204,10 @@ class FloorHost:
             self.floor.restore(*restore)
         self._resolve = resolve
         self._bounds = FailureBounds(self.limits.max_failures, self.limits.max_timeouts)
-        #: Where the person's deliveries, notices and floor changes go; a proxy that takes over
-        #: the conversation (a page reloaded) rebinds them all at once (:meth:`attach`).
-        self.on_user = on_user
-        self.on_notice = on_notice
-        self.on_floor: Callable[[Floor], None] | None = None
-        self.on_said: Callable[[Envelope], None] | None = None
-        #: Opens a stream for an in-process agent's reply (gateway.agents.streaming): the
-        #: person's proxy speaks its sentences before the reply envelope is complete.
-        self.on_stream: StreamOpener | None = None
+        #: Where the person's deliveries, notices, floor changes and in-process agents' streams
+        #: go; a proxy that takes over the conversation (a page reloaded) replaces it
+        #: (:meth:`attach`).
+        self.outlet = outlet
         self._recorder = recorder
         #: Where agents post later (gateway/floor/inbound.py); None: they can only reply.
         self.inbound = inbound
@@ -270,34 +274,24 @@ class FloorHost:
         env = await self._refuse_invites(env, self.user)
         if not env.events:
             return env
-        if self.on_said is not None:
-            self.on_said(env)
+        if self.outlet is not None:
+            self.outlet.person_said(env)
         self._dispatch(self.floor.receive(env))
         if any(e.event_type is EventType.UTTERANCE for e in events):
             self._wait_for_answer()
         return env
 
-    def attach(
-        self,
-        *,
-        on_user: UserSink,
-        on_notice: NoticeSink | None,
-        on_floor: Callable[[Floor], None] | None,
-        on_stream: StreamOpener | None,
-    ) -> None:
+    def attach(self, outlet: PersonOutlet) -> None:
         """A person's proxy takes the conversation: what the floor delivers to the person, the
-        gateway's notices, the floor's changes and in-process agents' streams go to it from now
-        on (a page reloaded: the new proxy takes them over from the old, all at once)."""
-        self.on_user = on_user
-        self.on_notice = on_notice
-        self.on_floor = on_floor
-        self.on_stream = on_stream
+        gateway's notices, the floor's changes and in-process agents' streams go to ``outlet``
+        from now on (a page reloaded: the new proxy takes them over from the old, all at once)."""
+        self.outlet = outlet
 
     def show_floor(self) -> None:
         """Show the attached proxy the floor as it is now (a conversation taken up from the
         records: its floor changed before any proxy was there to see it)."""
-        if self.on_floor is not None:
-            self.on_floor(self.floor)
+        if self.outlet is not None:
+            self.outlet.floor_changed(self.floor)
 
     def dialog_history(self) -> list[DialogEvent]:
         """The last public utterances, bounded (:attr:`Limits.history_events`,
@@ -496,10 +490,8 @@ class FloorHost:
                 self._patience.answer_reached()
             self._history.remember(d.envelope.events)
             self._record("out", recipient.speaker_uri, d.envelope.to_wire())
-            if self.on_user is not None:
-                result = self.on_user(d.envelope)
-                if asyncio.iscoroutine(result):
-                    await result
+            if self.outlet is not None:
+                await self.outlet.delivered(d.envelope)
             return
         d = self._with_inbound(key, d)
         try:
@@ -732,14 +724,15 @@ class FloorHost:
         return envelope.to_wire()
 
     def _opener(self) -> StreamOpener | None:
-        """:attr:`on_stream`, noting that an agent's answer has begun to reach the person when
-        its stream opens (an in-process agent speaking sentence by sentence is not slow)."""
-        opener = self.on_stream
-        if opener is None:
+        """The outlet's :meth:`~gateway.floor.outlet.PersonOutlet.open_stream`, noting that an
+        agent's answer has begun to reach the person when its stream opens (an in-process agent
+        speaking sentence by sentence is not slow)."""
+        outlet = self.outlet
+        if outlet is None:
             return None
 
         def opened(event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
-            stream = opener(event_id, speaker_uri, speaker)
+            stream = outlet.open_stream(event_id, speaker_uri, speaker)
             if stream is not None:
                 self._patience.answer_began(speaker_uri)
             return stream
@@ -793,10 +786,8 @@ class FloorHost:
     async def _notify(self, event: NoticeEvent) -> None:
         notice = Notice.of(event)
         log.info("conversation %s: %s", self.id, notice.text)
-        if self.on_notice is not None:
-            result = self.on_notice(notice)
-            if asyncio.iscoroutine(result):
-                await result
+        if self.outlet is not None:
+            await self.outlet.notified(notice)
 
     def _name_newcomer(self, url: str) -> None:
         """An agent invited by another agent joins under its URL. Once it has answered (so its
@@ -832,7 +823,7 @@ class FloorHost:
 
     def _convener_gone(self, notice: notices.ConvenerGone) -> None:
         """The convener left or failed: the person is told the floor is the convener now."""
-        if self.on_notice is None or self._closed:
+        if self.outlet is None or self._closed:
             return
         task = asyncio.get_running_loop().create_task(self._notify(notice))
         self._naming.add(task)
@@ -854,10 +845,10 @@ class FloorHost:
             self._revoke_departed()
         if change.convener_gone is not None:
             self._convener_gone(change.convener_gone)
-        if self.on_floor is not None:
+        if self.outlet is not None:
             try:
-                self.on_floor(f)
-            except Exception:  # the caller's callback: its bug must not stop the floor
+                self.outlet.floor_changed(f)
+            except Exception:  # the person's side: its bug must not stop the floor
                 log.exception("conversation %s: floor listener failed", self.id)
         if self._recorder is None:
             return

@@ -6,9 +6,9 @@ turn-taker (:class:`gateway.proxy.turn_taker.TurnTaker`, sans I/O: it decides, t
 the speculative decodes with their end-of-turn signals, and the partial transcripts.
 
 Time: the driver hands each input item over with ONE ``now`` (:meth:`Listener.hear`); results
-that arrive later (a decode's verdict, a partial transcript) read the session's ``clock``, passed
-in. So a test drives it with recorded VAD probabilities, recorded transcripts and a fake clock,
-with no model loaded and no real sleeping (tests/proxy/test_listening.py).
+that arrive later (a decode's verdict, a partial transcript) read the session's clock (in its
+:class:`~gateway.proxy.services.Services`, passed in). So a test drives it with recorded VAD
+probabilities, recorded transcripts and a fake clock, with no model loaded and no real sleeping (tests/proxy/test_listening.py).
 
 The turn-taker is the session's (it is handed in): this part drives it with the audio and
 carries out what it decides, and the session tells it what the other parts did (sent,
@@ -49,6 +49,7 @@ from gateway.proxy.events import (
     TurnEnded,
     WakeWordHeard,
 )
+from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.proxy.turn_rule import Verdict
@@ -149,7 +150,7 @@ def score_signals(
 class Listener:
     """The listening part of one session (see the module's docstring): ``turns`` the session's
     turn-taker, ``sink`` where its events go, ``around`` what it asks of the rest of the
-    session, ``clock`` the session's."""
+    session, ``services`` the session's (its clock, wake detectors on the network)."""
 
     def __init__(
         self,
@@ -161,9 +162,8 @@ class Listener:
         signals: Mapping[str, TurnSignal],
         sink: Sink,
         around: Surroundings,
-        clock: Callable[[], float],
+        services: Services,
         echo: EchoGuard | None = None,
-        wake_factory: Callable[[str], WakeListener] | None = None,
     ) -> None:
         self.settings = settings
         #: The rules of turn-taking (the session's); this listener carries out what it decides.
@@ -171,11 +171,10 @@ class Listener:
         self._vad = vad
         self._transcriber = transcriber
         self._signals = signals
-        self._wake_factory = wake_factory
         self._sink = sink
         self._around = around
         self._echo = echo
-        self.clock = clock
+        self._services = services
         #: (samples heard up to the end of a chunk, when that chunk arrived), for timings.
         self._arrivals: deque[tuple[int, float]] = deque(maxlen=1024)
         #: Speculative decodes by the turn-taker's id (a new one starts at each pause).
@@ -247,7 +246,7 @@ class Listener:
 
     def arrival(self, sample: int) -> float:
         """When the chunk holding ``sample`` arrived; the oldest known if older."""
-        arrived = self.clock()
+        arrived = self._services.now()
         for end, t in reversed(self._arrivals):
             if end <= sample:
                 break
@@ -329,7 +328,7 @@ class Listener:
             await self._wait_for_semantic(a.id, task.result().text, scores)
 
     def _verdict(self, decode_id: int, verdict: Verdict | None) -> None:
-        now = self.clock()
+        now = self._services.now()
         self.apply(self.turns.judged(decode_id, verdict, now), now)
 
     async def _amend_with_semantic(
@@ -450,7 +449,7 @@ class Listener:
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's decode failed")
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
-        now = self.clock()
+        now = self._services.now()
         self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now), now)
 
     async def _run_partial(self, audio: np.ndarray) -> None:
@@ -460,7 +459,7 @@ class Listener:
         except TranscriberBusy:
             pass  # partials are a nicety; the final transcript has priority
         finally:
-            self.apply(self.turns.partial_done(text), self.clock())
+            self.apply(self.turns.partial_done(text), self._services.now())
 
     # ------------------------------------------------------------------ wake word
     @property
@@ -474,10 +473,13 @@ class Listener:
         self._close_wake()
         if name == "off":
             self._wake = None
-        elif self._wake_factory is not None and not name.startswith(PHRASE_PREFIX):
-            self._wake = self._wake_factory(name)
         else:
-            self._wake = make_detector(name, transcriber=self._transcriber)
+            # A phrase is matched in the transcript, here; a model's name may run on the network.
+            phrase = name.startswith(PHRASE_PREFIX)
+            detector = None if phrase else self._services.wake_listener(name)
+            if detector is None:
+                detector = make_detector(name, transcriber=self._transcriber)
+            self._wake = detector
         self.wake_name = name
         self._lookback.clear()
         self._lookback_samples = 0

@@ -10,10 +10,12 @@ Data path, each part a unit of its own with one job, composed here::
 The parts talk only through typed events (:mod:`gateway.proxy.events`) sent to one sink, this
 session: :meth:`VoiceSession.emit` routes each kind to its handler, so every path between the
 parts is in one place; what is for whoever shows the session goes on to ``on_event`` (the web
-server maps it to page messages). The session owns the turn-taker (turn_taker.py: listening drives it
-with the audio, the other parts' events tell it the rest), the clock every part reads (passed
-in), the input queue and its one driver loop, which reads the clock once per input item and
-hands that ``now`` to listening.
+server maps it to page messages). The session owns the turn-taker (turn_taker.py: listening
+drives it with the audio, the other parts' events tell it the rest), the services every part
+uses (one :class:`~gateway.proxy.services.Services`: the clock, media fetching, clip URLs, wake
+detectors on the network), the input queue and its one driver loop, which reads the clock once
+per input item and hands that ``now`` to listening. The floor host reaches the session through
+one :class:`~gateway.floor.outlet.PersonOutlet`.
 
 Latency: the final decode starts speculatively when the person pauses (``speculate_ms``, 64 ms of
 silence; ``idle_speculate_ms``, 32 ms, while no one else needs the model), and the end-of-turn
@@ -44,12 +46,15 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from gateway.agents.errors import AgentError
+from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS
 from gateway.audio.echo import EchoGuard
 from gateway.audio.playout import Playout
+from gateway.floor import Floor
 from gateway.floor.host import FloorHost
+from gateway.floor.notices import Notice
 from gateway.floor.opening import Greetings
-from gateway.ofp import Event, EventType, To
+from gateway.ofp import Envelope, Event, EventType, To
 from gateway.proxy.addressing import Addressing, Choice
 from gateway.proxy.events import (
     AgentPlaying,
@@ -76,6 +81,7 @@ from gateway.proxy.events import (
 )
 from gateway.proxy.listening import Listener
 from gateway.proxy.models import VoiceModels
+from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
@@ -121,13 +127,38 @@ class _Around:
         return self._session.models.semantic
 
 
+class _Outlet:
+    """What the floor host tells the person (:class:`gateway.floor.outlet.PersonOutlet`),
+    taken by the session's parts: speaking shows and speaks deliveries, notices and streams; the
+    floor's changes go out as :class:`FloorChanged`."""
+
+    def __init__(self, session: VoiceSession) -> None:
+        self._session = session
+
+    async def delivered(self, envelope: Envelope) -> None:
+        await self._session.speaker.heard(envelope)
+
+    async def notified(self, notice: Notice) -> None:
+        await self._session.speaker.noticed(notice)
+
+    def floor_changed(self, floor: Floor) -> None:
+        self._session._emit_soon(FloorChanged.of(floor))
+
+    def person_said(self, envelope: Envelope) -> None:
+        """Nothing: the session shows what it sent as its own ``Transcribed``."""
+
+    def open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+        return self._session.speaker.open_stream(event_id, speaker_uri, speaker)
+
+
 class VoiceSession:
     """One person's voice, attached to a :class:`FloorHost`.
 
     ``on_event`` receives the session's events (:mod:`gateway.proxy.events`); the transport
     plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
     ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
-    ``clock`` is the one every part reads (a test's may be fake).
+    ``clock`` is the one every part reads (a test's may be fake). The session bundles these
+    into one :class:`~gateway.proxy.services.Services` for its parts.
     """
 
     def __init__(
@@ -144,6 +175,11 @@ class VoiceSession:
     ) -> None:
         self.settings = s = settings or SessionSettings()
         self.clock = clock
+        #: What the parts use from outside the session, built once: they are handed this and
+        #: the session as their event sink, and no functions.
+        self.services = Services(
+            clock=clock, fetcher=fetch, clips=audio_url, wakes=models.wake_factory
+        )
         #: Called with each utterance's :class:`Timing` once its reply starts to play.
         self.on_timing: Callable[[Timing], None] | None = None
         self.conversation = conversation
@@ -164,11 +200,10 @@ class VoiceSession:
             s,
             synthesizer=models.synthesizer,
             voices=models.voices,
-            fetch=fetch,
             user_uri=conversation.user.speaker_uri,
             manager_uri=conversation.floor.manager.speaker_uri,
             sink=self,
-            clock=clock,
+            services=self.services,
             echo=self.echo,
         )
         self.listener = Listener(
@@ -179,18 +214,16 @@ class VoiceSession:
             signals=models.turn_signals,
             sink=self,
             around=_Around(self),
-            clock=clock,
+            services=self.services,
             echo=self.echo,
-            wake_factory=models.wake_factory,
         )
         self.utterer = Utterer(
             s,
             conversation=conversation,
             transcriber=models.transcriber,
             sink=self,
-            clock=clock,
+            services=self.services,
             recorder=recorder,
-            audio_url=audio_url,
         )
         models.sessions.add(self)
         self.set_wake(s.wake)
@@ -204,12 +237,7 @@ class VoiceSession:
                     "@speech-service",
                 )
             )
-        conversation.attach(
-            on_user=self.speaker.heard,
-            on_notice=self.speaker.noticed,
-            on_stream=self.speaker.open_stream,
-            on_floor=lambda floor: self._emit_soon(FloorChanged.of(floor)),
-        )
+        conversation.attach(_Outlet(self))
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._listen(), name="session-listen"),

@@ -24,7 +24,8 @@ class SessionSettings:
     out_rate: int = 48_000
     #: Release output in real time (False: as fast as consumed, for files).
     paced: bool = True
-    #: Give silent frames while idle (a WebRTC track needs a continuous stream).
+    #: Keep the stream going while idle (a WebRTC track must not stall): a 200 ms tail of silent
+    #: frames after each reply, then one every 400 ms, the slots between skipped time.
     fill_silence: bool = False
     #: Release output this far ahead of real time, for transports that buffer at the far end.
     playout_lead_ms: int = 0

@@ -10,7 +10,8 @@ its place) while it is decided whether it resumes or stops.
 
 What it shows goes out as typed events (:mod:`gateway.proxy.events`) to the session's sink, and
 so does agent audio starting or stopping to play (``AgentPlaying``: listening's barge-in needs
-it). Timings are read on the session's clock, passed in: one clock for a turn's stages.
+it). Timings are read on the session's clock (its :class:`~gateway.proxy.services.Services`,
+passed in): one clock for a turn's stages.
 
 Streamed replies (an in-process agent generating its words, :mod:`gateway.agents.streaming`):
 each sentence is synthesized as soon as the agent completes it and the person is shown the text
@@ -24,7 +25,6 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
 
 from gateway.agents.streaming import ReplyStream
 from gateway.audio import FRAME_MS
@@ -36,9 +36,9 @@ from gateway.floor.opening import Greetings, is_greeting
 from gateway.ofp import DialogEvent, Envelope, Event, EventType, text_event
 from gateway.proxy.events import AgentPlaying, AgentSaid, FirstAudio, Sink, Told
 from gateway.proxy.floor_events import TOLD, describe
+from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
-from gateway.render.decode import Fetch
 from gateway.render.reply import render_dialog_event, render_sentence
 from gateway.render.tts import TextToSpeech
 from gateway.render.voices import VoiceBook
@@ -54,8 +54,8 @@ class Speaker:
     """The speaking part of one session (see the module's docstring).
 
     ``user_uri``/``manager_uri``: the person's and the floor manager's speaker URIs; ``sink``
-    where its events go; ``clock`` the session's; ``echo`` the guard told each frame played
-    (None: none).
+    where its events go; ``services`` the session's (its clock, media fetching); ``echo`` the
+    guard told each frame played (None: none).
     """
 
     def __init__(
@@ -64,22 +64,21 @@ class Speaker:
         *,
         synthesizer: TextToSpeech,
         voices: VoiceBook,
-        fetch: Fetch,
         user_uri: str,
         manager_uri: str,
         sink: Sink,
-        clock: Callable[[], float],
+        services: Services,
         echo: EchoGuard | None = None,
     ) -> None:
         self.settings = s = settings
         self._synthesizer = synthesizer
         self._voices = voices
-        self._fetch = fetch
         self._user_uri = user_uri
         self._manager_uri = manager_uri
         self._sink = sink
-        #: The clock the timings are read on (the session's: one clock for a turn's stages).
-        self.clock = clock
+        #: The session's services; its clock is the one the timings are read on (one clock
+        #: for a turn's stages), its fetch the one media URLs are fetched with.
+        self._services = services
         self.playout = Playout(
             s.out_rate,
             paced=s.paced,
@@ -87,7 +86,7 @@ class Speaker:
             lead_ms=s.playout_lead_ms,
             on_state=lambda speaking: sink.emit(AgentPlaying(speaking)),
             # What the agents played, so that their echo in the microphone is refused.
-            on_frame=None if echo is None else lambda frame: echo.played(frame, clock()),
+            on_frame=None if echo is None else lambda frame: echo.played(frame, services.now()),
         )
         #: False mutes rendering (``talk`` keeps greetings out of the reply it measures).
         self.speak_replies = True
@@ -202,7 +201,7 @@ class Speaker:
                 log.info("dropped %s unplayed: the person went on with its request", de.id)
                 continue
             if self.awaiting is not None and self.awaiting.reply is None:
-                self.awaiting.reply = self.clock()
+                self.awaiting.reply = self._services.now()
             speaker = names.get(de.speaker_uri, de.speaker_uri)
             self.agent_said = de.text() or self.agent_said
             await self._sink.publish(
@@ -327,7 +326,7 @@ class Speaker:
 
     def _first_audio(self, timing: Timing | None) -> None:
         if timing is not None and timing.first_audio is None:
-            timing.first_audio = self.clock()
+            timing.first_audio = self._services.now()
             self.awaiting = None
             self._sink.emit(FirstAudio(timing))
 
@@ -338,7 +337,7 @@ class Speaker:
         # Each sentence is due when what is queued before it has played (earliest first).
         synth = self._synthesizer.paced_by(lambda: self.playout.queued_ms / 1000)
         async for chunk in render_dialog_event(
-            de, synth, voice, self._fetch, rate=self.settings.out_rate
+            de, synth, voice, self._services.fetch, rate=self.settings.out_rate
         ):
             self._first_audio(timing)
             self._first_put(de.id, de.text())
@@ -355,7 +354,7 @@ class Speaker:
         async for sentence in stream.sentences():
             timing = self.awaiting
             if timing is not None and timing.reply is None:
-                timing.reply = self.clock()  # the agent's first sentence is complete
+                timing.reply = self._services.now()  # the agent's first sentence is complete
             await self._sink.publish(
                 AgentSaid(stream.event_id, stream.speaker_uri, stream.speaker, stream.text)
             )

@@ -18,7 +18,6 @@ import asyncio
 import logging
 import uuid
 from collections import deque
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -44,6 +43,7 @@ from gateway.proxy.events import (
     UtteranceSent,
 )
 from gateway.proxy.listening import strip_wake_phrase
+from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.proxy.utterance import speech_dialog_event
@@ -85,7 +85,7 @@ def with_choice(event: Transcribed, choice: Choice) -> Transcribed:
 
 class Utterer:
     """The uttering part of one session (see the module's docstring): ``sink`` where its
-    events go, ``clock`` the session's."""
+    events go, ``services`` the session's (its clock, where the person's clips are served)."""
 
     def __init__(
         self,
@@ -94,17 +94,15 @@ class Utterer:
         conversation: FloorHost,
         transcriber: SpeechToText,
         sink: Sink,
-        clock: Callable[[], float],
+        services: Services,
         recorder: Recorder | None = None,
-        audio_url: Callable[[str], str] | None = None,
     ) -> None:
         self.settings = settings
         self.conversation = conversation
         self._transcriber = transcriber
         self._sink = sink
-        self._clock = clock
+        self._services = services
         self._recorder = recorder
-        self._audio_url = audio_url
         #: Whom the person's utterances are for (gateway/proxy/addressing.py).
         self.addressing = Addressing()
         #: The person's time zone (the page's): their utterances' times are written in it, so
@@ -181,7 +179,7 @@ class Utterer:
         return None
 
     async def _one_utterance(self, turn: TurnEnded) -> None:
-        utt, timing, clock = turn.utterance, turn.timing, self._clock
+        utt, timing, clock = turn.utterance, turn.timing, self._services.now
         transcript = await self._transcript(utt, turn.decode, timing)
         if transcript is None:
             self._done_one(timing)
@@ -208,8 +206,8 @@ class Utterer:
             start_wall = start_wall.astimezone(self.time_zone)
         event_id = f"de:{uuid.uuid4()}"
         audio_url = None
-        if self.settings.parts.audio == "url" and self._audio_url is not None:
-            audio_url = self._audio_url(event_id)
+        if self.settings.parts.audio == "url":
+            audio_url = self._services.audio_url(event_id)
         de = speech_dialog_event(
             transcript,
             clip,

@@ -11,6 +11,7 @@ import contextlib
 import fractions
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import av
 import numpy as np
@@ -19,8 +20,10 @@ from aiortc import (
     RTCConfiguration,
     RTCIceServer,
     RTCPeerConnection,
+    RTCRtpSender,
     RTCSessionDescription,
 )
+from aiortc.codecs.opus import OpusEncoder
 from aiortc.jitterbuffer import JitterBuffer, JitterFrame
 from aiortc.mediastreams import MediaStreamError
 from aiortc.rtp import RtpPacket
@@ -93,32 +96,59 @@ JITTER_ATTR = "_RTCRtpReceiver__jitter_buffer"
 
 
 class PlayoutTrack(MediaStreamTrack):
-    """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`
-    (which gives silence while no agent speaks, so the stream never stalls).
+    """The outbound track: one 20 ms frame per :meth:`recv`, paced by the :class:`Playout`.
+    While no agent speaks it gives a short tail of silence, then a silent frame every 400 ms
+    (:class:`~gateway.audio.playout.IdleSilence`): the stream never stalls, and aiortc does not
+    encode, encrypt and send 50 silent frames a second.
 
     Frames are stamped with their place in real time: when the playout skipped time after a
     stall (a busy loop), the timestamps skip it too. Left contiguous, every later packet arrived
     late against its timestamp, and a browser's jitter buffer grew to hold that lateness for
     the rest of the call (measured under load: packets up to ~1 s late against their
     timestamps after a minute, and Chromium buffering ~350–390 ms).
+
+    With ``encode`` (the default) the track hands aiortc Opus packets it encoded itself (with
+    aiortc's own encoder, off the event loop as aiortc does), each stamped with its frame's
+    place. Given frames, aiortc stamps each packet with what FFmpeg's Opus encoder says, and
+    that lags a gap in the frames by one packet: the encoder holds 6.5 ms of the frame before
+    the gap, so the first packet after every idle stretch carried the old place (measured: the
+    keep-alives and each reply's first packet ~380 ms late against their timestamps). The
+    peer connection must then send Opus (:meth:`WebRTCLink.answer` asks for only that).
     """
 
     kind = "audio"
 
-    def __init__(self, playout: Playout) -> None:
+    def __init__(self, playout: Playout, *, encode: bool = True) -> None:
         super().__init__()
         self._playout = playout
         self._pts = 0
         self._skipped = playout.skipped_samples
         self._time_base = fractions.Fraction(1, playout.rate)
+        self._encoder = OpusEncoder() if encode else None
+        if encode and playout.rate != WEBRTC_RATE:
+            raise ValueError(f"an Opus track plays at {WEBRTC_RATE} Hz, not {playout.rate}")
 
-    async def recv(self) -> av.AudioFrame:
+    async def recv(self) -> av.AudioFrame | av.Packet[Any]:
+        while True:
+            frame = await self._next_frame()
+            if self._encoder is None:
+                return frame
+            loop = asyncio.get_running_loop()
+            payloads, _ = await loop.run_in_executor(None, self._encoder.encode, frame)
+            if payloads:  # a 20 ms frame in, one packet out (none while the encoder primes)
+                packet = av.Packet(payloads[0])
+                packet.pts = frame.pts
+                packet.time_base = self._time_base
+                return packet
+
+    async def _next_frame(self) -> av.AudioFrame:
         try:
             pcm = await self._playout.recv()
         except PlayoutClosed:
             self.stop()
             raise MediaStreamError from None
-        # A gap in the timestamps: the receiver conceals it and stays on time.
+        # A gap in the timestamps (a stall, or idle slots left empty): the receiver conceals
+        # it and stays on time.
         self._pts += self._playout.skipped_samples - self._skipped
         self._skipped = self._playout.skipped_samples
         frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
@@ -127,6 +157,19 @@ class PlayoutTrack(MediaStreamTrack):
         frame.time_base = self._time_base
         self._pts += len(pcm)
         return frame
+
+
+def opus_only(pc: RTCPeerConnection) -> None:
+    """Answer every audio m-line with Opus alone: :class:`PlayoutTrack` sends Opus packets
+    (every WebRTC endpoint has Opus: RFC 7874)."""
+    opus = [
+        codec
+        for codec in RTCRtpSender.getCapabilities("audio").codecs
+        if codec.mimeType.lower() == "audio/opus"
+    ]
+    for transceiver in pc.getTransceivers():
+        if transceiver.kind == "audio":
+            transceiver.setCodecPreferences(opus)
 
 
 def rtc_configuration(ice_servers: tuple[str, ...] = ()) -> RTCConfiguration:
@@ -181,6 +224,7 @@ class WebRTCLink:
         """Take the client's offer; return the answer SDP."""
         await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
         listen_promptly(self.pc)
+        opus_only(self.pc)
         await self.pc.setLocalDescription(await self.pc.createAnswer())
         return self.pc.localDescription.sdp
 

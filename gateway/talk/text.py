@@ -32,6 +32,8 @@ from gateway.proxy.floor_events import TOLD, describe
 from gateway.talk.settings import TalkSettings
 
 if TYPE_CHECKING:
+    from gateway.agents.streaming import ReplyStream
+    from gateway.floor import Floor
     from gateway.records.base import Recorder
 
 #: ``on_line(speaker, text)``: a line of the conversation as it happens (the terminal prints it).
@@ -127,12 +129,10 @@ class Talk:
             self.result.conversation_id,
             user=self.user,
             resolve=directory.resolve,
-            on_user=self.heard,
-            on_notice=self.noticed,
+            outlet=self,
             recorder=recorder,
             limits=limits(max_agent_exchanges, slow_notice_s),
         )
-        self.conv.on_said = lambda env: self.result.said.append(env.to_wire())
         self.addressing = Addressing()
         self._names: dict[str, str] = {}
         self._wire_token: Token[WireListener | None] | None = None
@@ -163,6 +163,26 @@ class Talk:
                     self.replies.append(line)
                 if self.on_line:
                     self.on_line(name, line)
+
+    # The person's outlet (gateway.floor.outlet.PersonOutlet): what the floor host tells talk.
+    async def delivered(self, envelope: Envelope) -> None:
+        """An envelope delivered to the person: :meth:`heard`."""
+        self.heard(envelope)
+
+    async def notified(self, notice: Notice) -> None:
+        """What the gateway tells the person: :meth:`noticed`."""
+        self.noticed(notice)
+
+    def floor_changed(self, floor: Floor) -> None:
+        """Nothing: talk's transcript has no floor to show (agents joining are lines)."""
+
+    def person_said(self, envelope: Envelope) -> None:
+        """The person's envelope as the floor received it, for ``--json``."""
+        self.result.said.append(envelope.to_wire())
+
+    def open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+        """None: talk takes agents' replies whole."""
+        return None
 
     def _tell(self, env: Envelope, event: Event) -> None:
         """A floor event an agent sent (it left, yielded, removed another…), in words."""

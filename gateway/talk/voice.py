@@ -34,6 +34,9 @@ from gateway.talk.settings import TalkSettings
 from gateway.talk.text import DirectoryFactory, LineSink, Talk, TalkResult
 
 if TYPE_CHECKING:
+    from gateway.agents.streaming import ReplyStream
+    from gateway.floor import Floor
+    from gateway.floor.outlet import PersonOutlet
     from gateway.records.base import Recorder
 
 #: Reply audio rate: Piper's own, so nothing is resampled twice.
@@ -47,18 +50,39 @@ class TalkInputError(ConfigError):
     """``--wav`` or ``--out`` cannot be used; the message says which and why."""
 
 
+class Overheard:
+    """The person's outlet (:class:`gateway.floor.outlet.PersonOutlet`) of ``talk --wav``: what
+    the floor delivers goes both to ``talk`` (its transcript of the conversation) and to the
+    session's outlet (shown and spoken); the person's own envelopes to ``talk`` (``--json``);
+    the rest to the session."""
+
+    def __init__(self, talk: Talk, session: PersonOutlet) -> None:
+        self._talk = talk
+        self._session = session
+
+    async def delivered(self, envelope: Envelope) -> None:
+        self._talk.heard(envelope)
+        await self._session.delivered(envelope)
+
+    async def notified(self, notice: Notice) -> None:
+        await self._session.notified(notice)
+
+    def floor_changed(self, floor: Floor) -> None:
+        self._session.floor_changed(floor)
+
+    def person_said(self, envelope: Envelope) -> None:
+        self._talk.person_said(envelope)
+
+    def open_stream(self, event_id: str, speaker_uri: str, speaker: str) -> ReplyStream | None:
+        return self._session.open_stream(event_id, speaker_uri, speaker)
+
+
 def overhear(talk: Talk, session: VoiceSession) -> None:
-    """What the floor delivers to the person goes both to ``talk`` (its transcript of the
-    conversation) and to ``session`` (shown and spoken)."""
-    spoken = session.conversation.on_user
-
-    async def both(env: Envelope) -> None:
-        talk.heard(env)
-        speaking = spoken(env) if spoken is not None else None
-        if speaking is not None:
-            await speaking
-
-    talk.conv.on_user = both
+    """What the floor delivers to the person goes both to ``talk`` and to ``session``, which
+    attached its own outlet to ``talk``'s conversation (:class:`Overheard`)."""
+    spoken = session.conversation.outlet
+    assert spoken is not None, "the session attaches its outlet when it is made"
+    talk.conv.attach(Overheard(talk, spoken))
 
 
 async def feed_audio(session: VoiceSession, pcm: np.ndarray, *, paced: bool) -> None:

@@ -44,8 +44,10 @@ more (0.194 s in an earlier run) and loses accuracy on the harder (espeak) voice
 
 Scheduling: every session of the process shares one model and one queue. Final transcripts (and
 the speculative decodes that usually become them) go first, in arrival order; partial transcripts
-are live captions only, so one is decoded only when a worker is free and nothing waits — under
-load they are skipped instead of delaying someone's answer. A caller that stops waiting (a
+are live captions only, so one is decoded only when a worker is free and nothing waits, and
+not while finals kept the model busy more than half of the last 3 s (the free worker is then
+only a gap between other people's finals) — under load they are skipped instead of delaying
+someone's answer. A caller that stops waiting (a
 speculation overtaken by more speech) takes its queued decode out of the queue; one already
 running stops at its next stage (after the encoder, after the beam search) instead of running
 on to word alignment and a possible full-window retry for nobody.

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from gateway.audio.playout import Playout
+from gateway.audio.playout import IdleSilence, Playout
 from gateway.ofp import text_event
 from gateway.render import render_dialog_event
 from tests.audio.helpers import VirtualTime, virtual_playout_clock
@@ -222,3 +222,45 @@ async def test_a_paused_playout_without_fill_waits_and_a_flush_ends_the_pause(cl
     playout.pause()
     playout.flush()
     assert not playout.paused and playout.queued_ms == 0
+
+
+def test_idle_silence_fills_a_tail_then_one_slot_in_every():
+    rule = IdleSilence(tail=3, every=4)
+    filled = [i for i in range(30) if rule.wait(i) == 0]
+    assert filled == [0, 1, 2, 6, 10, 14, 18, 22, 26]
+    # From any skipped slot, the wait leads exactly to the next filled one.
+    for i in range(3, 20):
+        assert rule.wait(i) == 0 or i + rule.wait(i) in filled
+    assert all(IdleSilence(tail=0, every=1).wait(i) == 0 for i in range(10))  # every slot
+    with pytest.raises(ValueError):
+        IdleSilence(every=0)
+
+
+async def test_an_idle_stream_sends_its_tail_then_keep_alives_stamped_on_the_wall_clock(clock):
+    playout = Playout(RATE, max_ms=2000, fill_silence=True, idle=IdleSilence(tail=5, every=20))
+    await playout.put(tone(0.1))
+    await playout.finish()
+    frames, times = await collect(playout, 5 + 5 + 3, clock.monotonic)
+    assert all(f.any() for f in frames[:5]) and not any(f.any() for f in frames[5:])
+    # The reply and its 5-frame tail in consecutive slots, then one frame per 400 ms.
+    assert np.diff(times[:10]) == pytest.approx(np.full(9, 0.020), abs=1e-6)
+    assert np.diff(times[9:]) == pytest.approx(np.full(3, 0.400), abs=1e-6)
+    # The slots between were skipped time: a stamping transport keeps to the wall clock.
+    assert playout.skipped_samples == 3 * 19 * FRAME
+    assert playout.released == 5 and not playout.speaking
+
+
+async def test_audio_put_while_the_stream_idles_goes_out_at_once_not_at_the_keep_alive():
+    # The real clock: the consumer waits in an empty slot; a keep-alive is 10 s away.
+    playout = Playout(RATE, max_ms=2000, fill_silence=True, idle=IdleSilence(tail=0, every=500))
+    first = await playout.recv()
+    assert not first.any()  # a silent frame starts the stream
+    waiting = asyncio.create_task(playout.recv())
+    await asyncio.sleep(0.15)
+    assert not waiting.done()
+    await playout.put(tone(0.1))
+    frame = await asyncio.wait_for(waiting, 5)  # a bound for failure; the keep-alive is at 10 s
+    assert frame.any(), "the reply, not a keep-alive's silence"
+    # The empty slots it waited through count as skipped, in whole frames.
+    assert playout.skipped_samples % FRAME == 0 and playout.skipped_samples >= 5 * FRAME
+    playout.close()

@@ -14,6 +14,7 @@ from gateway.agents.policy import AddressPolicy
 from gateway.floor.host import FloorHost, user_identity
 from gateway.floor.notices import Notice
 from gateway.ofp import Envelope
+from gateway.testing.outlet import Collector
 
 
 class Harness:
@@ -21,14 +22,11 @@ class Harness:
 
     def __init__(self, directory: AgentDirectory) -> None:
         self.directory = directory
-        self.heard: list[Envelope] = []
-        self.notices: list[Notice] = []
+        self.outlet = Collector()
+        self.heard: list[Envelope] = self.outlet.heard
+        self.notices: list[Notice] = self.outlet.notices
         self.conv = FloorHost(
-            "conv-test",
-            user=user_identity(),
-            resolve=directory.resolve,
-            on_user=self.heard.append,
-            on_notice=self.notices.append,
+            "conv-test", user=user_identity(), resolve=directory.resolve, outlet=self.outlet
         )
 
     def texts(self) -> list[str]:

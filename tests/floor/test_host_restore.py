@@ -13,6 +13,7 @@ from gateway.floor.host import FloorHost, user_identity
 from gateway.ofp import Envelope, Event, EventType, text_event
 from gateway.records import SQLiteRecorder
 from gateway.server.rooms import floor_state, page_history, recall_builtins
+from gateway.testing.outlet import Collector
 
 
 def utterance(speaker: str, text: str) -> Event:
@@ -24,10 +25,11 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
     recorder = SQLiteRecorder(tmp_path)
     directory = AgentDirectory(AddressPolicy.from_env_and_args([]))
     user = user_identity("user:1", name="You")
-    heard: list[Envelope] = []
+    outlet = Collector()
+    heard: list[Envelope] = outlet.heard
     try:
         first = FloorHost(
-            "c1", user=user, resolve=directory.resolve, on_user=heard.append, recorder=recorder
+            "c1", user=user, resolve=directory.resolve, outlet=outlet, recorder=recorder
         )
         recorder.conversation_started("c1", at=datetime.now(UTC), user_speaker_uri=user.speaker_uri)
         await first.say([Event(event_type=EventType.INVITE, to={"serviceUrl": "builtin:parrot"})])
@@ -60,7 +62,7 @@ async def test_restored_conversation_goes_on_with_the_same_agents(tmp_path: Path
             "c1",
             user=user,
             resolve=other_node.resolve,
-            on_user=heard.append,
+            outlet=outlet,
             recorder=recorder,
             restore=state,
         )

@@ -23,6 +23,7 @@ from gateway.proxy.models import VoiceModels
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.testing.openai_stub import OK_ANSWER, openai_stub
+from gateway.testing.outlet import Collector
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +38,7 @@ async def _session(models: VoiceModels, url: str):
         AddressPolicy([]), llm=LlmSettings(url=url, first_token_s=5, token_gap_s=5)
     )
     conv = FloorHost(
-        "stream", user=user_identity(), resolve=directory.resolve, on_user=lambda e: None
+        "stream", user=user_identity(), resolve=directory.resolve, outlet=Collector()
     )
     events: list[tuple[float, object]] = []
     session = VoiceSession(

@@ -22,6 +22,7 @@ from gateway.proxy.events import (
     WakeWordHeard,
 )
 from gateway.proxy.listening import PRIME_TRIES, Listener, strip_wake_phrase
+from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
 from gateway.proxy.turn_taker import TurnTaker
@@ -121,8 +122,7 @@ class Recorded:
             signals={"prosody": Voice(0.9)},
             sink=self,  # type: ignore[arg-type]
             around=self,  # type: ignore[arg-type]
-            clock=lambda: self.now,
-            wake_factory=lambda name: self.wake,  # type: ignore[arg-type,return-value]
+            services=Services(clock=lambda: self.now, wakes=lambda name: self.wake),  # type: ignore[arg-type,return-value]
         )
 
     def emit(self, event: SessionEvent) -> None:

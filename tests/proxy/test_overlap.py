@@ -284,17 +284,17 @@ def test_the_agent_stopping_otherwise_leaves_the_speech_a_turn():
 
 
 def _speaker():
+    from gateway.proxy.services import Services
     from gateway.proxy.speaking import Speaker
 
     return Speaker(
         SessionSettings(out_rate=16_000),
         synthesizer=None,
         voices=None,
-        fetch=None,
         user_uri="tag:user",
         manager_uri="tag:manager",
         sink=None,
-        clock=lambda: 0.0,
+        services=Services(clock=lambda: 0.0),
     )
 
 

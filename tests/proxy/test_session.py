@@ -26,6 +26,7 @@ from gateway.proxy.turn_rule import Verdict
 from gateway.render.ssml_audio import trim_silence
 from gateway.talk.voice import talk_wav
 from gateway.testing.loopback import audio_manifest
+from gateway.testing.outlet import Collector
 from gateway.testing.speech import piper_16k, silence, word_error_rate
 from tests.ofp_schemas import assert_valid_envelope
 
@@ -185,7 +186,7 @@ def _timed_session(
         name,
         user=user_identity(),
         resolve=AgentDirectory(AddressPolicy([])).resolve,
-        on_user=lambda e: None,
+        outlet=Collector(),
     )
     events: list[tuple[float, dict]] = []
     session = VoiceSession(

@@ -17,6 +17,7 @@ from gateway.proxy.events import Transcribed
 from gateway.proxy.session import VoiceSession
 from gateway.proxy.settings import SessionSettings
 from gateway.talk.voice import talk_wav
+from gateway.testing.outlet import Collector
 from gateway.testing.speech import espeak_wav, piper_variant, silence, trim
 
 pytestmark = pytest.mark.slow
@@ -81,7 +82,7 @@ async def test_a_client_that_stops_sending_ends_its_turn(models) -> None:
     the turn-taker, hearing no silence, held it open."""
     directory = AgentDirectory(AddressPolicy([]))
     conv = FloorHost(
-        "stops", user=user_identity(), resolve=directory.resolve, on_user=lambda e: None
+        "stops", user=user_identity(), resolve=directory.resolve, outlet=Collector()
     )
     said: list[Transcribed] = []
     session = VoiceSession(

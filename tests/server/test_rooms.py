@@ -26,6 +26,7 @@ from gateway.server.messages import (
     StateUpdate,
 )
 from gateway.server.rooms import HISTORY_EVENTS, Room
+from gateway.testing.outlet import Collector
 
 REJOIN_S = 600.0
 
@@ -34,7 +35,7 @@ def room() -> Room:
     """A room around a conversation nobody talks in (nothing here is sent anywhere)."""
     user = user_identity("user:1", name="You")
     conversation = FloorHost(
-        "conv:1", user=user, resolve=AgentDirectory(AddressPolicy()).resolve, on_user=print
+        "conv:1", user=user, resolve=AgentDirectory(AddressPolicy()).resolve, outlet=Collector()
     )
     return Room(conversation, "token")
 

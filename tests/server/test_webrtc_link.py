@@ -16,7 +16,7 @@ from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSes
 from aiortc.mediastreams import MediaStreamError
 
 from gateway.audio import SAMPLE_RATE
-from gateway.audio.playout import Playout
+from gateway.audio.playout import KEEP_ALIVE, Playout
 from gateway.server.webrtc import (
     MAX_INBOUND_BACKLOG,
     WEBRTC_RATE,
@@ -70,6 +70,7 @@ class Page:
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.pc.addTrack(Microphone())
         self.heard: list[np.ndarray] = []
+        self.pts: list[int] = []  # each heard frame's timestamp (from its RTP timestamp)
         self.rate = 0
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -84,6 +85,7 @@ class Page:
             except MediaStreamError:
                 return
             self.rate = frame.sample_rate
+            self.pts.append(frame.pts)
             pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels))
             self.heard.append(pcm.mean(axis=1).astype(np.int16))
 
@@ -133,18 +135,33 @@ async def test_the_microphone_arrives_at_16_khz_with_its_pitch(call) -> None:
     assert np.sqrt(np.mean(steady.astype(np.float64) ** 2)) > 3000
 
 
-async def test_the_agents_voice_goes_out_after_a_continuous_silence(call) -> None:
+async def test_between_replies_the_track_sends_keep_alives_not_a_frame_every_20_ms(call) -> None:
     _, page, playout, _ = call
-    await until(lambda: len(page.heard) >= 25)  # half a second of the outbound stream
+    tail, every = KEEP_ALIVE.tail, KEEP_ALIVE.every
+    await until(lambda: len(page.heard) >= tail + 3)  # the tail, then keep-alives
     assert page.rate == WEBRTC_RATE
-    # With no agent speaking the track still sends frames, silent ones: the stream never stalls.
-    assert max(int(np.max(np.abs(f))) for f in page.heard) < 300
+    assert max(int(np.max(np.abs(f))) for f in page.heard) < 300  # silence
+    # The frames' timestamps keep to the wall clock: the skipped slots are a gap in them (a
+    # receiver plays by them), not frames encoded and sent.
+    # The first keep-alive too: stamped by aiortc from FFmpeg's encoder it carried the place
+    # before the gap (~380 ms early), since the encoder holds 6.5 ms of the frame before it.
+    steps = np.diff(page.pts[: tail + 3])
+    assert list(steps[: tail - 1]) == [FRAME] * (tail - 1)
+    assert all(step >= every * FRAME for step in steps[tail - 1 :]), steps
     before = len(page.heard)
     await playout.put(tone(1000.0, WEBRTC_RATE // 2))
     await playout.finish()
     await until(lambda: sum(int(np.max(np.abs(f))) > 3000 for f in page.heard[before:]) >= 15)
     loud = np.concatenate([f for f in page.heard[before:] if np.max(np.abs(f)) > 3000])
     assert abs(dominant_hz(loud, WEBRTC_RATE) - 1000.0) < 20.0
+    # The reply's packets are stamped one after another from its first: that one too (from
+    # FFmpeg's stamps it carried the last keep-alive's place, and the second jumped the gap).
+    loud_pts = [
+        p
+        for f, p in zip(page.heard[before:], page.pts[before:], strict=True)
+        if np.max(np.abs(f)) > 3000
+    ]
+    assert list(np.diff(loud_pts)) == [FRAME] * (len(loud_pts) - 1)
 
 
 async def test_close_hangs_up() -> None:
@@ -211,7 +228,12 @@ def test_no_ice_servers_means_none_not_aiortcs_public_default() -> None:
     [
         ("stun:stun.example:3478", "stun:stun.example:3478", None, None),
         ("turn:alice:s3cret@turn.example:3478", "turn:turn.example:3478", "alice", "s3cret"),
-        ("turns:bob:p@ss:w@turn.example?transport=tcp", "turns:turn.example?transport=tcp", "bob", "p@ss:w"),
+        (
+            "turns:bob:p@ss:w@turn.example?transport=tcp",
+            "turns:turn.example?transport=tcp",
+            "bob",
+            "p@ss:w",
+        ),
     ],
 )
 def test_ice_server_takes_credentials_inline(url, urls, username, credential) -> None:
