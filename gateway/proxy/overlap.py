@@ -15,6 +15,9 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
   it is heard, or a voiced overlap of ``max_ms`` with no decision yet: the agent stops, its
   queued speech is dropped, and the person's words are the next turn.
 
+A backchannel said in two parts ("Yeah, | yeah.") is judged whole: an overlap that begins within
+``join_ms`` after a backchannel resumed the agent is given that one's audio and voice too.
+
 The agent's own voice (``echo``) is kept out before an overlap starts: the driver marks the
 chunks its echo guard (:mod:`gateway.audio.echo`) recognises, and they count as silence.
 
@@ -58,6 +61,10 @@ NOISE_WORDS = frozenset({("you",), ("thank", "you"), ("bye",)})
 #: Letters alone, spelled ("M-H-N", "A-I-T", "M.A.K.", "M-M-M"): what Whisper writes for a
 #: short hum it cannot read as words (espeak-ng even says "Mhm" as its letters).
 _FILLERS = frozenset({"and", "a", "an", "the", "then"})
+#: What Whisper writes for a nasal hum it hears as syllables ("in in" for espeak-ng en-029's
+#: "Mm.", "and", "a"): no content word among them, so nobody means to take the turn with only
+#: these; a short overlap decoded as nothing else is a hum (:func:`hum_words`).
+HUM_WORDS = frozenset({"in", "an", "and", "a", "um", "em", "en", "im", "m", "n", "mm", "hm"})
 _LETTERS = re.compile(r"(?<![a-z])[a-z](?:\s*[.\-]\s*[a-z](?![a-z]))+", re.IGNORECASE)
 
 
@@ -87,6 +94,13 @@ class OverlapSettings:
         hum: let the voice's hum signal (:mod:`gateway.audio.hum`) and a transcript of spelled
             letters decide a short overlap as a backchannel, whatever its words (no stop word).
         hum_max_ms: the longest voiced overlap that can be a hum.
+        join_ms: a new overlap whose voice begins within this much audio after a backchannel
+            resumed the agent is judged together with it (the driver joins their audio; the
+            voice counts from the first): a backchannel said with a comma ("Yeah, | yeah.",
+            "Oh, | okay.") is two overlaps when the comma's pause reaches ``end_ms``, and its
+            second half alone decodes as a cut-off word ("yay", "the end") that stopped the
+            agent on both held-out sets. Joined, it reads as what was said; "Mm, | no." still
+            stops on its stop word. 0: never joined.
     """
 
     decide: bool = True
@@ -98,12 +112,15 @@ class OverlapSettings:
     first_decode_ms: int = 640
     hum: bool = True
     hum_max_ms: int = 800
+    join_ms: int = 480
 
     def __post_init__(self) -> None:
         if min(self.end_ms, self.max_ms, self.decode_every_ms, self.first_decode_ms) <= 0:
             raise ValueError("need end_ms, max_ms, decode_every_ms and first_decode_ms > 0")
         if self.max_words < 1 or self.max_decide_ms <= self.end_ms:
             raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
+        if self.join_ms < 0:
+            raise ValueError("need join_ms >= 0")
 
 
 def heard_words(text: str | None) -> list[str]:
@@ -119,6 +136,12 @@ def spelled(text: str | None) -> bool:
         return False
     rest = words(_LETTERS.sub(" ", text or ""))
     return all(is_backchannel(w) or w in _FILLERS for w in rest)
+
+
+def hum_words(text: str | None) -> bool:
+    """Whether a decode is only :data:`HUM_WORDS` ("in in", "And a."): a hum's syllables."""
+    said = heard_words(text)
+    return bool(said) and all(w in HUM_WORDS for w in said)
 
 
 def is_backchannel(word: str) -> bool:
@@ -138,6 +161,7 @@ def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> Ove
     said = heard_words(text)
     if _has_stop(said):
         return "interruption"
+    said = _respelled(said)
     others = [w for w in said if not is_backchannel(w)]
     if len(others) >= (1 if ended else EARLY_WORDS) or len(said) > settings.max_words:
         return "interruption"
@@ -164,9 +188,13 @@ class OverlapDecision:
     voiced_ms: int
     #: ``words``, ``stop word``, ``length`` (max_ms), ``bound`` (max_decide_ms), ``no decode``,
     #: ``hum and words`` (words that alone would interrupt, said in a short hum-like voice),
-    #: ``spelled`` (a short overlap decoded as spelled letters).
+    #: ``spelled`` (a short overlap decoded as spelled letters), ``hum words`` (decoded as
+    #: nothing but :data:`HUM_WORDS`).
     why: str
     decided_ms: int
+    #: Judged together with the backchannel just before it (``join_ms``); ``voiced_ms`` and
+    #: ``text`` are both's.
+    joined: bool = False
 
 
 class Overlap:
@@ -179,11 +207,16 @@ class Overlap:
         *,
         voiced_ms: int = 0,
         audio: list[np.ndarray] | None = None,
+        joined_ms: int = 0,
     ) -> None:
         """``audio``: the overlap's head (its voice began before it counted); with it and each
-        chunk's audio the voice's hum signal decides too (``settings.hum``)."""
+        chunk's audio the voice's hum signal decides too (``settings.hum``). ``joined_ms``: the
+        voice of the backchannel just before, judged with this one (``join_ms``): it counts in
+        ``voiced_ms`` (and ``audio`` holds it), but the first decode while the person speaks
+        still waits for ``first_decode_ms`` of the new voice."""
         self.settings = settings
         self.began = now
+        self.joined_ms = joined_ms
         #: Voiced audio heard in the overlap so far (the chunks that opened it count).
         self.voiced_ms = voiced_ms
         self.silence_ms = 0
@@ -232,7 +265,7 @@ class Overlap:
             stopped = not voiced  # the person paused: decode what they said
             every = self.settings.decode_every_ms if self._asked_at > 0 else 0
             grown = self.voiced_ms - max(self._asked_at, 0) >= every and (
-                self.voiced_ms >= self.settings.first_decode_ms
+                self.voiced_ms - self.joined_ms >= self.settings.first_decode_ms
             )
             if stopped or grown:
                 return self._ask()
@@ -269,20 +302,24 @@ class Overlap:
             # Short and hum-like: Whisper's words for a hum ("in a moment", "M-H-N") are not
             # what the person meant; a stop word still stops.
             why = "spelled" if spelled(self._text) else "hum and words"
+            if why != "spelled" and (self.hum is None or not self.hum.hum_like()):
+                why = "hum words"
             return self._decide("backchannel", why, now)
         return None if kind is None else self._decide(kind, "words", now)
 
     def _hum_like(self) -> bool:
-        """A short overlap that sounds like a hum, or was decoded as spelled letters. The voice
-        is measured when the words are judged, on all of it: the VAD often hears the quiet
-        nasal end of a hum ("mm-hm*m*") as silence already, and without it a hum is a vowel."""
+        """A short overlap that sounds like a hum, or was decoded as spelled letters or as a
+        hum's syllables (:data:`HUM_WORDS`). The voice is measured when the words are judged,
+        on all of it: the VAD often hears the quiet nasal end of a hum ("mm-hm*m*") as silence
+        already, and without it a hum is a vowel."""
         s = self.settings
         if not s.hum or self.voiced_ms > s.hum_max_ms:
             return False
         if self._audio and self._hum_at != self.heard_ms:
             self._hum_at = self.heard_ms
             self.hum = hum_features(np.concatenate(self._audio))
-        return (self.hum is not None and self.hum.hum_like()) or spelled(self._text)
+        heard = self.hum is not None and self.hum.hum_like()
+        return heard or spelled(self._text) or hum_words(self._text)
 
     def _ask(self) -> OverlapDecode:
         self._next_id += 1
@@ -297,8 +334,23 @@ class Overlap:
             self.voiced_ms,
             why,
             round((now - self.began) * 1000),
+            joined=self.joined_ms > 0,
         )
         return self.decision
+
+
+def _respelled(said: list[str]) -> list[str]:
+    """Backchannels Whisper wrote in pieces, put back together: "a ha" is "aha", "m hm" is
+    "mhm", "uh hm" "uhhm" ("a" alone is no backchannel: "a ha" stopped the agent on the new
+    held-out set). Only pieces of at most three letters whose run spells a backchannel join, so no
+    word is lost that could mean something (stop words are looked for before)."""
+    out: list[str] = []
+    for word in said:
+        if out and len(word) <= 3 and len(out[-1]) <= 3 and is_backchannel(out[-1] + word):
+            out[-1] += word
+        else:
+            out.append(word)
+    return out
 
 
 def _has_stop(said: list[str]) -> bool:

@@ -452,13 +452,14 @@ class VoiceSession:
         said = self.speaker.heard_text(reply, played) if outcome == "stopped" else None
         # scripts/bench_interruptions.py reads this line: each decision, its signal, its cost.
         log.info(
-            "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms",
+            "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms%s",
             decision.kind,
             decision.why,
             decision.text,
             decision.voiced_ms,
             decision.decided_ms,
             decode_ms,
+            "; joined" if decision.joined else "",
         )
         self._emit_soon(Overlapped(outcome, decision.kind, decision.text, reply, played, said))
         heard: dict[str, object] = {"outcome": "stopped" if outcome == "stopped" else decision.kind}

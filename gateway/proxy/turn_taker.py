@@ -265,6 +265,9 @@ class TurnTaker:
         self._overlap_audio: list[np.ndarray] = []
         self._overlap_state: State = "speaking"  # the state to go back to on a resume
         self._overlap_pause: int | None = None  # voiced_end of a pause within the overlap
+        #: The backchannel that last resumed the agent, while an overlap may still join it
+        #: (``overlap.join_ms``): its audio, its voice, and the audio heard since (ms).
+        self._resumed: tuple[list[np.ndarray], int, int] | None = None
         #: The last few chunks: the head of an overlap (its voice began before it counted).
         self._recent: deque[np.ndarray] = deque(maxlen=8)
         self._audible = False  # as the driver said at the last chunk
@@ -417,6 +420,11 @@ class TurnTaker:
         self._voiced_run = self._voiced_run + CHUNK_MS if voiced else 0
         self._audible = agent_audible
         self._recent.append(chunk)
+        if self._resumed is not None and self._overlap is None:
+            before, voice, since = self._resumed
+            since += CHUNK_MS
+            late = since - self._voiced_run > s.overlap.join_ms  # its voice began too late
+            self._resumed = None if late else (before, voice, since)
         if self._overlap is not None:
             out += self._overlap_chunk(chunk, voiced, now)
         elif s.barge_in_ms and self._voiced_run >= s.barge_in_ms and agent_audible:
@@ -578,8 +586,18 @@ class TurnTaker:
             return [ContinueTurn(), StopPlayback()]
         if not o.decide or self._interrupting:
             return [StopPlayback()]
-        self._overlap = Overlap(o, now, voiced_ms=self._voiced_run, audio=list(self._recent))
-        self._overlap_audio = list(self._recent)
+        head, joined_ms = list(self._recent), 0
+        if self._resumed is not None:
+            # Within join_ms of a backchannel: judged with it (its audio, then what came since;
+            # the head's older chunks are that one's already).
+            before, joined_ms, since = self._resumed
+            head = before + head[-max(1, since // CHUNK_MS) :]
+            head = head[-(o.max_decide_ms // CHUNK_MS) :]  # bounded, however many joined
+        self._resumed = None
+        self._overlap = Overlap(
+            o, now, voiced_ms=joined_ms + self._voiced_run, audio=list(head), joined_ms=joined_ms
+        )
+        self._overlap_audio = head
         self._overlap_state = self.state
         self._overlap_pause = None
         return [PausePlayback()]
@@ -607,9 +625,11 @@ class TurnTaker:
         if step is None:
             return []
         self._overlap = None
-        self._overlap_audio = []
+        chunks, self._overlap_audio = self._overlap_audio, []
         self._count(step)
         out: list[Action] = [OverlapDecided(step)]
+        if step.kind == "backchannel" and self.settings.overlap.join_ms:
+            self._resumed = (chunks, step.voiced_ms, 0)
         if step.kind != "interruption":
             # Not a turn: what the endpointer holds of it is dropped, and the agent goes on.
             self._offset += self._heard
@@ -639,6 +659,7 @@ class TurnTaker:
         """An open overlap ends without a decision (the agent stopped, the session slept)."""
         was, self._overlap = self._overlap, None
         self._overlap_audio = []
+        self._resumed = None
         return [StopPlayback()] if was is not None else []
 
     def _learn_from(self, resumed: int) -> None:

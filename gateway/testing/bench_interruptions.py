@@ -19,7 +19,9 @@ an aiortc client, the page's muting of its audio element on a pause). It prints:
 
 ``--set held-out`` plays the held-out set instead (:func:`gateway.testing.overlap.held_out_clips`,
 written before it ran; ``--set new-held-out``: the second one,
-:func:`~gateway.testing.overlap.new_held_out_clips`, written before the hum rule was final);
+:func:`~gateway.testing.overlap.new_held_out_clips`, written before the hum rule was final;
+``--set third-held-out``: the third, :func:`~gateway.testing.overlap.third_held_out_clips`,
+written before the join rule was final and run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -57,6 +59,7 @@ from gateway.testing.overlap import (
     say_in_parts,
     speech,
     talk_over,
+    third_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -64,7 +67,7 @@ from gateway.testing.speech import normalise
 
 _DECISION = re.compile(
     r"overlap: (\w+) by ([\w ]+) on '(.*)' after (\d+) ms of voice, (\d+) ms after it began, "
-    r"decodes (\d+) ms"
+    r"decodes (\d+) ms(; joined)?"
 )
 ECHO_LAGS_MS = (50, 150, 250)
 
@@ -139,6 +142,11 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
         lines.append(f"decisions in the serve log: {len(decisions)}")
         for why, n in whys.most_common():
             lines.append(f"  {why}: {n} ({100 * n / len(decisions):.0f} %)")
+        lines.append("each decision, in order (kind, why, words, ms of voice):")
+        for kind, why, text, voiced, *_, joined in decisions:
+            lines.append(f"  {kind} by {why} on {text!r} after {voiced} ms{joined}")
+        joins = sum(1 for d in decisions if d[-1])
+        lines.append(f"judged with the backchannel before (join_ms): {joins}")
         spent = [int(d[5]) for d in decisions if d[0] != "echo"]
         if spent:
             lines.append(
@@ -243,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
     parser.add_argument(
         "--set",
-        choices=("tuning", "held-out", "new-held-out", "continuations"),
+        choices=("tuning", "held-out", "new-held-out", "third-held-out", "continuations"),
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
@@ -274,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
                     served.stop()
         print(f"load after: {_uptime()}")
         return 0
-    sets = {"tuning": clips, "held-out": held_out_clips, "new-held-out": new_held_out_clips}
+    sets = {
+        "tuning": clips,
+        "held-out": held_out_clips,
+        "new-held-out": new_held_out_clips,
+        "third-held-out": third_held_out_clips,
+    }
     chosen = select(sets[args.set](), args.limit, args.kind)
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:

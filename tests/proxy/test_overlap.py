@@ -21,6 +21,7 @@ from gateway.proxy.overlap import (
     OverlapSettings,
     classify,
     heard_words,
+    hum_words,
     spelled,
 )
 from gateway.proxy.session import SessionSettings
@@ -176,14 +177,17 @@ class Driver:
         self.actions: list = []
         self.audible = True
 
-    def run(self, ms: int, p: float, *, echo: bool = False, words: str | None = None) -> list:
+    def run(self, ms: int, p: float, *, echo: bool = False, words=None) -> list:
+        """``ms`` of chunks of probability ``p`` (their samples are ``p`` too); each overlap
+        decode is answered with ``words`` (or ``words(its audio)``)."""
         out: list = []
         for _ in range(round(ms / 32)):
             chunk = np.full(CHUNK_SAMPLES, p, np.float32)
             got = self.turns.hear(chunk, p, self.now, agent_audible=self.audible, echo=echo)
             for a in got:
                 if isinstance(a, StartOverlapDecode) and words is not None:
-                    got += self.turns.overlap_heard(a.id, words, a.voiced_ms, self.now)
+                    text = words(a.audio) if callable(words) else words
+                    got += self.turns.overlap_heard(a.id, text, a.voiced_ms, self.now)
             out += got
             self.now += CHUNK_S
         self.actions += out
@@ -478,3 +482,137 @@ def test_the_turn_taker_hands_the_overlap_its_audio():
     assert any(isinstance(a, PausePlayback) for a in out)
     assert any(isinstance(a, ResumePlayback) for a in out)
     assert not any(isinstance(a, (StopPlayback, EndTurn)) for a in out)
+
+
+# ------------------------------------------------------------------ a backchannel in two parts
+
+FIRST, SECOND = 0.9, 0.8  # the two parts' chunks (the Driver's samples are the probability)
+
+
+def by_parts(alone: str, whole: str):
+    """A decode's words: ``whole`` when its audio holds both parts, else ``alone``."""
+    return lambda audio: whole if np.any(audio == np.float32(FIRST)) else alone
+
+
+def in_two_parts(gap_ms: int, alone: str, whole: str, **settings) -> Driver:
+    """ "Yeah," (decoded "Yeah."), ``gap_ms`` of silence from its resume, then a second part
+    whose decode says ``whole`` if it was given the first part's audio too, else ``alone``."""
+    d = Driver(**settings)
+    d.run(320, FIRST, words="Yeah.")
+    d.tail = 0  # silent chunks of the first part's overlap, to its resume
+    while not d.of(ResumePlayback):
+        d.run(32, 0.0, words="Yeah.")
+        d.tail += 1
+    d.run(gap_ms, 0.0)
+    d.run(288, SECOND, words=by_parts(alone, whole))
+    d.run(480, 0.0, words=by_parts(alone, whole))
+    return d
+
+
+def test_a_backchannel_split_at_its_comma_is_judged_whole():
+    """ "Yeah, | yeah." with the comma's pause past end_ms: the second half alone decoded as a
+    cut-off word ("Yay.") and stopped the agent; joined with the first it is what was said."""
+    d = in_two_parts(160, alone="The end.", whole="Yeah, yeah.")
+    first, second = (a.decision for a in d.of(OverlapDecided))
+    assert (first.kind, first.joined) == ("backchannel", False)
+    assert (second.kind, second.joined, second.text) == ("backchannel", True, "yeah yeah")
+    assert second.voiced_ms >= 320 + 288 - 64, "the voice counts from the first part"
+    assert len(d.of(ResumePlayback)) == 2 and not d.of(StopPlayback)
+    d.run(2000, 0.0)
+    assert not d.of(EndTurn), "nothing goes to the floor"
+
+
+@pytest.mark.parametrize("gap_ms", [0, 64, 160])
+def test_the_joined_decode_is_given_both_parts_and_the_silence_between_once(gap_ms):
+    d = in_two_parts(gap_ms, alone="The end.", whole="Yeah, yeah.")
+    chunks = d.of(StartOverlapDecode)[-1].audio.reshape(-1, CHUNK_SAMPLES)[:, 0]
+    first = np.flatnonzero(chunks == np.float32(FIRST))
+    second = np.flatnonzero(chunks == np.float32(SECOND))
+    assert len(first) == 320 // 32 and len(second) >= 3
+    between = second[0] - first[-1] - 1
+    assert between == d.tail + gap_ms // 32, "each silent chunk once, none left out"
+
+
+@pytest.mark.parametrize("whole", ["Mm, no.", "Yeah, wait.", "Okay, stop.", "Yeah, hold on."])
+def test_a_stop_word_within_the_join_window_still_stops(whole):
+    d = in_two_parts(160, alone="", whole=whole)
+    second = d.of(OverlapDecided)[-1].decision
+    assert (second.kind, second.why, second.joined) == ("interruption", "stop word", True)
+    assert d.of(StopPlayback)
+
+
+@pytest.mark.parametrize("whole", ["Yeah, what time is it?", "Okay, tell me about Paris."])
+def test_other_words_within_the_join_window_still_interrupt(whole):
+    """A meant interruption right after a backchannel is still one: its words are no
+    backchannel's, joined or not."""
+    d = in_two_parts(160, alone="Yeah.", whole=whole)
+    second = d.of(OverlapDecided)[-1].decision
+    assert (second.kind, second.joined) == ("interruption", True)
+    assert d.of(StopPlayback)
+
+
+def test_an_overlap_after_the_join_window_is_judged_alone():
+    d = in_two_parts(S.join_ms + 320, alone="The end.", whole="Yeah, yeah.")
+    second = d.of(OverlapDecided)[-1].decision
+    assert (second.kind, second.joined, second.text) == ("interruption", False, "the end")
+    assert not np.any(d.of(StartOverlapDecode)[-1].audio == np.float32(FIRST))
+
+
+def test_join_ms_0_never_joins():
+    d = in_two_parts(160, alone="The end.", whole="Yeah, yeah.", overlap=replace(S, join_ms=0))
+    second = d.of(OverlapDecided)[-1].decision
+    assert (second.kind, second.joined) == ("interruption", False)
+
+
+def test_a_joined_overlap_waits_for_first_decode_ms_of_its_own_voice():
+    """The first part's voice counts toward max_ms, not toward the first decode while the
+    person speaks (a half-way decode held the model when they stopped)."""
+    o = Overlap(S, 0.0, voiced_ms=S.first_decode_ms - 96 + 96, joined_ms=S.first_decode_ms - 96)
+    steps, _ = feed(o, 320, True, 0.0)
+    assert steps == [], "only 416 ms of its own voice"
+
+
+# ------------------------------------------------------------------ Whisper's words for a hum
+
+
+@pytest.mark.parametrize("text", ["A ha.", "A-ha!", "M hm, yeah.", "Uh, huh."])
+def test_a_backchannel_whisper_wrote_in_pieces_is_one(text):
+    """ "a ha" ("Uh-huh." in espeak-ng en-gb-x-rp+f4) stopped the agent: "a" is no backchannel."""
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize("text", ["A hat.", "A ha, what time is it?", "In it.", "Oh, a car."])
+def test_pieces_that_make_no_backchannel_still_interrupt(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize("text", ["No, a ha.", "A ha, stop.", "A ha, wait."])
+def test_a_stop_word_beside_pieces_still_stops_at_once(text):
+    assert classify(text, ended=False, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize("text", ["In in.", "And a.", "In.", "Um, and..."])
+def test_a_hums_syllables_are_hum_words(text):
+    assert hum_words(text)
+
+
+@pytest.mark.parametrize("text", ["", "In the kitchen.", "And then?", "No.", "Enough.", "An hour"])
+def test_words_with_content_are_not_hum_words(text):
+    assert not hum_words(text)
+
+
+def test_a_short_overlap_decoded_as_a_hums_syllables_is_a_backchannel():
+    """ "Mm." in espeak-ng en-029 came back "in in" and its voice measured no hum."""
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, "In in.")
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("backchannel", "hum words")
+
+
+@pytest.mark.parametrize("words", ["In, in the kitchen.", "In in, stop.", "And no."])
+def test_a_hums_syllables_with_other_or_stop_words_interrupt(words):
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, words)
+    assert isinstance(d, OverlapDecision) and d.kind == "interruption"
+
+
+def test_a_long_overlap_of_hum_words_interrupts():
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, WORD, "In in.")
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "words")

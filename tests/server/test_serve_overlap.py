@@ -94,3 +94,15 @@ async def test_a_hum_whisper_hears_as_words_resumes_the_agent(gateway):
     trial = await talk_over(gateway.ws, read_wav(clip)[0])
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+
+
+async def test_a_backchannel_in_two_parts_resumes_the_agent(gateway):
+    """ "Yeah, | yeah." with a pause at the comma longer than the silence that ends an overlap:
+    the second part is judged with the first (``join_ms``), and the agent goes on (its second
+    half alone, cut off, decoded as other words and stopped it on the held-out sets)."""
+    yeah = speech("Yeah.", "piper")
+    clip = np.concatenate([yeah, np.zeros(16_000 * 400 // 1000, np.int16), yeah])
+    trial = await talk_over(gateway.ws, clip)
+    assert trial.paused_at() is not None, trial
+    assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"

@@ -1,0 +1,52 @@
+"""The speech-over-an-agent benchmark's sets (gateway/testing/overlap.py) share nothing that
+would make a held-out figure a tuning one: no sentence, voice, noise rendition or echo level of
+the third held-out set is in another set. Constants only: nothing is synthesized."""
+
+from __future__ import annotations
+
+import re
+
+from gateway.testing import overlap as sets
+
+
+def said(texts: tuple[str, ...]) -> set[str]:
+    """Sentences as heard: case and punctuation aside ("Mm-hmm." is "mm hmm")."""
+    return {" ".join(re.findall(r"[a-z']+", t.lower())) for t in texts}
+
+
+TUNING = said(sets.BACKCHANNELS + sets.INTERRUPTIONS)
+HELD_OUT = said(sets.HELD_OUT_BACKCHANNELS + sets.HELD_OUT_INTERRUPTIONS)
+NEW = said(sets.NEW_BACKCHANNELS + sets.NEW_INTERRUPTIONS)
+THIRD = said(sets.THIRD_BACKCHANNELS + sets.THIRD_INTERRUPTIONS)
+
+
+def test_the_third_held_out_set_shares_no_sentence_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW):
+        assert not THIRD & other
+
+
+def test_the_third_held_out_set_shares_no_voice_with_another_set():
+    others = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES)
+    assert not set(sets.THIRD_VOICES) & others
+    assert len(set(sets.THIRD_VOICES)) >= 3
+    assert any(v.startswith("piper") for v in sets.THIRD_VOICES), "piper and espeak-ng"
+    assert any(not v.startswith("piper") for v in sets.THIRD_VOICES)
+
+
+def test_the_third_held_out_sets_noise_and_echo_are_new_renditions():
+    assert sets.THIRD_NOISE_SEED not in (0, 1, 2, 3, 4), "tuning 0-1, held-out 2-3, new 4"
+    assert not set(sets.THIRD_ECHO_DB) & {-10, -18, -25}, "the tuning set's echo levels"
+
+
+def test_the_third_held_out_set_has_every_kind_and_forty_trials():
+    voices = len(sets.THIRD_VOICES)
+    spoken = (len(sets.THIRD_BACKCHANNELS) + len(sets.THIRD_INTERRUPTIONS)) * voices
+    assert spoken + len(sets.NOISES) + len(sets.THIRD_ECHO_DB) >= 40
+    assert sets.THIRD_BACKCHANNELS and sets.THIRD_INTERRUPTIONS and sets.THIRD_ECHO_DB
+
+
+def test_the_held_out_sets_share_no_sentence_with_the_tuning_set_but_the_known_two():
+    """The first held-out set shares none; the second shares "Stop." and "Uh-huh." (written so,
+    and reported with them)."""
+    assert not HELD_OUT & TUNING
+    assert {"stop", "uh huh"} == NEW & TUNING
