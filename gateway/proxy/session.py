@@ -158,7 +158,8 @@ class VoiceSession:
     plays :attr:`playout`. ``fetch`` fetches media URLs under the address policy.
     ``audio_url(event_id)`` is where the gateway serves a clip, for the ``url`` audio mode.
     ``clock`` is the one every part reads (a test's may be fake). The session bundles these
-    into one :class:`~gateway.proxy.services.Services` for its parts.
+    into one :class:`~gateway.proxy.services.Services` for its parts. ``on_timing`` gets each
+    turn's :class:`Timing` once its reply starts to play (the server's metrics and the page).
     """
 
     def __init__(
@@ -172,6 +173,7 @@ class VoiceSession:
         recorder: Recorder | None = None,
         audio_url: Callable[[str], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_timing: Callable[[Timing], None] | None = None,
     ) -> None:
         self.settings = s = settings or SessionSettings()
         self.clock = clock
@@ -180,8 +182,9 @@ class VoiceSession:
         self.services = Services(
             clock=clock, fetcher=fetch, clips=audio_url, wakes=models.wake_factory
         )
-        #: Called with each utterance's :class:`Timing` once its reply starts to play.
-        self.on_timing: Callable[[Timing], None] | None = None
+        #: Called with each utterance's :class:`Timing` once its reply starts to play (given at
+        #: construction, like ``on_event``: nothing rewires a session after it is built).
+        self._on_timing = on_timing
         self.conversation = conversation
         self._recorder = recorder
         self.models = models
@@ -538,8 +541,8 @@ class VoiceSession:
             case ContinuationDone():  # uttering → speaking: agents are heard again
                 self.speaker.drop_answers = False
             case FirstAudio():  # speaking → whoever times the turns
-                if self.on_timing is not None:
-                    self.on_timing(event.timing)
+                if self._on_timing is not None:
+                    self._on_timing(event.timing)
             case AgentPlaying():  # speaking → listening (barge-in needs it)
                 self.listener.playing(event.speaking, self.clock())
             case _:  # out, to whoever shows the session

@@ -171,8 +171,8 @@ class PageConnection:
             settings=settings,
             recorder=gw.voice_records,
             audio_url=lambda event_id: gw.signer.url(s.base_url, self.room_id, event_id),
+            on_timing=self._timing,
         )
-        self.session.on_timing = self._timing
         # A page without audio gets the replies as text: synthesizing them would cost the shared
         # synthesizer (and every other person's first audio) for sound nobody hears.
         self.session.speak_replies = self.transport != "none"
