@@ -44,6 +44,8 @@ The tree (``+ ValueError`` and the like: also that builtin, for callers that cat
     ├── LlmError                       a language model gave no usable answer  [llm.errors]
     │   ├── LlmUnreachable, LlmHTTPError, LlmTimeout, LlmBadStream
     │   └── Capped                     the answer was cut at a bound  [llm.client]
+    ├── NoFetching                     a reply's media is at a URL, and the session was
+    │                                  given no way to fetch it  [proxy.services]
     ├── OFPError                       the Open Floor data model  [ofp.errors]
     │   └── EnvelopeError              + ValueError: not an envelope this gateway reads
     ├── ProtocolError                  + ValueError: a page's message does not fit its

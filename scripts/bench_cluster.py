@@ -223,6 +223,34 @@ def bench_failover(rounds: int) -> None:
     )
 
 
+def _until_balanced(cluster: LocalCluster, timeout: float = 60.0) -> None:
+    """Until HAProxy sends each node's cookie to that node. The cluster is up when HAProxy
+    reaches *a* ready node; a node its health check has not yet seen ready has its people
+    redispatched to another (a loaded CI run counted two on one node and none on the other).
+    A request HAProxy sent elsewhere comes back with a new ``OFPNODE`` cookie."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    waiting = [node.name for node in cluster.nodes if node.proc is not None]
+    while waiting:
+        name = waiting[0]
+        request = urllib.request.Request(
+            cluster.url + "/readyz", headers={"Cookie": f"OFPNODE={name}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                moved = "OFPNODE=" in (response.headers.get("Set-Cookie") or "")
+        except (urllib.error.URLError, OSError):
+            moved = True
+        if not moved:
+            waiting.pop(0)
+            continue
+        if time.monotonic() > deadline:
+            raise SystemExit(f"HAProxy did not send people to {name} within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
 async def cluster_load(
     cluster: LocalCluster, people: int, seconds: float, webrtc_every: int
 ) -> dict[str, Any]:
@@ -235,6 +263,7 @@ async def cluster_load(
 
     clips = load_clips()
     via = cluster.url.replace("http://", "ws://") + "/ws"
+    await asyncio.to_thread(_until_balanced, cluster)
     shares = [people // len(cluster.nodes)] * len(cluster.nodes)
     for i in range(people % len(cluster.nodes)):
         shares[i] += 1
