@@ -39,7 +39,7 @@ from typing import Any
 from gateway.testing.figures import piper_rtf
 from gateway.testing.load import platform_line, run_load
 from gateway.testing.load_client import load_clips
-from gateway.testing.load_metrics import ServedGateway
+from gateway.testing.load_metrics import ServedGateway, thread_cpu
 
 #: Stages a Python stack belongs to: the first rule (in this order) one of whose patterns occurs
 #: in any of the stack's frames wins. The patterns are file paths (py-spy's ``function (file:line)``
@@ -165,18 +165,9 @@ def _in_native_whisper(frames: list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------------------- the process
-def thread_cpu(pid: int) -> dict[int, float]:
+def thread_cpu_s(pid: int) -> dict[int, float]:
     """CPU seconds (user + system) of every thread of the process, by OS thread id."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out: dict[int, float] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            stat = (task / "stat").read_text()
-        except OSError:  # the thread ended
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        out[int(task.name)] = (int(fields[11]) + int(fields[12])) / ticks
-    return out
+    return {tid: cpu for tid, (cpu, _nice) in thread_cpu(pid).items()}
 
 
 def native_threads(pid: int, keep: Path | None = None) -> dict[int, str]:
@@ -267,7 +258,7 @@ async def profile_one(
 
     def window(started: bool) -> None:
         if started:
-            profile.cpu_start = thread_cpu(gateway.pid)
+            profile.cpu_start = thread_cpu_s(gateway.pid)
             profile.spy = subprocess.Popen(
                 [
                     *(spy_bin, "record", "--pid", str(gateway.pid), "--rate", str(rate)),
@@ -278,7 +269,7 @@ async def profile_one(
                 stderr=subprocess.DEVNULL,
             )
         else:
-            profile.cpu_end = thread_cpu(gateway.pid)
+            profile.cpu_end = thread_cpu_s(gateway.pid)
 
     uptime_before = Path("/proc/loadavg").read_text().split()[:3]
     try:

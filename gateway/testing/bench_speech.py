@@ -46,7 +46,7 @@ from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink
 from gateway.speech.tts import RemoteSynthesizer
 from gateway.testing.figures import piper_rtf
-from gateway.testing.load_metrics import ServedGateway, read_proc
+from gateway.testing.load_metrics import ServedGateway, read_proc, thread_cpu
 from gateway.testing.processes import free_port
 from gateway.testing.speech import piper_16k
 from gateway.voice.stt import Transcriber
@@ -328,20 +328,6 @@ async def load_step(
     }
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
-
-
-def thread_cpu(pid: int) -> dict[int, tuple[float, int]]:
-    """Every thread of a process: CPU seconds so far (user + system) and its nice value."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out: dict[int, tuple[float, int]] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            stat = (task / "stat").read_text()
-        except OSError:  # the thread ended
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        out[int(task.name)] = ((int(fields[11]) + int(fields[12])) / ticks, int(fields[16]))
-    return out
 
 
 def split_threads(

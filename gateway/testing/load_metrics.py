@@ -30,6 +30,20 @@ class ProcSample:
     fds: int
 
 
+def thread_cpu(pid: int) -> dict[int, tuple[float, int]]:
+    """Every thread of a process: CPU seconds so far (user + system) and its nice value."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[float, int]] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        out[int(task.name)] = ((int(fields[11]) + int(fields[12])) / ticks, int(fields[16]))
+    return out
+
+
 def read_proc(pid: int) -> ProcSample:
     """CPU seconds used so far, resident memory, threads and open file descriptors."""
     stat = Path(f"/proc/{pid}/stat").read_text()
