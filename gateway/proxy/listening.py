@@ -439,9 +439,9 @@ class Listener:
         t = time.monotonic()
         try:
             try:
-                text = await self._transcriber.transcribe_partial(a.audio)
+                text = await self._transcriber.transcribe_partial(a.audio, prompt=a.prompt)
             except TranscriberBusy:
-                text = (await self._transcriber.transcribe(a.audio)).text
+                text = (await self._transcriber.transcribe(a.audio, prompt=a.prompt)).text
         except asyncio.CancelledError:
             raise
         except SpeechError as e:  # a speech server down: one line, the overlap decides without words

@@ -141,6 +141,8 @@ class StartOverlapDecode:
     id: int
     audio: np.ndarray
     voiced_ms: int
+    #: Whisper's ``initial_prompt`` for it (``OverlapSettings.prompt``; None: none).
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -621,7 +623,9 @@ class TurnTaker:
     ) -> list[Action]:
         if isinstance(step, OverlapDecode):
             audio = np.concatenate(self._overlap_audio)
-            return [StartOverlapDecode(step.id, audio, step.voiced_ms)]
+            assert self._overlap is not None  # the open overlap asked for it
+            prompt = self._overlap.settings.prompt or None
+            return [StartOverlapDecode(step.id, audio, step.voiced_ms, prompt)]
         if step is None:
             return []
         self._overlap = None

@@ -181,14 +181,18 @@ class RemoteTranscriber:
             self._hop_s = transcript.queued_s
         return transcript
 
-    async def transcribe_partial(self, audio: np.ndarray) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
         """The words so far, from a server that offers partials and has a free connection;
-        otherwise skipped (:class:`TranscriberBusy`), as a busy in-process model does."""
+        otherwise skipped (:class:`TranscriberBusy`), as a busy in-process model does.
+        ``prompt`` goes with the request as for :meth:`transcribe`."""
         if not self.link.extras.get("partials") or self.link.down or self.link.in_flight:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped: the speech service is busy")
         try:
-            return (await self._request(audio, {"partial": True})).text
+            extra: dict[str, Any] = {"partial": True}
+            if prompt:
+                extra["prompt"] = prompt
+            return (await self._request(audio, extra)).text
         except SpeechError:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped") from None

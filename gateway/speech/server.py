@@ -498,13 +498,15 @@ class _Connection:
         self.audio = []
         extra = self.request.get("ofp") or {}
         transcriber = self.server.transcriber
+        prompt = extra.get("prompt")
         try:
             if extra.get("partial"):
-                text = await self._guarded(transcriber.transcribe_partial(clip))
+                text = await self._guarded(
+                    transcriber.transcribe_partial(clip, prompt=str(prompt) if prompt else None)
+                )
                 await self.send(WyTranscript(text=text, language="en").event())
                 return
             end = extra.get("speech_end_s")
-            prompt = extra.get("prompt")
             t = await self._guarded(
                 transcriber.transcribe(
                     clip,

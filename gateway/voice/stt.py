@@ -249,8 +249,9 @@ class SpeechToText(Protocol):
         """The final transcript of a clip; raises :class:`TranscriberBusy` under load."""
         ...
 
-    async def transcribe_partial(self, audio: np.ndarray) -> str:
-        """A quick look at the words so far; raises :class:`TranscriberBusy` when skipped."""
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
+        """A quick look at the words so far (``prompt``: text taken as what came before);
+        raises :class:`TranscriberBusy` when skipped."""
         ...
 
 
@@ -362,14 +363,16 @@ class Transcriber:
         transcript, waited = await self._run_timed(Priority.FINAL, job[0], *job[1])
         return replace(transcript, queued_s=waited)
 
-    async def transcribe_partial(self, audio: np.ndarray) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
         """A quick look at the words so far while the person speaks: greedy, fitted window, no
-        word timings, no guard. For display and barge-in, never as the final text.
+        word timings, no guard. For display and barge-in, never as the final text. ``prompt``
+        is Whisper's ``initial_prompt``, as for :meth:`transcribe` (speech over an agent is
+        decoded with backchannels named there: ``OverlapSettings.prompt``).
 
         Raises :class:`TranscriberBusy` at once, without queueing, when the model is busy.
         """
         clip = self._as_float(audio)
-        return await self._run(Priority.PARTIAL, self._decode_partial, clip)
+        return await self._run(Priority.PARTIAL, self._decode_partial, clip, prompt)
 
     @staticmethod
     def _as_float(audio: np.ndarray) -> np.ndarray:
@@ -445,9 +448,13 @@ class Transcriber:
             return self._transcript(decoded, language, clip, "full", True, started, beam)
         return self._transcript(decoded, language, clip, "fitted", False, started, beam)
 
-    def _decode_partial(self, clip: np.ndarray, abandon: Flag | None = None) -> str:
+    def _decode_partial(
+        self, clip: np.ndarray, prompt: str | None = None, abandon: Flag | None = None
+    ) -> str:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        return self._decode(clip, frames, beam=1, final=False, abandon=abandon)[0].text
+        return self._decode(clip, frames, beam=1, final=False, prompt=prompt, abandon=abandon)[
+            0
+        ].text
 
     def _final_beam(self) -> int:
         """The beam for a final transcript starting now: narrower while others wait, or when

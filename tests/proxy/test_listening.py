@@ -76,7 +76,7 @@ class RecordedTranscriber:
 
     partial: str | None = None  # what a partial transcript says (None: the model is busy)
 
-    async def transcribe_partial(self, audio: np.ndarray) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
         if self.partial is None:
             raise TranscriberBusy("partials are not recorded")
         return self.partial

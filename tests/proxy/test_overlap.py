@@ -83,6 +83,33 @@ def test_more_than_max_words_of_backchannel_interrupt():
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Uh, right. Right. Right. Right. Right. R",  # piper "Uh-huh, right." with the prompt
+        "Mm-hmm, okay. Okay. Okay. Okay. Okay. Ok",  # piper "Mhm, okay."
+        "Uh-huh. Uh-huh. Uh-h",  # espeak-ng en-029 "Uh-huh."
+        "Yeah, yeah, yeah, yeah.",
+    ],
+)
+def test_a_backchannel_whisper_looped_on_counts_once(text):
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Excuse me. Excuse me. Exc", "Sorry. One second. Sorry. One second.", "No, no, no, no."],
+)
+def test_a_loop_of_other_words_still_interrupts(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
+def test_a_cut_word_is_dropped_only_from_a_loop():
+    """"Sure, su" is no loop: "su" is a word the person said, and no backchannel."""
+    assert classify("Sure, su", ended=True, settings=S) == "interruption"
+    assert classify("Sure. Sure. Su", ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize(
     "text", ["", "  ", "(coughing)", "[clapping]", "*laughs*", "you", "Thank you."]
 )
 def test_no_words_is_a_noise(text):
@@ -474,6 +501,7 @@ def test_the_turn_taker_hands_the_overlap_its_audio():
         got = turns.hear(c, 0.9 if loud else 0.0, now, agent_audible=True)
         for a in got:
             if isinstance(a, StartOverlapDecode):
+                assert a.prompt == S.prompt, "decoded with the backchannel prompt"
                 got += turns.overlap_heard(a.id, "Inema", a.voiced_ms, now)
         out += got
         now += CHUNK_S

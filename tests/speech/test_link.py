@@ -292,3 +292,29 @@ async def test_wake_detections_are_de_duplicated() -> None:
         wake.close()
     assert [d.detected_at for d in heard] == [16_000, 68_800]
     assert all(d.model == "alexa" and d.end < d.detected_at for d in heard)
+
+
+async def test_a_partials_prompt_goes_with_its_request() -> None:
+    """The overlap's decodes name backchannels in Whisper's prompt (``OverlapSettings.prompt``):
+    over Wyoming the prompt travels in the request's ``ofp`` beside ``partial``, as a final
+    transcript's does; without one, none is sent."""
+    asked: list[dict[str, object]] = []
+
+    async def offers_partials(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (event := await async_read_event(reader)) is not None:
+            if event.type == "describe":
+                info = {"asr": [], "tts": [], "ofp": {"partials": True}}
+                await async_write_event(Event("info", info), writer)
+            elif event.type == "transcribe":
+                asked.append(dict(event.data.get("ofp") or {}))
+            elif event.type == "audio-stop":
+                await async_write_event(Event("transcript", {"text": "mm-hmm"}), writer)
+
+    async with wyoming(offers_partials) as port:
+        link = ServiceLink("stt", f"wyoming://127.0.0.1:{port}", FAST)
+        await link.describe()
+        stt = RemoteTranscriber(link)
+        assert await stt.transcribe_partial(CLIP, prompt="Mm-hmm. Uh-huh.") == "mm-hmm"
+        assert await stt.transcribe_partial(CLIP) == "mm-hmm"
+        await link.close()
+    assert asked == [{"partial": True, "prompt": "Mm-hmm. Uh-huh."}, {"partial": True}]

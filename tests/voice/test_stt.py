@@ -112,6 +112,24 @@ async def test_partial_transcript_of_speech_so_far(transcriber):
     assert word_error_rate(SENTENCES[6], text) < 0.8
 
 
+async def test_a_partials_prompt_reaches_the_decoder(transcriber, monkeypatch):
+    """``transcribe_partial(prompt=…)`` (the overlap's backchannel prompt) is Whisper's
+    ``initial_prompt`` for that decode; the real decode runs and its words come back."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # finals before it ration partials
+    seen: list[str | None] = []
+    decode = transcriber._decode
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("prompt"))
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(transcriber, "_decode", spy)
+    speech = piper_16k(SENTENCES[6])
+    text = await transcriber.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")
+    assert seen == ["Mm-hmm. Uh-huh."]
+    assert word_error_rate(SENTENCES[6], text) < 0.8
+
+
 async def test_more_than_30_seconds_is_refused(transcriber):
     with pytest.raises(ValueError, match="30 s"):
         await transcriber.transcribe(np.zeros(31 * 16000, np.int16))
