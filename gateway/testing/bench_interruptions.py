@@ -21,7 +21,9 @@ an aiortc client, the page's muting of its audio element on a pause). It prints:
 written before it ran; ``--set new-held-out``: the second one,
 :func:`~gateway.testing.overlap.new_held_out_clips`, written before the hum rule was final;
 ``--set third-held-out``: the third, :func:`~gateway.testing.overlap.third_held_out_clips`,
-written before the join rule was final and run once per transport);
+written before the join rule was final and run once per transport; ``--set fourth-held-out``:
+the fourth, :func:`~gateway.testing.overlap.fourth_held_out_clips`, written before the
+backchannel prompt ran on any speech, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -54,6 +56,7 @@ from gateway.testing.overlap import (
     ContinuationTrial,
     OverlapTrial,
     clips,
+    fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
     say_in_parts,
@@ -251,7 +254,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
     parser.add_argument(
         "--set",
-        choices=("tuning", "held-out", "new-held-out", "third-held-out", "continuations"),
+        choices=(
+            "tuning",
+            "held-out",
+            "new-held-out",
+            "third-held-out",
+            "fourth-held-out",
+            "continuations",
+        ),
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
@@ -287,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         "held-out": held_out_clips,
         "new-held-out": new_held_out_clips,
         "third-held-out": third_held_out_clips,
+        "fourth-held-out": fourth_held_out_clips,
     }
     chosen = select(sets[args.set](), args.limit, args.kind)
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)

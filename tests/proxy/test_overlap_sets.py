@@ -18,6 +18,7 @@ TUNING = said(sets.BACKCHANNELS + sets.INTERRUPTIONS)
 HELD_OUT = said(sets.HELD_OUT_BACKCHANNELS + sets.HELD_OUT_INTERRUPTIONS)
 NEW = said(sets.NEW_BACKCHANNELS + sets.NEW_INTERRUPTIONS)
 THIRD = said(sets.THIRD_BACKCHANNELS + sets.THIRD_INTERRUPTIONS)
+FOURTH = said(sets.FOURTH_BACKCHANNELS + sets.FOURTH_INTERRUPTIONS)
 
 
 def test_the_third_held_out_set_shares_no_sentence_with_another_set():
@@ -50,3 +51,23 @@ def test_the_held_out_sets_share_no_sentence_with_the_tuning_set_but_the_known_t
     and reported with them)."""
     assert not HELD_OUT & TUNING
     assert {"stop", "uh huh"} == NEW & TUNING
+
+
+def test_the_fourth_held_out_set_shares_nothing_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW, THIRD):
+        assert not FOURTH & other
+    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
+    assert not set(sets.FOURTH_VOICES) & voices
+    assert sets.PIPER_VARIANTS["piper-low"] not in [
+        v for k, v in sets.PIPER_VARIANTS.items() if k != "piper-low"
+    ], "a rendition of its own"
+    assert any(v.startswith("piper") for v in sets.FOURTH_VOICES), "piper and espeak-ng"
+    assert any(not v.startswith("piper") for v in sets.FOURTH_VOICES)
+    assert sets.FOURTH_NOISE_SEED not in (0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED)
+    assert not set(sets.FOURTH_ECHO_DB) & {-10, -18, -25, *sets.THIRD_ECHO_DB}
+
+
+def test_the_fourth_held_out_set_has_every_kind_and_forty_trials():
+    clips = len(sets.FOURTH_BACKCHANNELS) + len(sets.FOURTH_INTERRUPTIONS)
+    assert clips * len(sets.FOURTH_VOICES) + len(sets.NOISES) + len(sets.FOURTH_ECHO_DB) >= 40
+    assert len(set(sets.FOURTH_VOICES)) >= 3
