@@ -452,7 +452,7 @@ def stop_after(o: Overlap, voiced_ms: int, features: HumFeatures | None, words: 
     """``voiced_ms`` of voice, then silence; every decode says ``words``, and the voice's
     features at the stop are ``features`` (the overlap was given no audio)."""
     now, step = 0.0, None
-    for i in range((voiced_ms - 96) // 32 + 1 + S.end_ms // 32):
+    for i in range((voiced_ms - 96) // 32 + 1 + S.words_end_ms // 32):
         voiced = i < (voiced_ms - 96) // 32
         if not voiced and o.hum is None:
             o.hum = features
@@ -644,3 +644,88 @@ def test_a_hums_syllables_with_other_or_stop_words_interrupt(words):
 def test_a_long_overlap_of_hum_words_interrupts():
     d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, WORD, "In in.")
     assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "words")
+
+
+# ------------------------------------------------------------------ a sound, then a backchannel
+
+
+def two_stretches(first_ms: int, gap_ms: int, second_ms: int, first: str, whole: str):
+    """A first stretch of voice decoded ``first`` when the person paused, ``gap_ms`` of
+    silence, a second stretch, then silence; decodes of more than the first stretch say
+    ``whole``. Returns the decision and the silence heard before it, ms."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now, decided, silence = 0.0, None, 0
+    plan = [(first_ms - 96, True), (gap_ms, False), (second_ms, True), (1000, False)]
+    for ms, voiced in plan:
+        for _ in range(ms // 32):
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            silence = 0 if voiced else silence + 32
+            while isinstance(step, OverlapDecode):
+                said = first if step.voiced_ms <= first_ms else whole
+                step = o.heard(step.id, said, step.voiced_ms, now)
+            if isinstance(step, OverlapDecision):
+                return step, silence
+    return decided, silence
+
+
+@pytest.mark.parametrize(
+    ("first", "whole"),
+    [
+        ("And make them.", "And make them, okay."),  # piper "Mhm, okay."
+        ("O item.", "Oh, it's M, yeah."),
+        ("In.", "In, sure. Sure. Sure."),
+    ],
+)
+def test_a_short_sound_then_a_backchannel_is_one(first, whole):
+    """Whisper's words for a hum are judged as a hum's when a backchannel follows them: the
+    second stretch added nothing but backchannels."""
+    d, _ = two_stretches(480, 160, 320, first, whole)
+    assert (d.kind, d.why) == ("backchannel", "then a backchannel")
+
+
+@pytest.mark.parametrize(
+    ("first", "whole"),
+    [
+        ("Hmm.", "Hmm, is that right?"),  # the second stretch adds other words
+        ("Not now.", "Not now, okay."),  # a stop phrase
+        ("No.", "No, okay."),
+        ("Tell me more.", "Tell me more, okay."),  # no word Whisper writes for a hum
+        ("And then?", "And then, okay?"),  # a question
+        ("And.", "And make them, okay."),  # more words than the first stretch's
+    ],
+)
+def test_a_short_sound_then_other_or_stop_words_interrupts(first, whole):
+    d, _ = two_stretches(480, 160, 320, first, whole)
+    assert d.kind == "interruption", d
+
+
+def test_a_long_first_stretch_is_no_hum_before_a_backchannel():
+    d, _ = two_stretches(S.hum_max_ms + 64, 160, 320, "And make them.", "And make them, okay.")
+    assert d.kind == "interruption"
+
+
+def test_other_words_wait_words_end_ms_for_a_second_stretch():
+    """The first stretch's words alone would interrupt: the overlap waits ``words_end_ms``,
+    not ``end_ms``, and a second stretch within it is judged with the first."""
+    d, silence = two_stretches(480, 3000, 320, "And make them.", "And make them, okay.")
+    assert (d.kind, d.why) == ("interruption", "words"), "no second stretch came in time"
+    assert S.words_end_ms <= silence < S.words_end_ms + 64
+    d, _ = two_stretches(480, S.words_end_ms - 64, 320, "And make them.", "And make them, okay.")
+    assert (d.kind, d.why) == ("backchannel", "then a backchannel")
+
+
+def test_backchannels_and_stop_words_do_not_wait_words_end_ms():
+    d, silence = two_stretches(480, 3000, 320, "Yeah.", "Yeah.")
+    assert d.kind == "backchannel" and silence < S.words_end_ms
+    d, silence = two_stretches(480, 3000, 320, "Oh no.", "Oh no.")
+    assert d.kind == "interruption" and silence < S.words_end_ms
+
+
+def test_while_the_person_speaks_only_stop_or_four_other_words_decide():
+    assert classify("And make them, okay. Okay.", ended=False, settings=S) is None
+    assert classify("What time is it", ended=False, settings=S) == "interruption", (
+        '"it" alone is no backchannel: four other words'
+    )
+    assert classify("Got it.", ended=True, settings=S) == "backchannel"
+    assert classify("Uh-huh. I see.", ended=True, settings=S) == "backchannel"
