@@ -31,7 +31,9 @@ whole request**: one transcript shown (the whole request, the first part replace
 after it, holding the last word of each part.
 
 Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
-already running; its log is then not read). Latency figures depend on the machine's load: the
+already running; its log is then not read). ``--replay`` decides the chosen set offline instead
+(:mod:`gateway.testing.overlap_replay`: the VAD, the turn-taker and Whisper, no server; no echo
+trials, no times), in a minute or two, to compare rules on looked-at sets. Latency figures depend on the machine's load: the
 report prints ``uptime`` before and after.
 """
 
@@ -279,7 +281,15 @@ def main(argv: list[str] | None = None) -> int:
         help="how the clips and the agent's audio travel: PCM on the WebSocket (default) or "
         "RTP over WebRTC (an aiortc client)",
     )
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="decide the clips offline (VAD, turn-taker, Whisper; no server, no echo trials, "
+        "no times) and print false stops and missed interruptions",
+    )
     args = parser.parse_args(argv)
+    if args.replay and (args.set == "continuations" or args.url or args.transport != "ws"):
+        parser.error("--replay plays no continuations and needs no --url or --transport")
     if args.set == "continuations":
         print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
@@ -300,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         "fourth-held-out": fourth_held_out_clips,
     }
     chosen = select(sets[args.set](), args.limit, args.kind)
+    if args.replay:
+        return _replay(chosen)
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
@@ -319,4 +331,21 @@ def main(argv: list[str] | None = None) -> int:
                 served.stop()
         print(f"load after: {_uptime()}")
         print(report(results, None if served is None else served.log))
+    return 0
+
+
+def _replay(chosen: list[Clip]) -> int:
+    from gateway.testing.overlap_replay import replay_clips, summary
+    from gateway.voice.stt import Transcriber
+
+    print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
+    transcriber = Transcriber()
+
+    async def decode(audio: np.ndarray, prompt: str | None) -> str:
+        return await transcriber.transcribe_partial(audio, prompt=prompt)
+
+    results = replay_clips(chosen, decode)
+    for clip, r in results:
+        print(f"{clip.kind:12} {clip.name!r:42} {clip.voice:15} -> {r.kind:12} {r.why}", flush=True)
+    print(summary(results))
     return 0

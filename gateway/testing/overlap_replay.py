@@ -1,0 +1,114 @@
+"""Speech over an agent, replayed offline: a clip through the VAD and the turn-taker while an
+agent is audible, the overlap's decodes made by a recogniser as the session makes them; no server,
+no page, no clock (``bench_interruptions.py --replay``).
+
+The live benchmark plays each clip into a real ``serve`` in real time, about ten seconds a trial.
+The replay decides the same clip in a fraction of that, so rules and prompts can be compared on
+every looked-at set before a held-out set is run once, live. What it leaves out: the agent's own
+audio (no echo trials), the page's buffer and the network (no quiet or silence times), and the
+decodes' timing: each is answered :data:`DECODE_CHUNKS` chunks after it was asked, whatever it
+took. The audio a decode is given is the turn-taker's, so it is cut where the live path cuts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gateway.audio import SAMPLE_RATE
+from gateway.proxy.overlap import OverlapSettings
+from gateway.proxy.settings import SessionSettings
+from gateway.proxy.turn_taker import OverlapDecided, StartOverlapDecode, TurnTaker
+from gateway.testing.overlap import Clip
+from gateway.voice.vad import CHUNK_SAMPLES, VadStream
+
+#: VAD chunks between a decode asked for and its words (~100 ms: a tiny.en overlap decode).
+DECODE_CHUNKS = 3
+#: Silence before the clip (the agent talking alone) and after it (the decision's time).
+BEFORE_S, AFTER_S = 1.0, 2.0
+
+#: ``decode(audio, prompt)``: the overlap's words (``SpeechToText.transcribe_partial``).
+Decode = Callable[[np.ndarray, str | None], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """How one clip was decided: the last decision (``none``: nothing paused the agent)."""
+
+    kind: str
+    why: str
+    text: str
+    #: Every decode's words, in order.
+    decodes: tuple[str, ...]
+
+    def wrong(self, expected: str) -> bool:
+        """Whether the outcome is wrong for a clip that should be ``expected``: an
+        interruption not stopped, or anything else stopped."""
+        if expected == "interruption":
+            return self.kind != "interruption"
+        return self.kind == "interruption"
+
+
+async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) -> Replayed:
+    """``clip`` (16 kHz int16) said over an audible agent; see the module."""
+    turns = TurnTaker(settings)
+    vad = VadStream()
+    quiet = np.zeros(int(BEFORE_S * SAMPLE_RATE), np.int16)
+    audio = np.concatenate([quiet, clip, np.zeros(int(AFTER_S * SAMPLE_RATE), np.int16)])
+    chunks, probabilities = vad.process(audio)
+    now = 0.0
+    turns.playing(True, now)
+    asked: list[tuple[int, StartOverlapDecode]] = []
+    decided: list[OverlapDecided] = []
+    heard: list[str] = []
+    for i, (chunk, p) in enumerate(zip(chunks, probabilities, strict=True)):
+        actions = turns.hear(chunk, float(p), now, agent_audible=True)
+        for due, ask in [a for a in asked if a[0] <= i]:
+            asked.remove((due, ask))
+            text = await decode(ask.audio, ask.prompt)
+            heard.append(text)
+            actions += turns.overlap_heard(ask.id, text, ask.voiced_ms, now)
+        for action in actions:
+            if isinstance(action, StartOverlapDecode):
+                asked.append((i + DECODE_CHUNKS, action))
+            elif isinstance(action, OverlapDecided):
+                decided.append(action)
+        now += CHUNK_SAMPLES / SAMPLE_RATE
+    if not decided:
+        return Replayed("none", "", "", tuple(heard))
+    last = decided[-1].decision
+    return Replayed(last.kind, last.why, last.text, tuple(heard))
+
+
+def replay_clips(
+    clips: list[Clip], decode: Decode, overlap: OverlapSettings | None = None
+) -> list[tuple[Clip, Replayed]]:
+    """Each clip that can be replayed (not the echo case: it needs the agent's audio), with the
+    session's settings and ``overlap`` (default: the committed rules)."""
+    settings = SessionSettings()
+    if overlap is not None:
+        settings = replace(settings, overlap=overlap)
+    return [
+        (clip, asyncio.run(replay(clip.audio, decode, settings)))
+        for clip in clips
+        if clip.kind != "echo"
+    ]
+
+
+def summary(results: list[tuple[Clip, Replayed]]) -> str:
+    """False stops and missed interruptions, and each wrong clip with what its decodes heard."""
+    wrong = [(c, r) for c, r in results if r.wrong(c.kind)]
+    meant = [c for c, _ in results if c.kind == "interruption"]
+    missed = [c for c, _ in wrong if c.kind == "interruption"]
+    lines = [
+        f"replayed: {len(results)} clips; false stops {len(wrong) - len(missed)}/"
+        f"{len(results) - len(meant)}, missed interruptions {len(missed)}/{len(meant)}"
+    ]
+    lines += [
+        f"  {c.kind} {c.name!r} ({c.voice}): {r.kind} by {r.why or '-'}; heard {list(r.decodes)}"
+        for c, r in wrong
+    ]
+    return "\n".join(lines)

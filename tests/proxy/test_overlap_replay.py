@@ -1,0 +1,102 @@
+"""The offline replay of speech over an agent (gateway/testing/overlap_replay.py,
+``bench_interruptions.py --replay``): a clip through the real VAD and turn-taker, its decodes
+answered by a stand-in recogniser here (what it hears is the test's to choose; the real one's
+words depend on the CPU), and the command line with the real one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.proxy.overlap import OverlapSettings
+from gateway.proxy.settings import SessionSettings
+from gateway.testing.overlap import Clip, speech
+from gateway.testing.overlap_replay import Replayed, replay, replay_clips, summary
+
+pytestmark = pytest.mark.slow  # the Silero VAD (ONNX) in every replay
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hears(text: str):
+    """A recogniser that hears ``text`` in anything, and the prompts it was given."""
+    prompts: list[str | None] = []
+
+    async def decode(audio: np.ndarray, prompt: str | None) -> str:
+        assert audio.size > 0
+        prompts.append(prompt)
+        return text
+
+    return decode, prompts
+
+
+async def test_a_backchannel_resumes_and_a_meant_interruption_stops():
+    yeah = speech("Yeah.", "en-us")
+    decode, prompts = hears("Yeah.")
+    r = await replay(yeah, decode, SessionSettings())
+    assert (r.kind, r.why, r.decodes) == ("backchannel", "words", ("Yeah.",))
+    assert prompts == [OverlapSettings().prompt], "decoded as the session decodes"
+    decode, _ = hears("Tell me about the weather.")
+    r = await replay(yeah, decode, SessionSettings())
+    assert (r.kind, r.why) == ("interruption", "words")
+    assert r.wrong("backchannel") and not r.wrong("interruption")
+
+
+async def test_silence_pauses_nothing():
+    decode, prompts = hears("Yeah.")
+    r = await replay(np.zeros(16_000, np.int16), decode, SessionSettings())
+    assert r == Replayed("none", "", "", ()) and prompts == []
+
+
+def test_echo_trials_are_left_out_and_the_summary_names_the_wrong_ones():
+    decode, _ = hears("Right.")
+    clips = [
+        Clip("Quiet.", "interruption", "en-us", speech("Quiet.", "en-us")),
+        Clip("Sure.", "backchannel", "en-us", speech("Sure.", "en-us")),
+        Clip("echo", "echo", "-12 dB", np.zeros(0, np.int16)),
+    ]
+    results = replay_clips(clips, decode)
+    assert [c.name for c, _ in results] == ["Quiet.", "Sure."]
+    text = summary(results)
+    assert "false stops 0/1, missed interruptions 1/1" in text
+    assert "'Quiet.' (en-us): backchannel by words; heard ['Right.'" in text
+
+
+def test_the_command_line_replays_with_the_real_recogniser():
+    """What a developer runs: the real VAD, turn-taker and Whisper on two clips. Which way each
+    goes is the model's (it varies by CPU); that both are decided and counted is not."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "scripts/bench_interruptions.py",
+            "--replay",
+            "--limit",
+            "1",
+            "--kind",
+            "backchannel",
+            "--kind",
+            "interruption",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
+    assert "replayed: 2 clips; false stops " in out and "/1, missed interruptions " in out
+    assert out.count(" -> ") == 2, out
+
+
+def test_replay_wants_no_server_options():
+    out = subprocess.run(
+        [sys.executable, "scripts/bench_interruptions.py", "--replay", "--transport", "webrtc"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and "--replay" in out.stderr
