@@ -213,10 +213,9 @@ def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> Ove
     "in a" at half its length offline, "in a moment" at 320 ms in the benchmark, espeak's "and
     momentum"), and the agent is paused meanwhile, so waiting costs the person nothing but the
     stop decision's time."""
-    said = heard_words(text)
-    if _has_stop(said):
+    if _has_stop(heard_words(text)):
         return "interruption"
-    said = _unlooped(_respelled(said))
+    said = _judged_words(text)
     others = other_words(said)
     too_many = ended and len(said) > settings.max_words  # while speaking, a loop grows it
     if len(others) >= (1 if ended else EARLY_WORDS) or too_many:
@@ -349,7 +348,7 @@ class Overlap:
         self._pending = None
         self._text, self._text_ms, self._failed = text, voiced_ms, text is None
         if text is not None:
-            self._words_at[voiced_ms] = _unlooped(_respelled(heard_words(text)))
+            self._words_at[voiced_ms] = _judged_words(text)
         if text is None:
             return self._judge(now) if self.silence_ms >= self.settings.end_ms else None
         early = classify(text, ended=False, settings=self.settings)
@@ -397,7 +396,7 @@ class Overlap:
             return False
         if not any(w in HUM_WORDS or w in _FILLERS or is_backchannel(w) for w in first):
             return False
-        said = _unlooped(_respelled(heard_words(self._text)))
+        said = _judged_words(self._text)
         last = said[-1] if said else ""
         ends = last in _HUMS or last in _YES or _SPELLED.fullmatch(last) is not None
         asked = (self._text or "").rstrip().endswith("?")
@@ -435,6 +434,12 @@ class Overlap:
             joined=self.joined_ms > 0,
         )
         return self.decision
+
+
+def _judged_words(text: str | None) -> list[str]:
+    """The words the rules judge: heard, pieces put together, a loop counted once (stop words
+    are looked for in :func:`heard_words` before, so none is lost to a loop)."""
+    return _unlooped(_respelled(heard_words(text)))
 
 
 def _respelled(said: list[str]) -> list[str]:

@@ -122,12 +122,22 @@ def sound(name: str, seed: int = 0) -> np.ndarray:
     return np.asarray(np.clip(out, -32768, 32767), np.int16)
 
 
+def noises(*seeds: int) -> list[Clip]:
+    """The four noises in each of these renditions."""
+    return [Clip(n, "noise", f"seed {seed}", sound(n, seed)) for n in NOISES for seed in seeds]
+
+
+def echoes(levels_db: tuple[int, ...]) -> list[Clip]:
+    """The echo case (the agent's own audio back, no clip) at each of these levels."""
+    return [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in levels_db]
+
+
 def clips() -> list[Clip]:
     """The benchmark's set: every backchannel and interruption in every voice (42), the four
     noises twice (8), and the echo case in each voice's place (3): 53 trials."""
     out = spoken(BACKCHANNELS, INTERRUPTIONS, VOICES)
-    out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (0, 1)]
-    out += [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in (-10, -18, -25)]
+    out += noises(0, 1)
+    out += echoes((-10, -18, -25))
     return out
 
 
@@ -152,7 +162,7 @@ def held_out_clips() -> list[Clip]:
     """The held-out set: each backchannel (6) and interruption (7) in each voice (3), the four
     noises in two renditions not in the tuning set (8): 47 trials."""
     out = spoken(HELD_OUT_BACKCHANNELS, HELD_OUT_INTERRUPTIONS, HELD_OUT_VOICES)
-    out += [Clip(n, "noise", f"seed {s}", sound(n, s)) for n in NOISES for s in (2, 3)]
+    out += noises(2, 3)
     return out
 
 
@@ -181,7 +191,7 @@ def new_held_out_clips() -> list[Clip]:
     """The second held-out set: each backchannel (6) and interruption (8) in each voice (3),
     and the four noises in one rendition not used before: 46 trials."""
     out = spoken(NEW_BACKCHANNELS, NEW_INTERRUPTIONS, NEW_VOICES)
-    out += [Clip(n, "noise", "seed 4", sound(n, 4)) for n in NOISES]
+    out += noises(4)
     return out
 
 
@@ -213,10 +223,8 @@ def third_held_out_clips() -> list[Clip]:
     """The third held-out set: each backchannel (6) and interruption (7) in each voice (3), the
     four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
     out = spoken(THIRD_BACKCHANNELS, THIRD_INTERRUPTIONS, THIRD_VOICES)
-    out += [
-        Clip(n, "noise", f"seed {THIRD_NOISE_SEED}", sound(n, THIRD_NOISE_SEED)) for n in NOISES
-    ]
-    out += [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in THIRD_ECHO_DB]
+    out += noises(THIRD_NOISE_SEED)
+    out += echoes(THIRD_ECHO_DB)
     return out
 
 
@@ -255,10 +263,8 @@ def fourth_held_out_clips() -> list[Clip]:
     """The fourth held-out set: each backchannel (6) and interruption (7) in each voice (3), the
     four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
     out = spoken(FOURTH_BACKCHANNELS, FOURTH_INTERRUPTIONS, FOURTH_VOICES)
-    out += [
-        Clip(n, "noise", f"seed {FOURTH_NOISE_SEED}", sound(n, FOURTH_NOISE_SEED)) for n in NOISES
-    ]
-    out += [Clip("echo", "echo", f"{db} dB", np.zeros(0, np.int16)) for db in FOURTH_ECHO_DB]
+    out += noises(FOURTH_NOISE_SEED)
+    out += echoes(FOURTH_ECHO_DB)
     return out
 
 
