@@ -23,7 +23,9 @@ written before it ran; ``--set new-held-out``: the second one,
 ``--set third-held-out``: the third, :func:`~gateway.testing.overlap.third_held_out_clips`,
 written before the join rule was final and run once per transport; ``--set fourth-held-out``:
 the fourth, :func:`~gateway.testing.overlap.fourth_held_out_clips`, written before the
-backchannel prompt ran on any speech, run once per transport);
+backchannel prompt ran on any speech, run once per transport; ``--set fifth-held-out``: the
+fifth, :func:`~gateway.testing.overlap.fifth_held_out_clips`, written after the fourth was
+looked at, with the rules unchanged, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -58,6 +60,7 @@ from gateway.testing.overlap import (
     ContinuationTrial,
     OverlapTrial,
     clips,
+    fifth_held_out_clips,
     fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
@@ -262,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             "new-held-out",
             "third-held-out",
             "fourth-held-out",
+            "fifth-held-out",
             "continuations",
         ),
         default="tuning",
@@ -308,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         "new-held-out": new_held_out_clips,
         "third-held-out": third_held_out_clips,
         "fourth-held-out": fourth_held_out_clips,
+        "fifth-held-out": fifth_held_out_clips,
     }
     chosen = select(sets[args.set](), args.limit, args.kind)
     if args.replay:

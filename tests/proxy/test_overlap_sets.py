@@ -19,6 +19,7 @@ HELD_OUT = said(sets.HELD_OUT_BACKCHANNELS + sets.HELD_OUT_INTERRUPTIONS)
 NEW = said(sets.NEW_BACKCHANNELS + sets.NEW_INTERRUPTIONS)
 THIRD = said(sets.THIRD_BACKCHANNELS + sets.THIRD_INTERRUPTIONS)
 FOURTH = said(sets.FOURTH_BACKCHANNELS + sets.FOURTH_INTERRUPTIONS)
+FIFTH = said(sets.FIFTH_BACKCHANNELS + sets.FIFTH_INTERRUPTIONS)
 
 
 def test_the_third_held_out_set_shares_no_sentence_with_another_set():
@@ -71,3 +72,33 @@ def test_the_fourth_held_out_set_has_every_kind_and_forty_trials():
     clips = len(sets.FOURTH_BACKCHANNELS) + len(sets.FOURTH_INTERRUPTIONS)
     assert clips * len(sets.FOURTH_VOICES) + len(sets.NOISES) + len(sets.FOURTH_ECHO_DB) >= 40
     assert len(set(sets.FOURTH_VOICES)) >= 3
+
+
+def test_the_fifth_held_out_set_shares_nothing_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH):
+        assert not FIFTH & other
+    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES) | set(
+        sets.FOURTH_VOICES
+    )
+    assert not set(sets.FIFTH_VOICES) & voices
+    brisk = sets.PIPER_VARIANTS["piper-brisk"]
+    assert brisk not in [v for k, v in sets.PIPER_VARIANTS.items() if k != "piper-brisk"]
+    assert brisk[1] not in [v[1] for k, v in sets.PIPER_VARIANTS.items() if k != "piper-brisk"]
+    assert any(v.startswith("piper") for v in sets.FIFTH_VOICES), "piper and espeak-ng"
+    assert any(not v.startswith("piper") for v in sets.FIFTH_VOICES)
+    assert sets.FIFTH_NOISE_SEED not in (
+        0,
+        1,
+        2,
+        3,
+        4,
+        sets.THIRD_NOISE_SEED,
+        sets.FOURTH_NOISE_SEED,
+    )
+    assert not set(sets.FIFTH_ECHO_DB) & {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB}
+
+
+def test_the_fifth_held_out_set_has_every_kind_and_forty_trials():
+    clips = len(sets.FIFTH_BACKCHANNELS) + len(sets.FIFTH_INTERRUPTIONS)
+    assert clips * len(sets.FIFTH_VOICES) + len(sets.NOISES) + len(sets.FIFTH_ECHO_DB) >= 40
+    assert len(set(sets.FIFTH_VOICES)) >= 3
