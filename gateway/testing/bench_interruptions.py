@@ -25,7 +25,9 @@ written before the join rule was final and run once per transport; ``--set fourt
 the fourth, :func:`~gateway.testing.overlap.fourth_held_out_clips`, written before the
 backchannel prompt ran on any speech, run once per transport; ``--set fifth-held-out``: the
 fifth, :func:`~gateway.testing.overlap.fifth_held_out_clips`, written after the fourth was
-looked at, with the rules unchanged, run once per transport);
+looked at, with the rules unchanged, run once per transport; ``--set sixth-held-out``: the
+sixth, :func:`~gateway.testing.overlap.sixth_held_out_clips`, written with the agent going on
+before the decision in place, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -65,6 +67,7 @@ from gateway.testing.overlap import (
     held_out_clips,
     new_held_out_clips,
     say_in_parts,
+    sixth_held_out_clips,
     speech,
     talk_over,
     third_held_out_clips,
@@ -136,10 +139,23 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
         "stop decided (flush) after the onset, interruptions: "
         + _ms([t.flushed_at for _, t in meant if t.flushed_at is not None])
     )
-    silent = [s for _, t in results if (s := t.silent_s()) is not None]
+    resumed = [t for _, t in results if t.outcome() == "resumed"]
+    silent = [s for t in resumed if (s := t.silent_s()) is not None]
     lines.append(f"silent while paused, then resumed: {_ms(silent)}")
     over = [s for s in silent if s > 0.7]
     lines.append(f"  resumed after more than 700 ms: {len(over)}/{len(silent)}")
+    # An interruption that began with backchannels ("Okay, | stop there."): the agent went on
+    # after them (OverlapSettings.go_on), then stopped; how long it was heard again.
+    went_on = [
+        t.flushed_at - r[0]
+        for _, t in meant
+        if t.flushed_at is not None
+        and (r := [w for w, m in t.playback if m["outcome"] == "resumed"])
+    ]
+    lines.append(
+        f"interruptions that went on before their stop: {len(went_on)}/{len(meant)}"
+        + (f", heard again for {_ms(went_on)}" if went_on else "")
+    )
     lines.append(
         "no pause at all: "
         + str(Counter(c.kind for c, t in results if t.paused_at() is None and not t.flushed_at))
@@ -266,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             "third-held-out",
             "fourth-held-out",
             "fifth-held-out",
+            "sixth-held-out",
             "continuations",
         ),
         default="tuning",
@@ -313,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "third-held-out": third_held_out_clips,
         "fourth-held-out": fourth_held_out_clips,
         "fifth-held-out": fifth_held_out_clips,
+        "sixth-held-out": sixth_held_out_clips,
     }
     chosen = select(sets[args.set](), args.limit, args.kind)
     if args.replay:

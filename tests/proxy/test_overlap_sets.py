@@ -20,6 +20,7 @@ NEW = said(sets.NEW_BACKCHANNELS + sets.NEW_INTERRUPTIONS)
 THIRD = said(sets.THIRD_BACKCHANNELS + sets.THIRD_INTERRUPTIONS)
 FOURTH = said(sets.FOURTH_BACKCHANNELS + sets.FOURTH_INTERRUPTIONS)
 FIFTH = said(sets.FIFTH_BACKCHANNELS + sets.FIFTH_INTERRUPTIONS)
+SIXTH = said(sets.SIXTH_BACKCHANNELS + sets.SIXTH_INTERRUPTIONS)
 
 
 def test_the_third_held_out_set_shares_no_sentence_with_another_set():
@@ -102,3 +103,25 @@ def test_the_fifth_held_out_set_has_every_kind_and_forty_trials():
     clips = len(sets.FIFTH_BACKCHANNELS) + len(sets.FIFTH_INTERRUPTIONS)
     assert clips * len(sets.FIFTH_VOICES) + len(sets.NOISES) + len(sets.FIFTH_ECHO_DB) >= 40
     assert len(set(sets.FIFTH_VOICES)) >= 3
+
+
+def test_the_sixth_held_out_set_shares_nothing_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH):
+        assert not SIXTH & other
+    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
+    voices |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES)
+    assert not set(sets.SIXTH_VOICES) & voices
+    even = sets.PIPER_VARIANTS["piper-even"]
+    assert even[1] not in [v[1] for k, v in sets.PIPER_VARIANTS.items() if k != "piper-even"]
+    assert any(v.startswith("piper") for v in sets.SIXTH_VOICES), "piper and espeak-ng"
+    assert any(not v.startswith("piper") for v in sets.SIXTH_VOICES)
+    seeds = (0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED, sets.FIFTH_NOISE_SEED)
+    assert sets.SIXTH_NOISE_SEED not in seeds
+    levels = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
+    assert not set(sets.SIXTH_ECHO_DB) & levels
+
+
+def test_the_sixth_held_out_set_has_every_kind_and_forty_trials():
+    clips = len(sets.SIXTH_BACKCHANNELS) + len(sets.SIXTH_INTERRUPTIONS)
+    assert clips * len(sets.SIXTH_VOICES) + len(sets.NOISES) + len(sets.SIXTH_ECHO_DB) >= 40
+    assert len(set(sets.SIXTH_VOICES)) >= 3
