@@ -120,8 +120,8 @@ class Flushed:
 @dataclass(frozen=True)
 class Overlapped:
     """The person's voice over an agent's reply (``reply``: its event id, None: not known):
-    ``paused`` at once, then ``resumed`` (a ``backchannel`` or a ``noise``: no turn) or
-    ``stopped`` (an ``interruption``: the words are the next turn); ``ignored`` when the
+    ``paused`` at once, then ``resumed`` (a ``backchannel`` or a ``noise``: no turn; with no
+    ``why``, before the decision: the words so far were backchannels) or ``stopped`` (an ``interruption``: the words are the next turn); ``ignored`` when the
     voice was the agent's own ``echo``. ``heard``: the words that decided it; ``played_ms``:
     how much of the reply had played; ``said``: its words the person heard by then (stopped:
     what of the reply reached them)."""
@@ -195,7 +195,11 @@ class PauseAgent:
 
 @dataclass(frozen=True)
 class ResumeAgent:
-    """Listening → speaking: the speech over the agent was no interruption; it goes on."""
+    """Listening → speaking: the speech over the agent was no interruption; it goes on.
+    ``heard`` (not None): it goes on before the decision, on these words so far (all
+    backchannels); the decision follows."""
+
+    heard: str | None = None
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,7 @@ class Listener:
             elif isinstance(a, PausePlayback):
                 self._sink.emit(PauseAgent())
             elif isinstance(a, ResumePlayback):
-                self._sink.emit(ResumeAgent())
+                self._sink.emit(ResumeAgent(a.heard))
             elif isinstance(a, OverlapDecided):
                 decode_ms, self.overlap_decode_ms = self.overlap_decode_ms, 0.0
                 self._sink.emit(OverlapJudged(a.decision, decode_ms))

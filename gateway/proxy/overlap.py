@@ -25,6 +25,11 @@ loops on counts once.
 A backchannel said in two parts ("Yeah, | yeah.") is judged whole: an overlap that begins within
 ``join_ms`` after a backchannel resumed the agent is given that one's audio and voice too.
 
+The agent goes on before the decision when a stretch of the person's voice ends and its words are
+all backchannels (``go_on``): "Okay, | okay." resumes it after the first "Okay,", as a speaker
+goes on when the listener says "okay", and the decision follows on the whole. Words after it that
+interrupt ("Okay, | stop there.") still stop it.
+
 The agent's own voice (``echo``) is kept out before an overlap starts: the driver marks the
 chunks its echo guard (:mod:`gateway.audio.echo`) recognises, and they count as silence.
 
@@ -129,6 +134,15 @@ class OverlapSettings:
             words ("And make them.") that stopped the agent; with its second half it reads
             "Mm-hmm, okay.". The agent is paused meanwhile; a meant interruption with no stop
             word is stopped this much later.
+        go_on: resume the agent before the decision when a stretch of voice has ended (a pause
+            of ``STRETCH_GAP_MS``) and its decode is nothing but backchannels, while the person
+            may still be speaking (the decision follows on all of it, and stops the agent if the
+            rest interrupts). A backchannel in two parts was one overlap (its comma's pause is
+            shorter than ``end_ms``), so the agent stayed paused through both halves and after:
+            on the fifth held-out set, five of six backchannels in two parts, a resumed agent
+            was silent 1 060 ms median (12 of 17 over 700 ms). An interruption that begins with
+            a backchannel ("Okay, | stop there.") is heard going on for a moment before it
+            stops, as a person speaking would.
         prompt: text the overlap's decodes take as what came before (Whisper's
             ``initial_prompt``; "": none). Whisper writes a short hum or a clipped "Sure" as the
             nearest common words ("and momentum", "your", "2"); told that backchannels and
@@ -153,6 +167,7 @@ class OverlapSettings:
     hum_max_ms: int = 800
     join_ms: int = 480
     words_end_ms: int = 480
+    go_on: bool = True
     prompt: str = "Uh-huh. Mm-hmm, okay. Sure. Hold on, what? No, stop that."
 
     def __post_init__(self) -> None:
@@ -235,6 +250,14 @@ class OverlapDecode:
 
 
 @dataclass(frozen=True)
+class OverlapGoOn:
+    """Resume the agent now, undecided: a stretch of voice ended in nothing but backchannels
+    (``text``; ``OverlapSettings.go_on``). The decision follows."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class OverlapDecision:
     """What the overlap was, on which words, after how much voice and time."""
 
@@ -284,6 +307,11 @@ class Overlap:
         #: What each decode heard, by the voice it covered (the first stretch's own decode is
         #: the one of ``first_ms``).
         self._words_at: dict[int, list[str]] = {}
+        #: The voice heard when each pause of ``STRETCH_GAP_MS`` began: a decode of that much
+        #: voice covers whole stretches (its last word was not cut).
+        self._gaps_at: set[int] = set()
+        #: The agent was resumed before the decision (``go_on``).
+        self.went_on = False
         self.decision: OverlapDecision | None = None
         self._next_id = 0
         self._asked_at = -1  # voiced_ms when the last decode was asked for
@@ -304,7 +332,7 @@ class Overlap:
 
     def chunk(
         self, voiced: bool, ms: int, now: float, audio: np.ndarray | None = None
-    ) -> OverlapDecode | OverlapDecision | None:
+    ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
         """One VAD chunk of ``ms`` (its ``audio``, for the hum signal): a decode to start, the
         decision, or nothing."""
         if self.decision is not None:
@@ -315,6 +343,7 @@ class Overlap:
         if voiced:
             if self.silence_ms >= STRETCH_GAP_MS and self.voiced_ms > 0:
                 self.stretches += 1
+                self._gaps_at.add(self.voiced_ms)
             self.voiced_ms += ms
             if self.stretches == 1:
                 self.first_ms = self.voiced_ms
@@ -328,6 +357,8 @@ class Overlap:
             return self._decide("interruption", "bound", now)
         if self._text_ms == self.voiced_ms and self.silence_ms >= self.settings.end_ms:
             return self._judge(now)  # the last decode covers all the voice: decide on it
+        if self._text_ms == self.voiced_ms and (go_on := self._go_on()) is not None:
+            return go_on
         if self._pending is None and self._asked_at != self.voiced_ms:
             stopped = not voiced  # the person paused: decode what they said
             every = self.settings.decode_every_ms if self._asked_at > 0 else 0
@@ -340,7 +371,7 @@ class Overlap:
 
     def heard(
         self, decode_id: int, text: str | None, voiced_ms: int, now: float
-    ) -> OverlapDecode | OverlapDecision | None:
+    ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
         failed)."""
         if self.decision is not None or decode_id != self._pending:
@@ -355,10 +386,13 @@ class Overlap:
         if early is not None:
             why = "stop word" if _has_stop(heard_words(text)) else "words"
             return self._decide(early, why, now)
+        if self.silence_ms >= self.settings.end_ms and voiced_ms == self.voiced_ms:
+            return self._judge(now)
+        go_on = self._go_on()
+        if go_on is not None:
+            return go_on  # voice said since is decoded at its pause, as any is
         if voiced_ms < self.voiced_ms:
             return self._ask()  # the person said more meanwhile
-        if self.silence_ms >= self.settings.end_ms:
-            return self._judge(now)
         return None
 
     def _judge(self, now: float) -> OverlapDecision | None:
@@ -379,6 +413,22 @@ class Overlap:
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
         return None if kind is None else self._decide(kind, "words", now)
+
+    def _go_on(self) -> OverlapGoOn | None:
+        """Resume the agent before the decision (``go_on``): the newest decode covers whole
+        stretches of voice (a pause of ``STRETCH_GAP_MS`` followed it) and heard nothing but
+        backchannels. Once per overlap."""
+        s = self.settings
+        if not s.go_on or self.went_on or self._text is None:
+            return None
+        ended = self._text_ms in self._gaps_at or (
+            self._text_ms == self.voiced_ms and self.silence_ms >= STRETCH_GAP_MS
+        )
+        said = _judged_words(self._text)
+        if not ended or not said or len(said) > s.max_words or other_words(said):
+            return None
+        self.went_on = True
+        return OverlapGoOn(" ".join(heard_words(self._text)))
 
     def _short_then_backchannel(self) -> bool:
         """A short first stretch, a pause, then a backchannel ("Mhm, okay." heard "And make

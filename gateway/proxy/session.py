@@ -442,6 +442,14 @@ class VoiceSession:
         reply, played = self.speaker.playing_now()
         self._emit_soon(Overlapped("paused", reply=reply, played_ms=played))
 
+    def _resume_speaking(self, heard: str | None) -> None:
+        """The agent goes on; before the overlap is decided (``heard``: its words so far), the
+        page is told at once, as the page holds its own audio while paused."""
+        self.speaker.resume()
+        if heard is not None:
+            reply, played = self.speaker.playing_now()
+            self._emit_soon(Overlapped("resumed", heard=heard, reply=reply, played_ms=played))
+
     def _continued(self) -> None:
         """The person went on with the turn just ended: its answer is not theirs to hear (the
         whole request follows), so what plays of it stops and what comes of it is dropped."""
@@ -520,8 +528,8 @@ class VoiceSession:
                 self.stop_speaking()
             case PauseAgent():  # listening → speaking
                 self._pause_speaking()
-            case ResumeAgent():  # listening → speaking
-                self.speaker.resume()
+            case ResumeAgent(heard=heard):  # listening → speaking
+                self._resume_speaking(heard)
             case OverlapJudged():  # listening → speaking, the page, the record
                 self._overlap_decided(event)
             case TurnContinued():  # listening → speaking

@@ -47,7 +47,13 @@ from typing import Literal, Protocol
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy.overlap import Overlap, OverlapDecision, OverlapDecode, OverlapSettings
+from gateway.proxy.overlap import (
+    Overlap,
+    OverlapDecision,
+    OverlapDecode,
+    OverlapGoOn,
+    OverlapSettings,
+)
 from gateway.proxy.turn_rule import Decision, EndReason, TurnRule, Verdict
 from gateway.voice.endpoint import (
     Endpointer,
@@ -130,7 +136,11 @@ class PausePlayback:
 
 @dataclass(frozen=True)
 class ResumePlayback:
-    """The overlap was a backchannel, a noise or echo: the paused agent goes on."""
+    """The overlap was a backchannel, a noise or echo: the paused agent goes on. ``heard`` (not
+    None): it goes on before the decision, the person's words so far being backchannels
+    (``OverlapSettings.go_on``); the decision follows."""
+
+    heard: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -619,13 +629,15 @@ class TurnTaker:
         return self._overlap_step(self._overlap.heard(decode_id, text, voiced_ms, now), now)
 
     def _overlap_step(
-        self, step: OverlapDecode | OverlapDecision | None, now: float
+        self, step: OverlapDecode | OverlapGoOn | OverlapDecision | None, now: float
     ) -> list[Action]:
         if isinstance(step, OverlapDecode):
             audio = np.concatenate(self._overlap_audio)
             assert self._overlap is not None  # the open overlap asked for it
             prompt = self._overlap.settings.prompt or None
             return [StartOverlapDecode(step.id, audio, step.voiced_ms, prompt)]
+        if isinstance(step, OverlapGoOn):
+            return [ResumePlayback(step.text)]
         if step is None:
             return []
         self._overlap = None

@@ -353,7 +353,9 @@ class Flush(Message):
 @dataclass(frozen=True)
 class Playback(Message):
     """The person's voice over an agent's reply (``reply``: its id): ``paused`` at once, then
-    ``resumed`` or ``stopped``; ``ignored`` when it was the agent's own echo. ``why``:
+    ``resumed`` or ``stopped`` (``resumed`` with no ``why`` comes before the decision, when the
+    words so far are backchannels; the decision follows); ``ignored`` when it was the agent's
+    own echo. ``why``:
     ``backchannel``, ``noise``, ``echo`` or ``interruption``; ``heard`` the words that decided
     it; ``playedMs`` how much of the reply had played; ``said`` (stopped) its words the person
     heard by then."""

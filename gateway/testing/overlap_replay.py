@@ -21,7 +21,12 @@ import numpy as np
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
-from gateway.proxy.turn_taker import OverlapDecided, StartOverlapDecode, TurnTaker
+from gateway.proxy.turn_taker import (
+    OverlapDecided,
+    ResumePlayback,
+    StartOverlapDecode,
+    TurnTaker,
+)
 from gateway.testing.overlap import Clip
 from gateway.voice.vad import CHUNK_SAMPLES, VadStream
 
@@ -43,6 +48,8 @@ class Replayed:
     text: str
     #: Every decode's words, in order.
     decodes: tuple[str, ...]
+    #: The agent went on before the decision (``OverlapSettings.go_on``).
+    went_on: bool = False
 
     def wrong(self, expected: str) -> bool:
         """Whether the outcome is wrong for a clip that should be ``expected``: an
@@ -64,6 +71,7 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
     asked: list[tuple[int, StartOverlapDecode]] = []
     decided: list[OverlapDecided] = []
     heard: list[str] = []
+    went_on = False
     for i, (chunk, p) in enumerate(zip(chunks, probabilities, strict=True)):
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
@@ -76,11 +84,13 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
                 asked.append((i + DECODE_CHUNKS, action))
             elif isinstance(action, OverlapDecided):
                 decided.append(action)
+            elif isinstance(action, ResumePlayback) and action.heard is not None:
+                went_on = went_on or not decided
         now += CHUNK_SAMPLES / SAMPLE_RATE
     if not decided:
-        return Replayed("none", "", "", tuple(heard))
+        return Replayed("none", "", "", tuple(heard), went_on)
     last = decided[-1].decision
-    return Replayed(last.kind, last.why, last.text, tuple(heard))
+    return Replayed(last.kind, last.why, last.text, tuple(heard), went_on)
 
 
 def replay_clips(
@@ -103,9 +113,13 @@ def summary(results: list[tuple[Clip, Replayed]]) -> str:
     wrong = [(c, r) for c, r in results if r.wrong(c.kind)]
     meant = [c for c, _ in results if c.kind == "interruption"]
     missed = [c for c, _ in wrong if c.kind == "interruption"]
+    went_on = [(c.kind, r.kind) for c, r in results if r.went_on]
     lines = [
         f"replayed: {len(results)} clips; false stops {len(wrong) - len(missed)}/"
-        f"{len(results) - len(meant)}, missed interruptions {len(missed)}/{len(meant)}"
+        f"{len(results) - len(meant)}, missed interruptions {len(missed)}/{len(meant)}",
+        f"  went on before the decision: {sum(k != 'interruption' for k, _ in went_on)} "
+        f"backchannels or noises, {sum(k == 'interruption' for k, _ in went_on)} "
+        "interruptions (then stopped)",
     ]
     lines += [
         f"  {c.kind} {c.name!r} ({c.voice}): {r.kind} by {r.why or '-'}; heard {list(r.decodes)}"

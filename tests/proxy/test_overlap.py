@@ -18,6 +18,7 @@ from gateway.proxy.overlap import (
     Overlap,
     OverlapDecision,
     OverlapDecode,
+    OverlapGoOn,
     OverlapSettings,
     classify,
     heard_words,
@@ -104,7 +105,7 @@ def test_a_loop_of_other_words_still_interrupts(text):
 
 
 def test_a_cut_word_is_dropped_only_from_a_loop():
-    """"Sure, su" is no loop: "su" is a word the person said, and no backchannel."""
+    """ "Sure, su" is no loop: "su" is a word the person said, and no backchannel."""
     assert classify("Sure, su", ended=True, settings=S) == "interruption"
     assert classify("Sure. Sure. Su", ended=True, settings=S) == "backchannel"
 
@@ -136,7 +137,8 @@ def test_a_backchannel_is_decided_at_end_ms_of_silence_on_a_decode_of_all_the_vo
     assert isinstance(ask, OverlapDecode) and ask.voiced_ms == 288
     assert o.heard(ask.id, "Yeah.", ask.voiced_ms, now) is None, "not yet end_ms of silence"
     steps, now = feed(o, 160, False, now)
-    [d] = steps
+    go_on, d = steps  # the agent goes on at a stretch's pause; the decision at end_ms
+    assert isinstance(go_on, OverlapGoOn) and go_on.text == "yeah"
     assert isinstance(d, OverlapDecision) and (d.kind, d.text) == ("backchannel", "yeah")
     assert not o.open
 
@@ -545,7 +547,8 @@ def test_a_backchannel_split_at_its_comma_is_judged_whole():
     assert (first.kind, first.joined) == ("backchannel", False)
     assert (second.kind, second.joined, second.text) == ("backchannel", True, "yeah yeah")
     assert second.voiced_ms >= 320 + 288 - 64, "the voice counts from the first part"
-    assert len(d.of(ResumePlayback)) == 2 and not d.of(StopPlayback)
+    decided = [r for r in d.of(ResumePlayback) if r.heard is None]
+    assert len(decided) == 2 and not d.of(StopPlayback), "each part went on before its decision"
     d.run(2000, 0.0)
     assert not d.of(EndTurn), "nothing goes to the floor"
 
@@ -729,3 +732,100 @@ def test_while_the_person_speaks_only_stop_or_four_other_words_decide():
     )
     assert classify("Got it.", ended=True, settings=S) == "backchannel"
     assert classify("Uh-huh. I see.", ended=True, settings=S) == "backchannel"
+
+
+# ------------------------------------------------------------------ going on before the decision
+
+
+def stretches(plan: list[tuple[int, bool]], decode, settings: OverlapSettings = S) -> list:
+    """Feed ``plan`` (ms, voiced) after the 96 ms that opened the overlap, each decode answered
+    at once with ``decode(voiced_ms)``; every step that is no decode, with the voice heard by
+    then."""
+    o = Overlap(settings, 0.0, voiced_ms=96)
+    now, out = 0.0, []
+    for ms, voiced in plan:
+        for _ in range(ms // 32):
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            while isinstance(step, OverlapDecode):
+                step = o.heard(step.id, decode(step.voiced_ms), step.voiced_ms, now)
+            if step is not None:
+                out.append((step, o.voiced_ms))
+    return out
+
+
+def okay_then(rest: str):
+    """ "Okay," for decodes of the first stretch (320 ms of voice), ``rest`` for more."""
+    return lambda voiced_ms: "Okay." if voiced_ms <= 320 else rest
+
+
+def test_the_agent_goes_on_after_a_stretch_of_backchannels_before_the_decision():
+    """ "Okay, | okay." in one breath (the comma's pause under end_ms): the agent goes on once
+    the first "Okay," is decoded, and the decision follows on the whole."""
+    steps = stretches(
+        [(224, True), (128, False), (320, True), (480, False)], okay_then("Okay, okay.")
+    )
+    (go_on, at), (decided, _) = steps
+    assert isinstance(go_on, OverlapGoOn) and go_on.text == "okay"
+    assert at == 320, "after the first stretch, before the second was heard"
+    assert isinstance(decided, OverlapDecision)
+    assert (decided.kind, decided.text) == ("backchannel", "okay okay")
+
+
+def test_what_follows_going_on_still_interrupts():
+    steps = stretches(
+        [(224, True), (128, False), (480, True), (480, False)], okay_then("Okay, stop there.")
+    )
+    assert [type(s) for s, _ in steps] == [OverlapGoOn, OverlapDecision]
+    assert (steps[1][0].kind, steps[1][0].why) == ("interruption", "stop word")
+    steps = stretches(
+        [(224, True), (128, False), (480, True), (640, False)], okay_then("Okay, but why?")
+    )
+    assert steps[-1][0].kind == "interruption"
+
+
+@pytest.mark.parametrize(
+    "first", ["And make them.", "No.", "Okay, but", "Yeah, sure, okay, right."]
+)
+def test_no_going_on_on_words_that_are_not_all_backchannels(first):
+    """Other words, a stop word, or more than max_words: the agent stays paused."""
+    steps = stretches([(224, True), (128, False), (320, True), (640, False)], lambda _: first)
+    assert not [s for s, _ in steps if isinstance(s, OverlapGoOn)], steps
+
+
+def test_no_going_on_on_a_decode_of_a_stretch_not_ended():
+    """A decode made while the person speaks on with no pause may end in a cut word: "Okay."
+    of "Okay but" said in one go does not resume the agent; the pause after it does."""
+    steps = stretches([(S.first_decode_ms + 160, True), (64, False)], lambda _: "Okay.")
+    assert not [s for s, _ in steps if isinstance(s, OverlapGoOn)], "64 ms: no stretch ended"
+    steps = stretches([(S.first_decode_ms + 160, True), (480, False)], lambda _: "Okay.")
+    assert [type(s) for s, _ in steps] == [OverlapGoOn, OverlapDecision]
+
+
+def test_going_on_is_once_per_overlap_and_can_be_turned_off():
+    plan = [(224, True), (128, False), (224, True), (128, False), (224, True), (480, False)]
+    steps = stretches(plan, lambda _: "Yeah.")
+    assert [type(s) for s, _ in steps] == [OverlapGoOn, OverlapDecision]
+    off = replace(S, go_on=False)
+    steps = stretches(plan, lambda _: "Yeah.", off)
+    assert [type(s) for s, _ in steps] == [OverlapDecision]
+    assert steps[0][0].kind == "backchannel"
+
+
+def test_the_turn_taker_resumes_the_agent_before_the_decision_then_decides():
+    """The driver is told to resume (with the words so far), then the decision comes; an
+    interruption after it stops the agent and is the next turn."""
+    d = Driver()
+    d.run(320, 0.9, words="Okay.")
+    d.run(128, 0.0, words="Okay.")
+    early = d.of(ResumePlayback)
+    assert [r.heard for r in early] == ["okay"] and not d.of(OverlapDecided)
+    d.run(480, 0.8, words="Okay, stop there.")
+    d.run(320, 0.0, words="Okay, stop there.")
+    [decided] = d.of(OverlapDecided)
+    assert decided.decision.kind == "interruption" and d.of(StopPlayback)
+    assert len(d.of(ResumePlayback)) == 1, "no resume after the stop"
+    d.turns.playing(False, d.now)
+    d.audible = False
+    d.run(1500, 0.0)
+    assert d.of(EndTurn), "the words are the next turn"

@@ -64,6 +64,20 @@ def test_echo_trials_are_left_out_and_the_summary_names_the_wrong_ones():
     text = summary(results)
     assert "false stops 0/1, missed interruptions 1/1" in text
     assert "'Quiet.' (en-us): backchannel by words; heard ['Right.'" in text
+    assert "went on before the decision: 1 backchannels or noises, 1 interruptions" in text
+
+
+async def test_an_agent_that_went_on_before_the_decision_is_counted():
+    """ "Okay, | okay." said with a comma's pause: the agent goes on after the first part
+    (``go_on``); with it off, only the decision resumes it."""
+    okay = speech("Okay.", "en-us")
+    clip = np.concatenate([okay, np.zeros(16_000 * 160 // 1000, np.int16), okay])
+    decode, _ = hears("Okay.")
+    r = await replay(clip, decode, SessionSettings())
+    assert (r.kind, r.went_on) == ("backchannel", True), r
+    off = SessionSettings(overlap=OverlapSettings(go_on=False))
+    r = await replay(clip, decode, off)
+    assert (r.kind, r.went_on) == ("backchannel", False), r
 
 
 def test_the_command_line_replays_with_the_real_recogniser():

@@ -58,6 +58,10 @@ def test_every_proxy_event_has_its_page_message() -> None:
             events.Overlapped("resumed", "backchannel", "yeah", "de:2", 1240),
             Playback("resumed", "backchannel", "yeah", "de:2", played_ms=1240),
         ),
+        (  # the agent went on before the decision: no why yet
+            events.Overlapped("resumed", heard="okay", reply="de:2", played_ms=640),
+            Playback("resumed", None, "okay", "de:2", played_ms=640),
+        ),
         (
             events.Overlapped("stopped", "interruption", "wait", "de:2", 900, "Once upon"),
             Playback("stopped", "interruption", "wait", "de:2", played_ms=900, said="Once upon"),

@@ -106,3 +106,9 @@ async def test_a_backchannel_in_two_parts_resumes_the_agent(gateway):
     assert trial.paused_at() is not None, trial
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+    # Each part may go on before its decision (how soon depends on the decode's speed): such a
+    # "resumed" has no why, and a decided one follows it.
+    outcomes = [(m["outcome"], m.get("why")) for _, m in trial.playback]
+    for i, (outcome, why) in enumerate(outcomes):
+        if outcome == "resumed" and why is None:
+            assert ("resumed", "backchannel") in outcomes[i + 1 :], outcomes

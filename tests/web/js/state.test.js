@@ -332,6 +332,22 @@ test("speech over an agent marks its bubble paused, resumed or stopped by you, a
   assert.equal(echo.turns.find((t) => t.id === "de:9").playback.label, "paused", "echo leaves the bubble as it was");
 });
 
+test("an agent that went on before the decision shows resumed, then why, or stopped by you", () => {
+  const said = { type: FROM_GATEWAY.utterance, id: "de:9", speaker: "Parrot", speakerUri: "tag:p", text: "Once upon a time" };
+  const paused = run(initialState(), welcome(), said, { type: FROM_GATEWAY.playback, outcome: "paused", reply: "de:9" });
+  const early = run(paused, { type: FROM_GATEWAY.playback, outcome: "resumed", heard: "okay", reply: "de:9" });
+  const bubble = early.turns.find((t) => t.id === "de:9");
+  assert.equal(bubble.playback.label, "resumed");
+  assert.equal(bubble.playback.why, null, "not decided yet");
+  assert.equal(early.turns.length, 1, "no aside before the decision");
+  const decided = run(early, { type: FROM_GATEWAY.playback, outcome: "resumed", why: "backchannel", heard: "okay okay", reply: "de:9" });
+  assert.equal(decided.turns.find((t) => t.id === "de:9").playback.why, "backchannel");
+  assert.equal(decided.turns.filter((t) => t.kind === "aside").length, 1, "one aside, at the decision");
+  const stopped = run(early, { type: FROM_GATEWAY.playback, outcome: "stopped", why: "interruption", heard: "okay stop there", reply: "de:9" });
+  assert.equal(stopped.turns.find((t) => t.id === "de:9").playback.label, "stopped by you");
+  assert.equal(stopped.turns.length, 1);
+});
+
 test("a hand-over shows on the person's utterance: who answers it now, and why", () => {
   const s = run(
     initialState(),
