@@ -119,7 +119,7 @@ def summary(results: list[tuple[Clip, Replayed]]) -> str:
         f"{len(results) - len(meant)}, missed interruptions {len(missed)}/{len(meant)}",
         f"  went on before the decision: {sum(k != 'interruption' for k, _ in went_on)} "
         f"backchannels or noises, {sum(k == 'interruption' for k, _ in went_on)} "
-        "interruptions (then stopped)",
+        "interruptions",
     ]
     lines += [
         f"  {c.kind} {c.name!r} ({c.voice}): {r.kind} by {r.why or '-'}; heard {list(r.decodes)}"
