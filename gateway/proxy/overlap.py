@@ -28,7 +28,8 @@ A backchannel said in two parts ("Yeah, | yeah.") is judged whole: an overlap th
 The agent goes on before the decision when a stretch of the person's voice ends and its words are
 all backchannels (``go_on``): "Okay, | okay." resumes it after the first "Okay,", as a speaker
 goes on when the listener says "okay", and the decision follows on the whole. Words after it that
-interrupt ("Okay, | stop there.") still stop it.
+interrupt ("Okay, | stop there.") still stop it, and a person who keeps talking past a
+backchannel's length (``go_on_ms``) pauses it again until the decision.
 
 The agent's own voice (``echo``) is kept out before an overlap starts: the driver marks the
 chunks its echo guard (:mod:`gateway.audio.echo`) recognises, and they count as silence.
@@ -143,6 +144,11 @@ class OverlapSettings:
             was silent 1 060 ms median (12 of 17 over 700 ms). An interruption that begins with
             a backchannel ("Okay, | stop there.") is heard going on for a moment before it
             stops, as a person speaking would.
+        go_on_ms: voice heard after the agent went on that pauses it again, undecided: the
+            person is talking, not finishing a backchannel (the second half of one is shorter:
+            "okay" in the sets' slowest voices is under 480 ms). On the tuning set "Actually, |
+            tell me about the weather." went on after a first stretch heard as "Ah" and was
+            heard again for 1.1 s over the person, until the length bound stopped it.
         prompt: text the overlap's decodes take as what came before (Whisper's
             ``initial_prompt``; "": none). Whisper writes a short hum or a clipped "Sure" as the
             nearest common words ("and momentum", "your", "2"); told that backchannels and
@@ -168,6 +174,7 @@ class OverlapSettings:
     join_ms: int = 480
     words_end_ms: int = 480
     go_on: bool = True
+    go_on_ms: int = 480
     prompt: str = "Uh-huh. Mm-hmm, okay. Sure. Hold on, what? No, stop that."
 
     def __post_init__(self) -> None:
@@ -177,6 +184,8 @@ class OverlapSettings:
             raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
         if self.join_ms < 0:
             raise ValueError("need join_ms >= 0")
+        if self.go_on_ms <= 0:
+            raise ValueError("need go_on_ms > 0")
         if self.words_end_ms < self.end_ms:
             raise ValueError("need words_end_ms >= end_ms")
 
@@ -258,6 +267,12 @@ class OverlapGoOn:
 
 
 @dataclass(frozen=True)
+class OverlapPauseAgain:
+    """Pause the agent again, undecided: after it went on (:class:`OverlapGoOn`) the person
+    kept talking for ``OverlapSettings.go_on_ms``."""
+
+
+@dataclass(frozen=True)
 class OverlapDecision:
     """What the overlap was, on which words, after how much voice and time."""
 
@@ -310,8 +325,11 @@ class Overlap:
         #: The voice heard when each pause of ``STRETCH_GAP_MS`` began: a decode of that much
         #: voice covers whole stretches (its last word was not cut).
         self._gaps_at: set[int] = set()
-        #: The agent was resumed before the decision (``go_on``).
+        #: The agent was resumed before the decision (``go_on``), at this much voice (-1: not),
+        #: and paused again since (``go_on_ms``).
         self.went_on = False
+        self._went_on_at = -1
+        self.paused_again = False
         self.decision: OverlapDecision | None = None
         self._next_id = 0
         self._asked_at = -1  # voiced_ms when the last decode was asked for
@@ -332,7 +350,7 @@ class Overlap:
 
     def chunk(
         self, voiced: bool, ms: int, now: float, audio: np.ndarray | None = None
-    ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
+    ) -> OverlapDecode | OverlapGoOn | OverlapPauseAgain | OverlapDecision | None:
         """One VAD chunk of ``ms`` (its ``audio``, for the hum signal): a decode to start, the
         decision, or nothing."""
         if self.decision is not None:
@@ -359,6 +377,10 @@ class Overlap:
             return self._judge(now)  # the last decode covers all the voice: decide on it
         if self._text_ms == self.voiced_ms and (go_on := self._go_on()) is not None:
             return go_on
+        talking = self.voiced_ms - self._went_on_at >= self.settings.go_on_ms
+        if self.went_on and not self.paused_again and talking:
+            self.paused_again = True  # the person is talking past a backchannel's length
+            return OverlapPauseAgain()
         if self._pending is None and self._asked_at != self.voiced_ms:
             stopped = not voiced  # the person paused: decode what they said
             every = self.settings.decode_every_ms if self._asked_at > 0 else 0
@@ -428,6 +450,7 @@ class Overlap:
         if not ended or not said or len(said) > s.max_words or other_words(said):
             return None
         self.went_on = True
+        self._went_on_at = self.voiced_ms
         return OverlapGoOn(" ".join(heard_words(self._text)))
 
     def _short_then_backchannel(self) -> bool:

@@ -52,6 +52,7 @@ from gateway.proxy.overlap import (
     OverlapDecision,
     OverlapDecode,
     OverlapGoOn,
+    OverlapPauseAgain,
     OverlapSettings,
 )
 from gateway.proxy.turn_rule import Decision, EndReason, TurnRule, Verdict
@@ -629,7 +630,9 @@ class TurnTaker:
         return self._overlap_step(self._overlap.heard(decode_id, text, voiced_ms, now), now)
 
     def _overlap_step(
-        self, step: OverlapDecode | OverlapGoOn | OverlapDecision | None, now: float
+        self,
+        step: OverlapDecode | OverlapGoOn | OverlapPauseAgain | OverlapDecision | None,
+        now: float,
     ) -> list[Action]:
         if isinstance(step, OverlapDecode):
             audio = np.concatenate(self._overlap_audio)
@@ -638,6 +641,8 @@ class TurnTaker:
             return [StartOverlapDecode(step.id, audio, step.voiced_ms, prompt)]
         if isinstance(step, OverlapGoOn):
             return [ResumePlayback(step.text)]
+        if isinstance(step, OverlapPauseAgain):
+            return [PausePlayback()]
         if step is None:
             return []
         self._overlap = None

@@ -145,9 +145,11 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
     over = [s for s in silent if s > 0.7]
     lines.append(f"  resumed after more than 700 ms: {len(over)}/{len(silent)}")
     # An interruption that began with backchannels ("Okay, | stop there."): the agent went on
-    # after them (OverlapSettings.go_on), then stopped; how long it was heard again.
+    # after them (OverlapSettings.go_on), then stopped; how long it was heard again (to its
+    # stop, or to its pause again: go_on_ms).
     went_on = [
-        t.flushed_at - r[0]
+        min([t.flushed_at, *(w for w, m in t.playback if m["outcome"] == "paused" and w > r[0])])
+        - r[0]
         for _, t in meant
         if t.flushed_at is not None
         and (r := [w for w, m in t.playback if m["outcome"] == "resumed"])
@@ -156,6 +158,11 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
         f"interruptions that went on before their stop: {len(went_on)}/{len(meant)}"
         + (f", heard again for {_ms(went_on)}" if went_on else "")
     )
+    # Went on, then paused again because the person kept talking (OverlapSettings.go_on_ms).
+    again = Counter(
+        c.kind for c, t in results if sum(m["outcome"] == "paused" for _, m in t.playback) > 1
+    )
+    lines.append(f"paused again after going on, by kind: {dict(again) or 'none'}")
     lines.append(
         "no pause at all: "
         + str(Counter(c.kind for c, t in results if t.paused_at() is None and not t.flushed_at))

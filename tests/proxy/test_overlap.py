@@ -19,6 +19,7 @@ from gateway.proxy.overlap import (
     OverlapDecision,
     OverlapDecode,
     OverlapGoOn,
+    OverlapPauseAgain,
     OverlapSettings,
     classify,
     heard_words,
@@ -829,3 +830,18 @@ def test_the_turn_taker_resumes_the_agent_before_the_decision_then_decides():
     d.audible = False
     d.run(1500, 0.0)
     assert d.of(EndTurn), "the words are the next turn"
+
+
+def test_a_person_who_keeps_talking_after_the_agent_went_on_pauses_it_again():
+    """ "Actually, | tell me about the weather." with "Actually," heard "Ah.": the agent goes
+    on, and once the person has gone on for go_on_ms it is paused again until the decision."""
+    rest = S.go_on_ms + 320
+    steps = stretches(
+        [(224, True), (128, False), (rest, True), (640, False)], okay_then("Okay, so")
+    )
+    kinds = [type(s) for s, _ in steps]
+    assert kinds[:2] == [OverlapGoOn, OverlapPauseAgain], steps
+    assert steps[1][1] - steps[0][1] == S.go_on_ms, "paused after go_on_ms more voice"
+    assert isinstance(steps[-1][0], OverlapDecision) and steps[-1][0].kind == "interruption"
+    short = stretches([(224, True), (128, False), (320, True), (640, False)], okay_then("Okay, so"))
+    assert OverlapPauseAgain not in [type(s) for s, _ in short], "a second half is shorter"
