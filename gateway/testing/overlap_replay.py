@@ -23,6 +23,7 @@ from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.turn_taker import (
     OverlapDecided,
+    PausePlayback,
     ResumePlayback,
     StartOverlapDecode,
     TurnTaker,
@@ -48,8 +49,10 @@ class Replayed:
     text: str
     #: Every decode's words, in order.
     decodes: tuple[str, ...]
-    #: The agent went on before the decision (``OverlapSettings.go_on``).
+    #: The agent went on before the decision (``OverlapSettings.go_on``), and was paused again
+    #: before it (``go_on_ms``).
     went_on: bool = False
+    paused_again: bool = False
 
     def wrong(self, expected: str) -> bool:
         """Whether the outcome is wrong for a clip that should be ``expected``: an
@@ -71,7 +74,7 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
     asked: list[tuple[int, StartOverlapDecode]] = []
     decided: list[OverlapDecided] = []
     heard: list[str] = []
-    went_on = False
+    went_on = paused_again = False
     for i, (chunk, p) in enumerate(zip(chunks, probabilities, strict=True)):
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
@@ -86,11 +89,13 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
                 decided.append(action)
             elif isinstance(action, ResumePlayback) and action.heard is not None:
                 went_on = went_on or not decided
+            elif isinstance(action, PausePlayback) and went_on and not decided:
+                paused_again = True
         now += CHUNK_SAMPLES / SAMPLE_RATE
     if not decided:
-        return Replayed("none", "", "", tuple(heard), went_on)
+        return Replayed("none", "", "", tuple(heard), went_on, paused_again)
     last = decided[-1].decision
-    return Replayed(last.kind, last.why, last.text, tuple(heard), went_on)
+    return Replayed(last.kind, last.why, last.text, tuple(heard), went_on, paused_again)
 
 
 def replay_clips(
@@ -114,12 +119,15 @@ def summary(results: list[tuple[Clip, Replayed]]) -> str:
     meant = [c for c, _ in results if c.kind == "interruption"]
     missed = [c for c, _ in wrong if c.kind == "interruption"]
     went_on = [(c.kind, r.kind) for c, r in results if r.went_on]
+    again = [c.kind for c, r in results if r.paused_again]
     lines = [
         f"replayed: {len(results)} clips; false stops {len(wrong) - len(missed)}/"
         f"{len(results) - len(meant)}, missed interruptions {len(missed)}/{len(meant)}",
         f"  went on before the decision: {sum(k != 'interruption' for k, _ in went_on)} "
         f"backchannels or noises, {sum(k == 'interruption' for k, _ in went_on)} "
         "interruptions",
+        f"  paused again after going on: {sum(k != 'interruption' for k in again)} "
+        f"backchannels or noises, {sum(k == 'interruption' for k in again)} interruptions",
     ]
     lines += [
         f"  {c.kind} {c.name!r} ({c.voice}): {r.kind} by {r.why or '-'}; heard {list(r.decodes)}"
