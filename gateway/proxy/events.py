@@ -121,10 +121,11 @@ class Flushed:
 class Overlapped:
     """The person's voice over an agent's reply (``reply``: its event id, None: not known):
     ``paused`` at once, then ``resumed`` (a ``backchannel`` or a ``noise``: no turn; with no
-    ``why``, before the decision: the words so far were backchannels) or ``stopped`` (an ``interruption``: the words are the next turn); ``ignored`` when the
-    voice was the agent's own ``echo``. ``heard``: the words that decided it; ``played_ms``:
-    how much of the reply had played; ``said``: its words the person heard by then (stopped:
-    what of the reply reached them)."""
+    ``why``, before the decision: the words so far were backchannels) or ``stopped`` (an
+    ``interruption``: the words are the next turn); ``ignored`` when the voice was the agent's
+    own ``echo``. ``heard``: the words that decided it; ``played_ms``: how much of the reply had
+    played; ``said``: its words the person heard by then (stopped: what of the reply reached
+    them)."""
 
     outcome: str
     why: str | None = None

@@ -327,9 +327,8 @@ class Overlap:
         #: The voice heard when each pause of ``STRETCH_GAP_MS`` began: a decode of that much
         #: voice covers whole stretches (its last word was not cut).
         self._gaps_at: set[int] = set()
-        #: The agent was resumed before the decision (``go_on``), at this much voice (-1: not),
-        #: and paused again since (``go_on_ms``).
-        self.went_on = False
+        #: The voice heard when the agent was resumed before the decision (``go_on``; -1: not),
+        #: and whether it was paused again since (``go_on_ms``).
         self._went_on_at = -1
         self.paused_again = False
         self.decision: OverlapDecision | None = None
@@ -344,6 +343,11 @@ class Overlap:
         #: The voice's hum features when its words were last judged (None: not measured).
         self.hum: HumFeatures | None = None
         self._hum_at = -1  # voiced_ms when they were measured
+
+    @property
+    def went_on(self) -> bool:
+        """The agent was resumed before the decision (``go_on``)."""
+        return self._went_on_at >= 0
 
     @property
     def open(self) -> bool:
@@ -451,7 +455,6 @@ class Overlap:
         said = _judged_words(self._text)
         if not ended or not said or len(said) > s.max_words or other_words(said):
             return None
-        self.went_on = True
         self._went_on_at = self.voiced_ms
         return OverlapGoOn(" ".join(heard_words(self._text)))
 

@@ -221,13 +221,24 @@ THIRD_NOISE_SEED = 5
 THIRD_ECHO_DB = (-13, -16, -22)
 
 
+def held_out(
+    backchannels: tuple[str, ...],
+    interruptions: tuple[str, ...],
+    voices: tuple[str, ...],
+    noise_seed: int,
+    echo_db: tuple[int, ...],
+) -> list[Clip]:
+    """A held-out set from the third on: each backchannel and interruption in each voice, the
+    four noises in rendition ``noise_seed``, and the echo case at each of ``echo_db`` (six
+    backchannels, seven interruptions and three voices: 46 trials)."""
+    return spoken(backchannels, interruptions, voices) + noises(noise_seed) + echoes(echo_db)
+
+
 def third_held_out_clips() -> list[Clip]:
-    """The third held-out set: each backchannel (6) and interruption (7) in each voice (3), the
-    four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
-    out = spoken(THIRD_BACKCHANNELS, THIRD_INTERRUPTIONS, THIRD_VOICES)
-    out += noises(THIRD_NOISE_SEED)
-    out += echoes(THIRD_ECHO_DB)
-    return out
+    """The third held-out set (:func:`held_out`)."""
+    return held_out(
+        THIRD_BACKCHANNELS, THIRD_INTERRUPTIONS, THIRD_VOICES, THIRD_NOISE_SEED, THIRD_ECHO_DB
+    )
 
 
 #: The fourth held-out set (issue 38, fourth pass), written and committed on 2026-11-28 before
@@ -262,12 +273,10 @@ FOURTH_ECHO_DB = (-12, -20, -24)
 
 
 def fourth_held_out_clips() -> list[Clip]:
-    """The fourth held-out set: each backchannel (6) and interruption (7) in each voice (3), the
-    four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
-    out = spoken(FOURTH_BACKCHANNELS, FOURTH_INTERRUPTIONS, FOURTH_VOICES)
-    out += noises(FOURTH_NOISE_SEED)
-    out += echoes(FOURTH_ECHO_DB)
-    return out
+    """The fourth held-out set (:func:`held_out`)."""
+    return held_out(
+        FOURTH_BACKCHANNELS, FOURTH_INTERRUPTIONS, FOURTH_VOICES, FOURTH_NOISE_SEED, FOURTH_ECHO_DB
+    )
 
 
 #: The fifth held-out set (issue 38, fifth pass), written and committed on 2026-11-28 before
@@ -302,12 +311,10 @@ FIFTH_ECHO_DB = (-11, -15, -21)
 
 
 def fifth_held_out_clips() -> list[Clip]:
-    """The fifth held-out set: each backchannel (6) and interruption (7) in each voice (3), the
-    four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
-    out = spoken(FIFTH_BACKCHANNELS, FIFTH_INTERRUPTIONS, FIFTH_VOICES)
-    out += noises(FIFTH_NOISE_SEED)
-    out += echoes(FIFTH_ECHO_DB)
-    return out
+    """The fifth held-out set (:func:`held_out`)."""
+    return held_out(
+        FIFTH_BACKCHANNELS, FIFTH_INTERRUPTIONS, FIFTH_VOICES, FIFTH_NOISE_SEED, FIFTH_ECHO_DB
+    )
 
 
 #: The sixth held-out set (issue 38, fifth pass), written and committed on 2026-11-28 before
@@ -342,12 +349,10 @@ SIXTH_ECHO_DB = (-14, -17, -23)
 
 
 def sixth_held_out_clips() -> list[Clip]:
-    """The sixth held-out set: each backchannel (6) and interruption (7) in each voice (3), the
-    four noises in a rendition not used before, and the echo case at three levels: 46 trials."""
-    out = spoken(SIXTH_BACKCHANNELS, SIXTH_INTERRUPTIONS, SIXTH_VOICES)
-    out += noises(SIXTH_NOISE_SEED)
-    out += echoes(SIXTH_ECHO_DB)
-    return out
+    """The sixth held-out set (:func:`held_out`)."""
+    return held_out(
+        SIXTH_BACKCHANNELS, SIXTH_INTERRUPTIONS, SIXTH_VOICES, SIXTH_NOISE_SEED, SIXTH_ECHO_DB
+    )
 
 
 @dataclass
