@@ -14,8 +14,9 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
   okay." heard "And make them, okay."): the second stretch added nothing but backchannels;
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
-  it is heard, or a voiced overlap of ``max_ms`` with no decision yet: the agent stops, its
-  queued speech is dropped, and the person's words are the next turn.
+  it is heard, or a voiced overlap of ``max_ms`` with no decision yet (unless all it was heard
+  to say so far is a slow backchannel): the agent stops, its queued speech is dropped, and the
+  person's words are the next turn.
 
 Words that would interrupt without a stop word wait ``words_end_ms`` of silence, not ``end_ms``:
 a second stretch within it is judged with the first. The decodes name backchannels and
@@ -106,7 +107,8 @@ class OverlapSettings:
             "Oh, | okay.", "Ah, | I see." at the comma on both held-out sets: the second half,
             a new overlap, decoded as a cut-off word ("yay", "the end") and stopped the agent.
         max_ms: voiced overlap after which, undecided, it is an interruption (the person goes on
-            talking).
+            talking), unless the newest decode, at most ``decode_every_ms`` behind the voice,
+            heard nothing but a backchannel (a slow one: ``Overlap._backchannels_so_far``).
         decode_every_ms: while the person speaks over the agent, the words so far are decoded
             again after this much more voiced audio (a stop word or a non-backchannel word then
             decides at once).
@@ -374,7 +376,7 @@ class Overlap:
             self.silence_ms = 0
         else:
             self.silence_ms += ms
-        if self.voiced_ms >= self.settings.max_ms:
+        if self.voiced_ms >= self.settings.max_ms and not self._backchannels_so_far():
             return self._decide("interruption", "length", now)
         elapsed = max((now - self.began) * 1000, self.heard_ms)
         if elapsed >= self.settings.max_decide_ms:
@@ -457,6 +459,21 @@ class Overlap:
             return None
         self._went_on_at = self.voiced_ms
         return OverlapGoOn(" ".join(heard_words(self._text)))
+
+    def _backchannels_so_far(self) -> bool:
+        """Whether a decode of the voice up to ``decode_every_ms`` ago heard nothing but a
+        backchannel (at most ``max_words``, no stop word): a slow one ("Okay, okay." in en-us+f4,
+        "Mm-hmm, sure." in en-gb-x-rp+f4, 1.3–1.4 s) is no person talking on, and the length
+        bound stopped the agent on both, decoded right. Words that are none, or a decode
+        ``decode_every_ms`` behind the voice (the next was due), and the bound holds again;
+        ``max_decide_ms`` bounds it whatever is heard."""
+        s = self.settings
+        if self._text is None or self.voiced_ms - self._text_ms > s.decode_every_ms:
+            return False
+        said = _judged_words(self._text)
+        if _has_stop(heard_words(self._text)):
+            return False
+        return bool(said) and len(said) <= s.max_words and not other_words(said)
 
     def _short_then_backchannel(self) -> bool:
         """A short first stretch, a pause, then a backchannel ("Mhm, okay." heard "And make

@@ -845,3 +845,46 @@ def test_a_person_who_keeps_talking_after_the_agent_went_on_pauses_it_again():
     assert isinstance(steps[-1][0], OverlapDecision) and steps[-1][0].kind == "interruption"
     short = stretches([(224, True), (128, False), (320, True), (640, False)], okay_then("Okay, so"))
     assert OverlapPauseAgain not in [type(s) for s, _ in short], "a second half is shorter"
+
+
+def _speak_answering(
+    o: Overlap, ms: int, text: str, now: float, *, voiced: bool = True
+) -> tuple[list, float]:
+    """``ms`` of voice (or silence), each decode answered at once with ``text``; the steps that
+    were not decodes."""
+    out = []
+    for _ in range(ms // 32):
+        step = o.chunk(voiced, 32, now)
+        now += 0.032
+        while isinstance(step, OverlapDecode):
+            step = o.heard(step.id, text, step.voiced_ms, now)
+        if step is not None:
+            out.append(step)
+    return out, now
+
+
+def test_a_slow_backchannel_is_not_cut_by_the_length_bound():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = _speak_answering(o, S.max_ms + 160, "Okay, okay.", 0.0)
+    assert o.open and o.voiced_ms > S.max_ms, steps
+    steps, _ = _speak_answering(o, S.end_ms + 32, "Okay, okay.", now, voiced=False)
+    d = decided(steps)
+    assert (d.kind, d.why, d.text) == ("backchannel", "words", "okay okay")
+
+
+@pytest.mark.parametrize("text", ["Okay, okay, tell me", "Okay, wait", "Yeah, right, okay, sure."])
+def test_other_words_or_too_many_keep_the_length_bound(text):
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, _ = _speak_answering(o, S.max_ms, text, 0.0)
+    d = decided(steps)
+    assert d.kind == "interruption" and d.why in ("length", "stop word"), d
+
+
+def test_a_backchannel_decode_left_behind_the_voice_keeps_the_length_bound():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
+    [ask] = steps
+    assert o.heard(ask.id, "Okay,", ask.voiced_ms, now) is None
+    steps, _ = feed(o, S.max_ms, True, now)  # later decodes never answered: the bound holds
+    d = decided(steps)
+    assert (d.kind, d.why) == ("interruption", "length")
