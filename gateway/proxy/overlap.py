@@ -9,7 +9,8 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
   goes to the floor;
 * ``backchannel`` too — a short overlap (``hum_max_ms`` of voice) whose words would interrupt
   but whose voice is a hum (:mod:`gateway.audio.hum`) or whose decode spells letters ("M-H-N"):
-  Whisper writes a hum as words. A stop word still stops; the decode is always waited for;
+  Whisper writes a hum as words. A stop word still stops, and so do words Whisper was sure of
+  (``hum_sure_logprob``); the decode is always waited for;
 * ``backchannel`` too — a short first stretch of voice, a pause, then a backchannel ("Mhm, |
   okay." heard "And make them, okay."): the second stretch added nothing but backchannels;
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
@@ -123,6 +124,13 @@ class OverlapSettings:
         hum: let the voice's hum signal (:mod:`gateway.audio.hum`) and a transcript of spelled
             letters decide a short overlap as a backchannel, whatever its words (no stop word).
         hum_max_ms: the longest voiced overlap that can be a hum.
+        hum_sure_logprob: a decode at least this sure (Whisper's mean log-probability per
+            token; None: never) is what was said, hum-like voice or not: its words still
+            interrupt unless they are only a hum's syllables (:data:`HUM_WORDS`) or spelled
+            letters. Replayed on the seven sets, the hum signal made a backchannel of five hums
+            Whisper wrote as words ("And then them.", "Amen.", "And I'm in, yeah."), each
+            decoded at −0.45 to −1.07, and of "Never mind." in piper (nasals and vowels,
+            voiced throughout), heard right at −0.15: the sixth set's one missed interruption.
         join_ms: a new overlap whose voice begins within this much audio after a backchannel
             resumed the agent is judged together with it (the driver joins their audio; the
             voice counts from the first): a backchannel said with a comma ("Yeah, | yeah.",
@@ -175,6 +183,7 @@ class OverlapSettings:
     first_decode_ms: int = 640
     hum: bool = True
     hum_max_ms: int = 800
+    hum_sure_logprob: float | None = -0.3
     join_ms: int = 480
     words_end_ms: int = 480
     go_on: bool = True
@@ -188,6 +197,8 @@ class OverlapSettings:
             raise ValueError("need max_words >= 1 and max_decide_ms > end_ms")
         if self.join_ms < 0:
             raise ValueError("need join_ms >= 0")
+        if self.hum_sure_logprob is not None and self.hum_sure_logprob > 0:
+            raise ValueError("need hum_sure_logprob <= 0 (a log-probability) or None")
         if self.go_on_ms <= 0:
             raise ValueError("need go_on_ms > 0")
         if self.words_end_ms < self.end_ms:
@@ -340,6 +351,7 @@ class Overlap:
         self._text: str | None = None  # the newest decode's words
         self._text_ms = -1  # voiced_ms that decode covered
         self._failed = False  # the newest decode failed
+        self._logprob: float | None = None  # how sure Whisper was of it (None: not known)
         #: The overlap's audio, for the hum signal (None: not given; its bound is max_decide_ms).
         self._audio = None if audio is None else list(audio)
         #: The voice's hum features when its words were last judged (None: not measured).
@@ -400,14 +412,20 @@ class Overlap:
         return None
 
     def heard(
-        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+        self,
+        decode_id: int,
+        text: str | None,
+        voiced_ms: int,
+        now: float,
+        logprob: float | None = None,
     ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
-        failed)."""
+        failed) at Whisper's mean log-probability per token ``logprob`` (None: not known)."""
         if self.decision is not None or decode_id != self._pending:
             return None
         self._pending = None
         self._text, self._text_ms, self._failed = text, voiced_ms, text is None
+        self._logprob = logprob
         if text is not None:
             self._words_at[voiced_ms] = _judged_words(text)
         if text is None:
@@ -433,11 +451,13 @@ class Overlap:
         kind = classify(self._text, ended=True, settings=self.settings)
         if kind == "interruption" and self._hum_like() and not _has_stop(heard_words(self._text)):
             # Short and hum-like: Whisper's words for a hum ("in a moment", "M-H-N") are not
-            # what the person meant; a stop word still stops.
+            # what the person meant; a stop word still stops, and so do words Whisper was sure
+            # of (``hum_sure_logprob``) that are more than a hum's syllables.
             why = "spelled" if spelled(self._text) else "hum and words"
             if why != "spelled" and (self.hum is None or not self.hum.hum_like()):
                 why = "hum words"
-            return self._decide("backchannel", why, now)
+            if why != "hum and words" or hum_words(self._text) or not self._sure():
+                return self._decide("backchannel", why, now)
         if kind == "interruption" and self._short_then_backchannel():
             return self._decide("backchannel", "then a backchannel", now)
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
@@ -459,6 +479,11 @@ class Overlap:
             return None
         self._went_on_at = self.voiced_ms
         return OverlapGoOn(" ".join(heard_words(self._text)))
+
+    def _sure(self) -> bool:
+        """Whether Whisper was sure of the newest decode (``hum_sure_logprob``)."""
+        floor = self.settings.hum_sure_logprob
+        return floor is not None and self._logprob is not None and self._logprob >= floor
 
     def _backchannels_so_far(self) -> bool:
         """Whether a decode of the voice up to ``decode_every_ms`` ago heard nothing but a

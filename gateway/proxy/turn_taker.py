@@ -621,13 +621,20 @@ class TurnTaker:
         return self._overlap_step(self._overlap.chunk(voiced, CHUNK_MS, now, chunk), now)
 
     def overlap_heard(
-        self, decode_id: int, text: str | None, voiced_ms: int, now: float
+        self,
+        decode_id: int,
+        text: str | None,
+        voiced_ms: int,
+        now: float,
+        logprob: float | None = None,
     ) -> list[Action]:
         """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
-        None: it failed)."""
+        None: it failed; ``logprob``: Whisper's mean log-probability per token, None: not
+        known)."""
         if self._overlap is None:
             return []  # decided meanwhile (its length, a stop, the session slept)
-        return self._overlap_step(self._overlap.heard(decode_id, text, voiced_ms, now), now)
+        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob)
+        return self._overlap_step(heard, now)
 
     def _overlap_step(
         self,
