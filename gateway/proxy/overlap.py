@@ -13,6 +13,9 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
   (``hum_sure_logprob``); the decode is always waited for;
 * ``backchannel`` too — a short first stretch of voice, a pause, then a backchannel ("Mhm, |
   okay." heard "And make them, okay."): the second stretch added nothing but backchannels;
+* ``backchannel`` too — a decode of all but the last ``TAIL_MS`` of the voice, with no pause
+  since, heard a backchannel and the whole one other words ("Oh, I see." then "O-I-T."):
+  Whisper's reading of a word's fading end;
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
   it is heard, or a voiced overlap of ``max_ms`` with no decision yet (unless all it was heard
@@ -73,6 +76,9 @@ EARLY_WORDS = 4
 #: Silence that ends one stretch of an overlap's voice (a comma's pause; the VAD's dips inside a
 #: word are shorter).
 STRETCH_GAP_MS = 96
+#: The end of an overlap's voice a decode may have left out and still be what was said
+#: (``Overlap._backchannel_before_its_tail``): the VAD's last voiced chunks of a word fading out.
+TAIL_MS = 128
 #: Phrases that interrupt whatever else is said with them.
 STOP_PHRASES = (
     ("stop",),
@@ -298,7 +304,9 @@ class OverlapDecision:
     #: ``hum and words`` (words that alone would interrupt, said in a short hum-like voice),
     #: ``spelled`` (a short overlap decoded as spelled letters), ``hum words`` (decoded as
     #: nothing but :data:`HUM_WORDS`), ``then a backchannel`` (a short first stretch, then
-    #: words ending in backchannels: ``Overlap._short_then_backchannel``).
+    #: words ending in backchannels: ``Overlap._short_then_backchannel``), ``before its tail``
+    #: (a decode of all but its fading end heard a backchannel:
+    #: ``Overlap._backchannel_before_its_tail``).
     why: str
     decided_ms: int
     #: Judged together with the backchannel just before it (``join_ms``); ``voiced_ms`` and
@@ -460,6 +468,8 @@ class Overlap:
                 return self._decide("backchannel", why, now)
         if kind == "interruption" and self._short_then_backchannel():
             return self._decide("backchannel", "then a backchannel", now)
+        if kind == "interruption" and self._backchannel_before_its_tail():
+            return self._decide("backchannel", "before its tail", now)
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
         return None if kind is None else self._decide(kind, "words", now)
@@ -484,6 +494,20 @@ class Overlap:
         """Whether Whisper was sure of the newest decode (``hum_sure_logprob``)."""
         floor = self.settings.hum_sure_logprob
         return floor is not None and self._logprob is not None and self._logprob >= floor
+
+    def _backchannel_before_its_tail(self) -> bool:
+        """Whether a decode of all but the last ``TAIL_MS`` of the voice, in its last stretch,
+        heard nothing but a backchannel: Whisper read the whole "Mm-hmm, sure." right, then with
+        the last 100 ms of its fading end "Give in them, sure."; "Oh, I see." then "O-I-T.",
+        "Uh, sure." then "I'll check." A word said in that much voice, with no pause before
+        it, is no request; a stop word was looked for before."""
+        said = None
+        for ms, heard in self._words_at.items():
+            tail = self.voiced_ms - ms
+            if 0 < tail <= TAIL_MS and not any(ms <= gap < self.voiced_ms for gap in self._gaps_at):
+                said = heard
+        s = self.settings
+        return bool(said) and len(said) <= s.max_words and not other_words(said)
 
     def _backchannels_so_far(self) -> bool:
         """Whether a decode of the voice up to ``decode_every_ms`` ago heard nothing but a

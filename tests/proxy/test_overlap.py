@@ -915,3 +915,33 @@ def test_a_backchannel_decode_left_behind_the_voice_keeps_the_length_bound():
     steps, _ = feed(o, S.max_ms, True, now)  # later decodes never answered: the bound holds
     d = decided(steps)
     assert (d.kind, d.why) == ("interruption", "length")
+
+
+def _tail_case(more_voice_ms: int, *, pause_ms: int = 0) -> OverlapDecision:
+    """Voice decoded as "Oh, I see." at ``first_decode_ms``; then (after ``pause_ms`` of
+    silence) ``more_voice_ms`` more voice; the decode of all of it heard "I'll check."."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
+    [ask] = steps
+    assert o.heard(ask.id, "Oh, I see.", ask.voiced_ms, now) is None
+    if pause_ms:
+        steps, now = feed(o, pause_ms, False, now)
+        steps = [s for s in steps if isinstance(s, OverlapDecode | OverlapDecision)]
+        assert steps == [], "all of the voice was decoded already"
+    steps, now = _speak_answering(o, more_voice_ms, "I'll check.", now)
+    steps, now = _speak_answering(o, S.words_end_ms + 64, "I'll check.", now, voiced=False)
+    return decided(steps)
+
+
+def test_a_backchannel_heard_before_its_fading_tail_is_one():
+    """ "Oh, I see." then, with 96 ms more of its end, "O-I-T."; "Uh, sure." then "I'll
+    check." (replayed: 3 false stops of the seven sets, no interruption changed up to 256 ms)."""
+    d = _tail_case(96)
+    assert (d.kind, d.why) == ("backchannel", "before its tail")
+
+
+def test_more_than_a_tail_or_after_a_pause_the_last_words_decide():
+    d = _tail_case(320)
+    assert (d.kind, d.why) == ("interruption", "words")
+    d = _tail_case(96, pause_ms=128)
+    assert (d.kind, d.why) == ("interruption", "words")
