@@ -100,6 +100,10 @@ _FILLERS = frozenset({"and", "a", "an", "the", "then"})
 #: "Mm.", "and", "a"): no content word among them, so nobody means to take the turn with only
 #: these; a short overlap decoded as nothing else is a hum (:func:`hum_words`).
 HUM_WORDS = frozenset({"in", "an", "and", "a", "um", "em", "en", "im", "m", "n", "mm", "hm"})
+#: What Whisper writes for the "uh", "ah" or "oh" that begins a backchannel's first half ("Uh-hm,
+#: yeah." heard "I can, yeah." and "I chimp, yeah.", "I see, yeah." "I say, yeah."): in a short
+#: first stretch before a backchannel, no request (``Overlap._short_then_backchannel``).
+_ONSETS = frozenset({"i"})
 _LETTERS = re.compile(r"(?<![a-z])[a-z](?:\s*[.\-]\s*[a-z](?![a-z]))+", re.IGNORECASE)
 
 
@@ -529,7 +533,7 @@ class Overlap:
         them, okay.", "Mhm, okay." "Oh, it's M, okay"): what Whisper made of a hum before a
         backchannel, whose voice the hum signal does not tell from a word's. The first
         stretch's own decode holds a word Whisper writes for a hum (:data:`HUM_WORDS`, "and",
-        "a", a backchannel), the whole decode ends in a backchannel and is no question, and
+        "a", a backchannel) or for its onset ("I": ``_ONSETS``), the whole decode ends in a backchannel and is no question, and
         its other words are no more than the first stretch's decode heard (at most
         ``max_words``): the second stretch added only backchannels. "Tell me more, | okay?"
         and "Hmm, | is that right?" interrupt; a stop word ("No, | okay.", "Not now, |
@@ -538,7 +542,9 @@ class Overlap:
         first = self._words_at.get(self.first_ms)
         if not s.hum or self.stretches < 2 or self.first_ms > s.hum_max_ms or not first:
             return False
-        if not any(w in HUM_WORDS or w in _FILLERS or is_backchannel(w) for w in first):
+        if not any(
+            w in HUM_WORDS or w in _FILLERS or w in _ONSETS or is_backchannel(w) for w in first
+        ):
             return False
         said = _judged_words(self._text)
         last = said[-1] if said else ""

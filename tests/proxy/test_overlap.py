@@ -706,6 +706,8 @@ def two_stretches(first_ms: int, gap_ms: int, second_ms: int, first: str, whole:
         ("And make them.", "And make them, okay."),  # piper "Mhm, okay."
         ("O item.", "Oh, it's M, yeah."),
         ("In.", "In, sure. Sure. Sure."),
+        ("I can.", "I can, yeah."),  # espeak-ng en-us-nyc "Uh-hm, yeah."
+        ("I say...", "I say, yeah."),  # en-gb-x-gbcwmd "I see, yeah."
     ],
 )
 def test_a_short_sound_then_a_backchannel_is_one(first, whole):
@@ -724,6 +726,8 @@ def test_a_short_sound_then_a_backchannel_is_one(first, whole):
         ("Tell me more.", "Tell me more, okay."),  # no word Whisper writes for a hum
         ("And then?", "And then, okay?"),  # a question
         ("And.", "And make them, okay."),  # more words than the first stretch's
+        ("I want.", "I want the other one, okay."),
+        ("I can.", "I can, yeah?"),
     ],
 )
 def test_a_short_sound_then_other_or_stop_words_interrupts(first, whole):
