@@ -436,26 +436,31 @@ class Listener:
         """The overlap's words, fast: a partial decode, or (the model busy with a partial's
         sibling) a final one, which someone waiting for the agent deserves."""
         text: str | None = None
+        logprob: float | None = None  # Whisper's avg_logprob of that decode (None: not given)
         t = time.monotonic()
         try:
             try:
-                text = await self._transcriber.transcribe_partial(a.audio, prompt=a.prompt)
+                partial = await self._transcriber.transcribe_partial(a.audio, prompt=a.prompt)
+                text, logprob = partial.text, partial.avg_logprob
             except TranscriberBusy:
-                text = (await self._transcriber.transcribe(a.audio, prompt=a.prompt)).text
+                final = await self._transcriber.transcribe(a.audio, prompt=a.prompt)
+                text = final.text
+                logprob = final.avg_logprob if final.detailed else None
         except asyncio.CancelledError:
             raise
-        except SpeechError as e:  # a speech server down: one line, the overlap decides without words
+        except SpeechError as e:
+            # A speech server down: one line, and the overlap decides without words.
             log.warning("the overlap's decode failed: %s", e)
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's decode failed")
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
-        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now), now)
+        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob), now)
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None
         try:
-            text = await self._transcriber.transcribe_partial(audio)
+            text = (await self._transcriber.transcribe_partial(audio)).text
         except TranscriberBusy:
             pass  # partials are a nicety; the final transcript has priority
         finally:

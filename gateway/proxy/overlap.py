@@ -501,11 +501,11 @@ class Overlap:
 
     def _backchannel_before_its_tail(self) -> bool:
         """Whether a decode of all but the last ``TAIL_MS`` of the voice, in its last stretch,
-        heard nothing but a backchannel: Whisper read the whole "Mm-hmm, sure." right, then with
-        the last 100 ms of its fading end "Give in them, sure."; "Oh, I see." then "O-I-T.",
-        "Uh, sure." then "I'll check." A word said in that much voice, with no pause before
-        it, is no request; a stop word was looked for before."""
-        said = None
+        heard nothing but a backchannel: Whisper read "Oh, I see." right, then with the last
+        90 ms of its fading end "O-I-T."; "Uh, sure." then "I'll check.", "Uh-huh-huh." then
+        "Uh-i-i-i.". A word said in that much voice, with no pause before it, is no request; a
+        stop word was looked for before."""
+        said: list[str] = []
         for ms, heard in self._words_at.items():
             tail = self.voiced_ms - ms
             if 0 < tail <= TAIL_MS and not any(ms <= gap < self.voiced_ms for gap in self._gaps_at):

@@ -16,6 +16,8 @@ What comes back depends on the server:
   leave out (``gateway.proxy.utterance``) rather than show as measured. Partial transcripts
   are not asked of it (each would be a full 30 s-window decode on a server that does not say
   when it is busy): :meth:`transcribe_partial` skips them as a busy in-process model does.
+  A server that answers a partial with text only gives a :class:`~gateway.voice.stt.Partial`
+  whose ``avg_logprob`` is None; this project's sends it in the transcript's ``ofp``.
 
 A caller that stops waiting (a speculative decode overtaken by more speech) closes the
 connection; this project's server then abandons the decode at its next stage.
@@ -47,7 +49,7 @@ from gateway.speech.link import (
     not_wyoming,
     read_until,
 )
-from gateway.voice.stt import TranscriberBusy, Transcript, Word
+from gateway.voice.stt import Partial, TranscriberBusy, Transcript, Word
 
 #: Samples per audio chunk sent (Wyoming's own clients send 1024).
 CHUNK_SAMPLES = 1024 * 4
@@ -181,10 +183,12 @@ class RemoteTranscriber:
             self._hop_s = transcript.queued_s
         return transcript
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
         """The words so far, from a server that offers partials and has a free connection;
         otherwise skipped (:class:`TranscriberBusy`), as a busy in-process model does.
-        ``prompt`` goes with the request as for :meth:`transcribe`."""
+        ``prompt`` goes with the request as for :meth:`transcribe`. The decode's
+        ``avg_logprob`` comes with the words when the server sends it (``ofp.avg_logprob``,
+        this project's server); None from a transcript of text only."""
         if not self.link.extras.get("partials") or self.link.down or self.link.in_flight:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped: the speech service is busy")
@@ -192,7 +196,8 @@ class RemoteTranscriber:
             extra: dict[str, Any] = {"partial": True}
             if prompt:
                 extra["prompt"] = prompt
-            return (await self._request(audio, extra)).text
+            t = await self._request(audio, extra)
+            return Partial(t.text, t.avg_logprob if t.detailed else None)
         except SpeechError:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped") from None

@@ -8,7 +8,9 @@ where this project has more to say (a stock client ignores data it does not know
 - **asr** (``transcribe``, ``audio-start``/``-chunk``/``-stop`` → ``transcript``): the fitted
   window and its full-window guard, as in process. The transcript's ``ofp`` holds the words
   with timings and probabilities, the confidence, beam alternates, the window and the decode
-  and queue times. A request's ``ofp`` may give ``speech_end_s``, ``prompt`` and ``partial``.
+  and queue times. A request's ``ofp`` may give ``speech_end_s``, ``prompt`` and ``partial``;
+  a ``partial`` one is a quick greedy decode whose transcript's ``ofp`` holds its
+  ``avg_logprob`` only.
   While the audio streams in, a client that is not this gateway gets live partials:
   ``transcript-start``, ``transcript-chunk`` (the text added since the last, with the whole
   partial in ``ofp.partial``) about every second when the model is free, ``transcript-stop``
@@ -67,7 +69,7 @@ from gateway.render.tts import Synthesizer, VoiceSettings
 from gateway.speech.asr import transcript_extras
 from gateway.speech.link import parse_address
 from gateway.speech.tts import voice_from_extras
-from gateway.voice.stt import SttSettings, Transcriber
+from gateway.voice.stt import Partial, SttSettings, Transcriber
 from gateway.voice.wake import WakeWordDetector
 
 log = logging.getLogger(__name__)
@@ -468,7 +470,7 @@ class _Connection:
 
     async def _send_partial(self, clip: np.ndarray) -> None:
         try:
-            text = await self.server.transcriber.transcribe_partial(clip)
+            text = (await self.server.transcriber.transcribe_partial(clip)).text
         except (Busy, SpeechError):
             return  # the model is busy: live captions wait, the final transcript does not
         # Chunks are appended by the client, so only what is unlikely to change is sent: the
@@ -501,10 +503,10 @@ class _Connection:
         prompt = extra.get("prompt")
         try:
             if extra.get("partial"):
-                text = await self._guarded(
+                partial = await self._guarded(
                     transcriber.transcribe_partial(clip, prompt=str(prompt) if prompt else None)
                 )
-                await self.send(WyTranscript(text=text, language="en").event())
+                await self.send(partial_event(partial))
                 return
             end = extra.get("speech_end_s")
             t = await self._guarded(
@@ -591,6 +593,16 @@ async def read_event(reader: asyncio.StreamReader) -> Event | None:
 def _size(event: Event) -> int:
     """An event's bytes as kept in memory (its payload; its data is small)."""
     return len(event.payload or b"") + 64
+
+
+def partial_event(partial: Partial) -> Event:
+    """The ``transcript`` answering a request for a partial (its ``ofp.partial``): the text, and
+    the decode's ``avg_logprob`` in ``ofp`` (which makes it detailed to
+    :func:`~gateway.speech.asr.transcript_from_event`); text only when there is none."""
+    event = WyTranscript(text=partial.text, language="en").event()
+    if partial.avg_logprob is None:
+        return event
+    return _with_ofp(event, {"avg_logprob": round(partial.avg_logprob, 4)})
 
 
 def _with_ofp(event: Event, extra: dict[str, Any]) -> Event:

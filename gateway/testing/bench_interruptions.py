@@ -366,12 +366,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _replay(chosen: list[Clip]) -> int:
     from gateway.testing.overlap_replay import replay_clips, summary
-    from gateway.voice.stt import Transcriber
+    from gateway.voice.stt import Partial, Transcriber
 
     print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
     transcriber = Transcriber()
 
-    async def decode(audio: np.ndarray, prompt: str | None) -> str:
+    async def decode(audio: np.ndarray, prompt: str | None) -> Partial:
         return await transcriber.transcribe_partial(audio, prompt=prompt)
 
     results = replay_clips(chosen, decode)

@@ -29,6 +29,7 @@ from gateway.proxy.turn_taker import (
     TurnTaker,
 )
 from gateway.testing.overlap import Clip
+from gateway.voice.stt import Partial
 from gateway.voice.vad import CHUNK_SAMPLES, VadStream
 
 #: VAD chunks between a decode asked for and its words (~100 ms: a tiny.en overlap decode).
@@ -36,8 +37,9 @@ DECODE_CHUNKS = 3
 #: Silence before the clip (the agent talking alone) and after it (the decision's time).
 BEFORE_S, AFTER_S = 1.0, 2.0
 
-#: ``decode(audio, prompt)``: the overlap's words (``SpeechToText.transcribe_partial``).
-Decode = Callable[[np.ndarray, str | None], Awaitable[str]]
+#: ``decode(audio, prompt)``: the overlap's words and how sure of them
+#: (``SpeechToText.transcribe_partial``).
+Decode = Callable[[np.ndarray, str | None], Awaitable[Partial]]
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,11 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
             asked.remove((due, ask))
-            text = await decode(ask.audio, ask.prompt)
-            heard.append(text)
-            actions += turns.overlap_heard(ask.id, text, ask.voiced_ms, now)
+            partial = await decode(ask.audio, ask.prompt)
+            heard.append(partial.text)
+            actions += turns.overlap_heard(
+                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob
+            )
         for action in actions:
             if isinstance(action, StartOverlapDecode):
                 asked.append((i + DECODE_CHUNKS, action))

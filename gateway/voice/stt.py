@@ -204,6 +204,24 @@ class Transcript:
     detailed: bool = True
 
 
+@dataclass(frozen=True)
+class Partial:
+    """A quick look at the words so far (:meth:`SpeechToText.transcribe_partial`).
+
+    Attributes:
+        text: the words, stripped.
+        avg_logprob: Whisper's mean log probability per token of this greedy decode, as it
+            reports it for a final transcript (``Transcript.avg_logprob``): higher (nearer 0)
+            is surer. Per token, not normalised to words: a word is one token or several, so
+            the same certainty reads differently on short and long texts. 0.0 when no words
+            were decoded (nothing to be unsure of: read it with ``text``). None when the
+            recogniser gave text only (a stock Wyoming server).
+    """
+
+    text: str
+    avg_logprob: float | None
+
+
 class SpeechToText(Protocol):
     """What a session needs from speech recognition: :class:`Transcriber` in this process, or
     ``gateway.speech.asr.RemoteTranscriber`` over Wyoming."""
@@ -249,9 +267,9 @@ class SpeechToText(Protocol):
         """The final transcript of a clip; raises :class:`TranscriberBusy` under load."""
         ...
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
-        """A quick look at the words so far (``prompt``: text taken as what came before);
-        raises :class:`TranscriberBusy` when skipped."""
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
+        """A quick look at the words so far and how sure Whisper was of them (``prompt``: text
+        taken as what came before); raises :class:`TranscriberBusy` when skipped."""
         ...
 
 
@@ -363,11 +381,12 @@ class Transcriber:
         transcript, waited = await self._run_timed(Priority.FINAL, job[0], *job[1])
         return replace(transcript, queued_s=waited)
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
         """A quick look at the words so far while the person speaks: greedy, fitted window, no
-        word timings, no guard. For display and barge-in, never as the final text. ``prompt``
-        is Whisper's ``initial_prompt``, as for :meth:`transcribe` (speech over an agent is
-        decoded with backchannels named there: ``OverlapSettings.prompt``).
+        word timings, no guard, with the decode's ``avg_logprob`` (:class:`Partial`). For
+        display and barge-in, never as the final text. ``prompt`` is Whisper's
+        ``initial_prompt``, as for :meth:`transcribe` (speech over an agent is decoded with
+        backchannels named there: ``OverlapSettings.prompt``).
 
         Raises :class:`TranscriberBusy` at once, without queueing, when the model is busy.
         """
@@ -450,11 +469,10 @@ class Transcriber:
 
     def _decode_partial(
         self, clip: np.ndarray, prompt: str | None = None, abandon: Flag | None = None
-    ) -> str:
+    ) -> Partial:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        return self._decode(clip, frames, beam=1, final=False, prompt=prompt, abandon=abandon)[
-            0
-        ].text
+        decoded, _ = self._decode(clip, frames, beam=1, final=False, prompt=prompt, abandon=abandon)
+        return Partial(decoded.text, decoded.avg_logprob)
 
     def _final_beam(self) -> int:
         """The beam for a final transcript starting now: narrower while others wait, or when

@@ -53,7 +53,7 @@ async def test_partials_are_skipped_while_finals_wait_and_run_when_idle(transcri
     await asyncio.gather(*finals)
     # Idle: once the finals' rationing window has passed (decode_queue.BusyShare), it runs.
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
-    assert (await transcriber.transcribe_partial(clips[3])).strip()
+    assert (await transcriber.transcribe_partial(clips[3])).text.strip()
 
 
 async def test_a_cancelled_queued_decode_leaves_the_queue_at_once(transcriber, clips) -> None:

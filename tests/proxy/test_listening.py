@@ -28,7 +28,7 @@ from gateway.proxy.timing import Timing
 from gateway.proxy.turn_taker import TurnTaker
 from gateway.voice.endpoint import Utterance
 from gateway.voice.semantic import SemanticSettings
-from gateway.voice.stt import TranscriberBusy, Transcript
+from gateway.voice.stt import Partial, TranscriberBusy, Transcript
 from gateway.voice.vad import CHUNK_SAMPLES
 from gateway.voice.wake import WakeDetection
 
@@ -76,10 +76,10 @@ class RecordedTranscriber:
 
     partial: str | None = None  # what a partial transcript says (None: the model is busy)
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> str:
+    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
         if self.partial is None:
             raise TranscriberBusy("partials are not recorded")
-        return self.partial
+        return Partial(self.partial, -0.2)
 
 
 class Voice:

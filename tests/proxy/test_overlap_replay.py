@@ -12,24 +12,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gateway.audio import read_wav
 from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.settings import SessionSettings
 from gateway.testing.overlap import Clip, speech
 from gateway.testing.overlap_replay import Replayed, replay, replay_clips, summary
+from gateway.voice.stt import Partial
 
 pytestmark = pytest.mark.slow  # the Silero VAD (ONNX) in every replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def hears(text: str):
-    """A recogniser that hears ``text`` in anything, and the prompts it was given."""
+def hears(text: str, logprob: float | None = None):
+    """A recogniser that hears ``text`` in anything (at ``logprob``), and the prompts it was
+    given."""
     prompts: list[str | None] = []
 
-    async def decode(audio: np.ndarray, prompt: str | None) -> str:
+    async def decode(audio: np.ndarray, prompt: str | None) -> Partial:
         assert audio.size > 0
         prompts.append(prompt)
-        return text
+        return Partial(text, logprob)
 
     return decode, prompts
 
@@ -78,6 +81,18 @@ async def test_an_agent_that_went_on_before_the_decision_is_counted():
     off = SessionSettings(overlap=OverlapSettings(go_on=False))
     r = await replay(clip, decode, off)
     assert (r.kind, r.went_on) == ("backchannel", False), r
+
+
+async def test_how_sure_the_recogniser_was_reaches_the_hum_rule():
+    """A hum (piper's "Mm-hmm", hum-like through the real VAD) heard as words: unsure, the hum
+    rule makes it a backchannel; sure, the words are what was said (``hum_sure_logprob``)."""
+    hum, _ = read_wav(ROOT / "tests" / "audio" / "hum_clips" / "mm-hmm.piper.wav")
+    decode, _ = hears("Never mind.", -0.8)
+    r = await replay(hum, decode, SessionSettings())
+    assert (r.kind, r.why) == ("backchannel", "hum and words"), r
+    decode, _ = hears("Never mind.", -0.1)
+    r = await replay(hum, decode, SessionSettings())
+    assert (r.kind, r.why) == ("interruption", "words"), r
 
 
 def test_the_command_line_replays_with_the_real_recogniser():

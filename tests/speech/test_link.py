@@ -15,10 +15,11 @@ from wyoming.event import Event, async_read_event, async_write_event
 
 from gateway.errors import ConfigError
 from gateway.render.tts import SynthesizerBusy, VoiceSettings
-from gateway.speech.asr import RemoteTranscriber
+from gateway.speech.asr import RemoteTranscriber, transcript_from_event
 from gateway.speech.link import LinkSettings, ServiceLink, SpeechServiceDown, parse_address
+from gateway.speech.server import partial_event
 from gateway.speech.tts import RemoteSynthesizer
-from gateway.voice.stt import TranscriberBusy
+from gateway.voice.stt import Partial, TranscriberBusy
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 CLIP = np.zeros(16_000, dtype=np.int16)
@@ -314,7 +315,47 @@ async def test_a_partials_prompt_goes_with_its_request() -> None:
         link = ServiceLink("stt", f"wyoming://127.0.0.1:{port}", FAST)
         await link.describe()
         stt = RemoteTranscriber(link)
-        assert await stt.transcribe_partial(CLIP, prompt="Mm-hmm. Uh-huh.") == "mm-hmm"
-        assert await stt.transcribe_partial(CLIP) == "mm-hmm"
+        # Text only (no ``ofp`` in the transcript): no log probability to give.
+        assert await stt.transcribe_partial(CLIP, prompt="Mm-hmm. Uh-huh.") == Partial(
+            "mm-hmm", None
+        )
+        assert await stt.transcribe_partial(CLIP) == Partial("mm-hmm", None)
         await link.close()
     assert asked == [{"partial": True, "prompt": "Mm-hmm. Uh-huh."}, {"partial": True}]
+
+
+def test_a_partials_log_probability_is_read_only_from_ofp() -> None:
+    """What this project's server answers a partial with (:func:`partial_event`) reads back as
+    detailed with its ``avg_logprob``; a transcript of text only (a stock server's) is not
+    detailed, so ``RemoteTranscriber.transcribe_partial`` gives None, not the 0.0 that
+    ``Transcript`` holds there (0.0 would read as the surest decode there is)."""
+    sent = partial_event(Partial("mm-hmm", -0.73219))
+    assert sent.data["ofp"] == {"avg_logprob": -0.7322}
+    heard = transcript_from_event(sent.data, 1.0)
+    assert (heard.text, heard.detailed, heard.avg_logprob) == ("mm-hmm", True, -0.7322)
+    plain = partial_event(Partial("mm-hmm", None))
+    assert "ofp" not in plain.data
+    text_only = transcript_from_event(plain.data, 1.0)
+    assert (text_only.text, text_only.detailed) == ("mm-hmm", False)
+
+
+async def test_a_partials_log_probability_comes_over_the_wire() -> None:
+    """A server that sends ``ofp.avg_logprob`` with a partial's transcript: the Partial has
+    it; one that sends none: None."""
+    answers = iter([{"text": "uh-huh", "ofp": {"avg_logprob": -1.25}}, {"text": "uh-huh"}])
+
+    async def offers_partials(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (event := await async_read_event(reader)) is not None:
+            if event.type == "describe":
+                info = {"asr": [], "tts": [], "ofp": {"partials": True}}
+                await async_write_event(Event("info", info), writer)
+            elif event.type == "audio-stop":
+                await async_write_event(Event("transcript", next(answers)), writer)
+
+    async with wyoming(offers_partials) as port:
+        link = ServiceLink("stt", f"wyoming://127.0.0.1:{port}", FAST)
+        await link.describe()
+        stt = RemoteTranscriber(link)
+        assert await stt.transcribe_partial(CLIP) == Partial("uh-huh", -1.25)
+        assert await stt.transcribe_partial(CLIP) == Partial("uh-huh", None)
+        await link.close()

@@ -20,7 +20,10 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from gateway.audio import SAMPLE_RATE
+from gateway.speech.asr import RemoteTranscriber
+from gateway.speech.link import LinkSettings, ServiceLink
 from gateway.testing.speech import espeak_16k, normalise, silence
+from gateway.voice.decode_queue import DecodeQueue
 from tests.speech.conftest import WyomingServer, own_server, running
 
 pytestmark = pytest.mark.slow
@@ -77,6 +80,28 @@ async def test_a_stock_client_gets_a_plain_transcript_with_extras(
     extra = events[-1].data["ofp"]
     assert len(extra["words"]) >= 10 and 0 < extra["confidence"] <= 1
     assert all(0 <= w["start"] <= w["end"] for w in extra["words"])
+
+
+async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
+    own_speech: WyomingServer,
+) -> None:
+    """The gateway's partial request (``ofp.partial``, as for speech over an agent) to the real
+    server: the words come back with the greedy decode's ``avg_logprob`` (sent in ``ofp``),
+    not None as from a stock server; clear speech near 0, the same voice backwards far lower."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # earlier tests' finals ration partials
+    link = ServiceLink("stt", own_speech.address, LinkSettings(timeout_s=120))
+    await link.describe()
+    stt = RemoteTranscriber(link)
+    try:
+        speech = espeak_16k(SAID)
+        clear = await stt.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")
+        assert "table" in clear.text.lower() and "italian" in clear.text.lower(), clear
+        assert clear.avg_logprob is not None and -0.6 < clear.avg_logprob < 0.0, clear
+        backwards = await stt.transcribe_partial(speech[::-1].copy())
+        assert backwards.avg_logprob is not None, backwards
+        assert backwards.avg_logprob < clear.avg_logprob - 0.3, (clear, backwards)
+    finally:
+        await link.close()
 
 
 async def test_synthesis_streams_by_sentence_to_a_stock_client(own_speech: WyomingServer) -> None:

@@ -7,6 +7,7 @@ mean WER below 25 % on espeak-ng and below 8 % on piper, over the sentences belo
 from __future__ import annotations
 
 import asyncio
+import math
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from gateway.audio import pcm16_to_float
 from gateway.testing.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 from gateway.voice.decode_queue import DecodeQueue
 from gateway.voice.endpoint import Endpointer, Utterance
-from gateway.voice.stt import SttSettings, Transcriber, TranscriberBusy
+from gateway.voice.stt import Partial, SttSettings, Transcriber, TranscriberBusy
 
 SAMPLE = SENTENCES[1:12:2]  # six sentences, 1.5–4 s
 
@@ -107,9 +108,25 @@ async def test_partial_transcript_of_speech_so_far(transcriber):
     # window after that (decode_queue.BusyShare), so the partial comes once the window is past.
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
     speech = piper_16k(SENTENCES[6])
-    text = await transcriber.transcribe_partial(speech[: len(speech) // 2])
+    text = (await transcriber.transcribe_partial(speech[: len(speech) // 2])).text
     assert 2 <= len(text.split()) <= 9
     assert word_error_rate(SENTENCES[6], text) < 0.8
+
+
+async def test_a_partial_says_how_sure_whisper_was(transcriber):
+    """A partial carries its greedy decode's ``avg_logprob``: a finite negative number, near 0
+    for clear speech (tiny.en: -0.08 on this clip) and far lower for the same voice played
+    backwards, which Whisper still turns into words (-1.4: "So the lot in it's in her…")."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # finals before it ration partials
+    speech = piper_16k(SENTENCES[6])
+    clear = await transcriber.transcribe_partial(speech)
+    assert isinstance(clear, Partial)
+    assert word_error_rate(SENTENCES[6], clear.text) <= 0.2, clear.text
+    assert clear.avg_logprob is not None and math.isfinite(clear.avg_logprob)
+    assert -0.4 < clear.avg_logprob < 0.0
+    backwards = await transcriber.transcribe_partial(speech[::-1].copy())
+    assert backwards.text and backwards.avg_logprob is not None
+    assert backwards.avg_logprob < -0.8, backwards
 
 
 async def test_a_partials_prompt_reaches_the_decoder(transcriber, monkeypatch):
@@ -125,7 +142,7 @@ async def test_a_partials_prompt_reaches_the_decoder(transcriber, monkeypatch):
 
     monkeypatch.setattr(transcriber, "_decode", spy)
     speech = piper_16k(SENTENCES[6])
-    text = await transcriber.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")
+    text = (await transcriber.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")).text
     assert seen == ["Mm-hmm. Uh-huh."]
     assert word_error_rate(SENTENCES[6], text) < 0.8
 
