@@ -351,3 +351,23 @@ async def test_the_words_amend_the_verdict_in_time_and_never_hold_the_turn_past_
     [(_, timing)] = late.turns
     assert timing.end_reason == "finished" and timing.wait_ms == 200, timing
     assert [c[0] for c in late.semantic.calls] == ["prime"] and late.semantic.late >= 1
+
+
+async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None:
+    """Speech over an audible agent is decoded and its words go to the turn-taker with
+    Whisper's log-probability (the hum rule believes words it was sure of)."""
+    r = recorded("", (0.9, 12), (0.0, 30))
+    r.transcriber.partial = "Yeah."
+    heard: list[tuple[str | None, float | None]] = []
+    turns = r.listener.turns
+    overlap_heard = turns.overlap_heard
+
+    def spy(decode_id, text, voiced_ms, now, logprob=None):  # type: ignore[no-untyped-def]
+        heard.append((text, logprob))
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob)
+
+    turns.overlap_heard = spy  # type: ignore[method-assign]
+    r.agent_audible = True
+    r.listener.playing(True, r.now)
+    await r.chunks(LEAD + 42)
+    assert heard == [("Yeah.", -0.2)]
