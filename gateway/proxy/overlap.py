@@ -16,6 +16,9 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
 * ``backchannel`` too — a decode of all but the last ``TAIL_MS`` of the voice, with no pause
   since, heard a backchannel and the whole one other words ("Oh, I see." then "O-I-T."):
   Whisper's reading of a word's fading end;
+* ``backchannel`` too — two stretches of voice whose whole decode would interrupt, when the
+  first was a backchannel (or a hum's words) and a decode of the second alone hears one ("Mm-hmm,
+  | sure." read whole "Give in them, sure.", its second half alone "Sure.");
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
   it is heard, or a voiced overlap of ``max_ms`` with no decision yet (unless all it was heard
@@ -277,10 +280,11 @@ def classify(text: str | None, *, ended: bool, settings: OverlapSettings) -> Ove
 @dataclass(frozen=True)
 class OverlapDecode:
     """Decode the overlap's audio so far (the driver answers :meth:`Overlap.heard` with
-    ``id``)."""
+    ``id``); ``last_stretch``: only its last stretch of voice (from a little before it began)."""
 
     id: int
     voiced_ms: int
+    last_stretch: bool = False
 
 
 @dataclass(frozen=True)
@@ -310,7 +314,8 @@ class OverlapDecision:
     #: nothing but :data:`HUM_WORDS`), ``then a backchannel`` (a short first stretch, then
     #: words ending in backchannels: ``Overlap._short_then_backchannel``), ``before its tail``
     #: (a decode of all but its fading end heard a backchannel:
-    #: ``Overlap._backchannel_before_its_tail``).
+    #: ``Overlap._backchannel_before_its_tail``), ``each a backchannel`` (two stretches, each
+    #: heard alone as one: ``Overlap._after_a_backchannel``).
     why: str
     decided_ms: int
     #: Judged together with the backchannel just before it (``join_ms``); ``voiced_ms`` and
@@ -363,6 +368,9 @@ class Overlap:
         self._text: str | None = None  # the newest decode's words
         self._text_ms = -1  # voiced_ms that decode covered
         self._failed = False  # the newest decode failed
+        #: A decode of the last stretch alone (``_each_a_backchannel``): under way, and its words.
+        self._last_pending: int | None = None
+        self._last_words: list[str] | None = None
         self._logprob: float | None = None  # how sure Whisper was of it (None: not known)
         #: The overlap's audio, for the hum signal (None: not given; its bound is max_decide_ms).
         self._audio = None if audio is None else list(audio)
@@ -394,6 +402,7 @@ class Overlap:
             if self.silence_ms >= STRETCH_GAP_MS and self.voiced_ms > 0:
                 self.stretches += 1
                 self._gaps_at.add(self.voiced_ms)
+                self._last_pending = self._last_words = None  # a new last stretch
             self.voiced_ms += ms
             if self.stretches == 1:
                 self.first_ms = self.voiced_ms
@@ -433,7 +442,17 @@ class Overlap:
     ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
         failed) at Whisper's mean log-probability per token ``logprob`` (None: not known)."""
-        if self.decision is not None or decode_id != self._pending:
+        if self.decision is not None:
+            return None
+        if decode_id == self._last_pending:
+            self._last_pending = None
+            self._last_words = [] if text is None else _judged_words(text)
+            if _has_stop(heard_words(text)):
+                self._last_words = ["stop"]  # not a backchannel, whatever else it says
+            if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
+                return self._judge(now)
+            return None
+        if decode_id != self._pending:
             return None
         self._pending = None
         self._text, self._text_ms, self._failed = text, voiced_ms, text is None
@@ -455,7 +474,7 @@ class Overlap:
             return self._ask()  # the person said more meanwhile
         return None
 
-    def _judge(self, now: float) -> OverlapDecision | None:
+    def _judge(self, now: float) -> OverlapDecode | OverlapDecision | None:
         if self._failed:
             # No words to go on: a short sound is let go, a long one is a person talking.
             short = self.voiced_ms < self.settings.max_ms // 2
@@ -474,6 +493,13 @@ class Overlap:
             return self._decide("backchannel", "then a backchannel", now)
         if kind == "interruption" and self._backchannel_before_its_tail():
             return self._decide("backchannel", "before its tail", now)
+        if kind == "interruption" and self._after_a_backchannel():
+            if self._last_words is None:
+                # Whisper may read the whole worse than each half: decode the last alone.
+                return self._ask_last() if self._last_pending is None else None
+            said = self._last_words
+            if said and len(said) <= self.settings.max_words and not other_words(said):
+                return self._decide("backchannel", "each a backchannel", now)
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
         return None if kind is None else self._decide(kind, "words", now)
@@ -498,6 +524,30 @@ class Overlap:
         """Whether Whisper was sure of the newest decode (``hum_sure_logprob``)."""
         floor = self.settings.hum_sure_logprob
         return floor is not None and self._logprob is not None and self._logprob >= floor
+
+    def _after_a_backchannel(self) -> bool:
+        """Two stretches of voice, the first a backchannel (joined: decided as one; else its
+        own decode heard one) or a hum's words (as for ``_short_then_backchannel``): whether
+        the second is one too is for its own decode to say. Decoded whole, Whisper read "Mm-hmm,
+        | sure." right at first, then "Give in them, sure.", "Sure, | sure." "So, so, so.",
+        "Mhm, | okay." "And it can both."; each second half alone, it read "Sure.", "Okay."."""
+        s = self.settings
+        if self.stretches != 2:
+            return False
+        if self.joined_ms:
+            return True
+        first = self._words_at.get(self.first_ms)
+        if not first:
+            return False
+        if not other_words(first):
+            return True
+        hum = any(w in HUM_WORDS or w in _FILLERS or w in _ONSETS for w in first)
+        return s.hum and hum and self.first_ms <= s.hum_max_ms
+
+    def _ask_last(self) -> OverlapDecode:
+        self._next_id += 1
+        self._last_pending = self._next_id
+        return OverlapDecode(self._next_id, self.voiced_ms, last_stretch=True)
 
     def _backchannel_before_its_tail(self) -> bool:
         """Whether a decode of all but the last ``TAIL_MS`` of the voice, in its last stretch,

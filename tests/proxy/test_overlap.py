@@ -29,6 +29,7 @@ from gateway.proxy.overlap import (
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turn_rule import TurnRule
 from gateway.proxy.turn_taker import (
+    LAST_STRETCH_PRE_CHUNKS,
     EndTurn,
     OverlapDecided,
     PausePlayback,
@@ -680,10 +681,18 @@ def test_a_long_overlap_of_hum_words_interrupts():
 # ------------------------------------------------------------------ a sound, then a backchannel
 
 
-def two_stretches(first_ms: int, gap_ms: int, second_ms: int, first: str, whole: str):
+def two_stretches(
+    first_ms: int,
+    gap_ms: int,
+    second_ms: int,
+    first: str,
+    whole: str,
+    last: str | None = None,
+):
     """A first stretch of voice decoded ``first`` when the person paused, ``gap_ms`` of
     silence, a second stretch, then silence; decodes of more than the first stretch say
-    ``whole``. Returns the decision and the silence heard before it, ms."""
+    ``whole``, and one of the second stretch alone ``last`` (None: ``whole``). Returns the
+    decision and the silence heard before it, ms."""
     o = Overlap(S, 0.0, voiced_ms=96)
     now, decided, silence = 0.0, None, 0
     plan = [(first_ms - 96, True), (gap_ms, False), (second_ms, True), (1000, False)]
@@ -694,10 +703,64 @@ def two_stretches(first_ms: int, gap_ms: int, second_ms: int, first: str, whole:
             silence = 0 if voiced else silence + 32
             while isinstance(step, OverlapDecode):
                 said = first if step.voiced_ms <= first_ms else whole
+                if step.last_stretch and last is not None:
+                    said = last
                 step = o.heard(step.id, said, step.voiced_ms, now)
             if isinstance(step, OverlapDecision):
                 return step, silence
     return decided, silence
+
+
+@pytest.mark.parametrize(
+    ("first", "whole", "last"),
+    [
+        ("Mm-hmm.", "Give in them, sure.", "Sure."),  # espeak-ng en-029 "Mm-hmm, sure."
+        ("Sure.", "So, so, so.", "Sure."),  # en-gb-x-rp "Sure, sure."
+        ("And it.", "And it can, yes.", "Yes."),  # a hum's words, then a backchannel
+    ],
+)
+def test_each_stretch_a_backchannel_is_one_however_the_whole_was_read(first, whole, last):
+    d, _ = two_stretches(480, 160, 480, first, whole, last)
+    assert (d.kind, d.why) == ("backchannel", "each a backchannel")
+
+
+@pytest.mark.parametrize(
+    ("first", "whole", "last"),
+    [
+        ("Okay.", "Okay, next one.", "Next one."),  # the second stretch is a request
+        ("Okay.", "Okay, so what.", "So, wait."),  # a stop word in the second alone
+        ("Tell me.", "Tell me, okay.", "Okay."),  # the first is a request
+        ("Okay.", "Okay, so what.", None),  # the second alone read as the whole
+    ],
+)
+def test_a_request_in_either_stretch_still_interrupts(first, whole, last):
+    d, _ = two_stretches(480, 160, 480, first, whole, last)
+    assert d.kind == "interruption", d
+
+
+def test_the_second_stretch_alone_is_decoded_from_just_before_it():
+    """The turn-taker gives the decode of the last stretch its audio from
+    ``LAST_STRETCH_PRE_CHUNKS`` before its first voiced chunk: none of the first stretch's."""
+    d = Driver()
+    alone: list[np.ndarray] = []
+
+    def words(audio: np.ndarray) -> str:
+        if np.any(audio == np.float32(0.9)) and np.any(audio == np.float32(0.8)):
+            return "Give in them, sure."
+        if np.any(audio == np.float32(0.8)):
+            alone.append(audio)
+            return "Sure."
+        return "Mm-hmm."
+
+    d.run(480, 0.9, words=words)
+    d.run(160, 0.0, words=words)
+    d.run(480, 0.8, words=words)
+    d.run(1000, 0.0, words=words)
+    [decided] = d.of(OverlapDecided)
+    assert (decided.decision.kind, decided.decision.why) == ("backchannel", "each a backchannel")
+    [audio] = alone
+    assert np.count_nonzero(audio == np.float32(0.8)) == 480 // 32 * CHUNK_SAMPLES, "all of it"
+    assert np.all(audio[: LAST_STRETCH_PRE_CHUNKS * CHUNK_SAMPLES] == 0), "from the pause"
 
 
 @pytest.mark.parametrize(
@@ -949,3 +1012,27 @@ def test_more_than_a_tail_or_after_a_pause_the_last_words_decide():
     assert (d.kind, d.why) == ("interruption", "words")
     d = _tail_case(96, pause_ms=128)
     assert (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_second_half_joined_to_a_backchannel_is_decoded_alone_too():
+    """ "Sure, | sure.": the first half resumed the agent, the second is joined to it
+    (``join_ms``) and read whole as "So, so, so."; alone, from after the first's end, "Sure."."""
+    d = Driver()
+    alone: list[np.ndarray] = []
+
+    def words(audio: np.ndarray) -> str:
+        if np.any(audio == np.float32(0.9)) and np.any(audio == np.float32(0.8)):
+            return "So, so, so."
+        if np.any(audio == np.float32(0.8)):
+            alone.append(audio)
+        return "Sure."
+
+    d.run(320, 0.9, words=words)
+    d.run(320, 0.0, words=words)
+    d.run(320, 0.8, words=words)
+    d.run(1000, 0.0, words=words)
+    first, second = (a.decision for a in d.of(OverlapDecided))
+    assert (first.kind, first.joined) == ("backchannel", False)
+    assert (second.kind, second.why, second.joined) == ("backchannel", "each a backchannel", True)
+    [audio] = alone
+    assert np.count_nonzero(audio == np.float32(0.8)) == 320 // 32 * CHUNK_SAMPLES
