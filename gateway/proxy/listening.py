@@ -440,7 +440,9 @@ class Listener:
         t = time.monotonic()
         try:
             try:
-                partial = await self._transcriber.transcribe_partial(a.audio, prompt=a.prompt)
+                partial = await self._transcriber.transcribe_partial(
+                    a.audio, prompt=a.prompt, beam=a.beam
+                )
                 text, logprob = partial.text, partial.avg_logprob
             except TranscriberBusy:
                 final = await self._transcriber.transcribe(a.audio, prompt=a.prompt)

@@ -159,6 +159,8 @@ class StartOverlapDecode:
     voiced_ms: int
     #: Whisper's ``initial_prompt`` for it (``OverlapSettings.prompt``; None: none).
     prompt: str | None = None
+    #: The beam search's width (``OverlapSettings.beam``; 1: greedy).
+    beam: int = 1
 
 
 @dataclass(frozen=True)
@@ -659,8 +661,8 @@ class TurnTaker:
             heard = self._overlap_audio[self._stretch_at :] if step.last_stretch else None
             audio = np.concatenate(heard or self._overlap_audio)
             assert self._overlap is not None  # the open overlap asked for it
-            prompt = self._overlap.settings.prompt or None
-            return [StartOverlapDecode(step.id, audio, step.voiced_ms, prompt)]
+            o = self._overlap.settings
+            return [StartOverlapDecode(step.id, audio, step.voiced_ms, o.prompt or None, o.beam)]
         if isinstance(step, OverlapGoOn):
             return [ResumePlayback(step.text)]
         if isinstance(step, OverlapPauseAgain):

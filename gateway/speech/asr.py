@@ -183,10 +183,13 @@ class RemoteTranscriber:
             self._hop_s = transcript.queued_s
         return transcript
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
+    async def transcribe_partial(
+        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+    ) -> Partial:
         """The words so far, from a server that offers partials and has a free connection;
         otherwise skipped (:class:`TranscriberBusy`), as a busy in-process model does.
-        ``prompt`` goes with the request as for :meth:`transcribe`. The decode's
+        ``prompt`` goes with the request as for :meth:`transcribe`, and ``beam`` (when not 1)
+        as ``ofp.beam`` (a stock server decodes as it does). The decode's
         ``avg_logprob`` comes with the words when the server sends it (``ofp.avg_logprob``,
         this project's server); None from a transcript of text only."""
         if not self.link.extras.get("partials") or self.link.down or self.link.in_flight:
@@ -196,6 +199,8 @@ class RemoteTranscriber:
             extra: dict[str, Any] = {"partial": True}
             if prompt:
                 extra["prompt"] = prompt
+            if beam != 1:
+                extra["beam"] = beam
             t = await self._request(audio, extra)
             return Partial(t.text, t.avg_logprob if t.detailed else None)
         except SpeechError:

@@ -9,8 +9,8 @@ where this project has more to say (a stock client ignores data it does not know
   window and its full-window guard, as in process. The transcript's ``ofp`` holds the words
   with timings and probabilities, the confidence, beam alternates, the window and the decode
   and queue times. A request's ``ofp`` may give ``speech_end_s``, ``prompt`` and ``partial``;
-  a ``partial`` one is a quick greedy decode whose transcript's ``ofp`` holds its
-  ``avg_logprob`` only.
+  a ``partial`` one is a quick decode (greedy, or ``beam`` wide, at most 5) whose
+  transcript's ``ofp`` holds its ``avg_logprob`` only.
   While the audio streams in, a client that is not this gateway gets live partials:
   ``transcript-start``, ``transcript-chunk`` (the text added since the last, with the whole
   partial in ``ofp.partial``) about every second when the model is free, ``transcript-stop``
@@ -503,8 +503,15 @@ class _Connection:
         prompt = extra.get("prompt")
         try:
             if extra.get("partial"):
+                # A beam that is no whole number is the greedy one; the transcriber narrows a
+                # wide one (MAX_PARTIAL_BEAM).
+                beam = extra.get("beam")
                 partial = await self._guarded(
-                    transcriber.transcribe_partial(clip, prompt=str(prompt) if prompt else None)
+                    transcriber.transcribe_partial(
+                        clip,
+                        prompt=str(prompt) if prompt else None,
+                        beam=beam if isinstance(beam, int) and not isinstance(beam, bool) else 1,
+                    )
                 )
                 await self.send(partial_event(partial))
                 return

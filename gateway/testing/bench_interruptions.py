@@ -371,8 +371,8 @@ def _replay(chosen: list[Clip]) -> int:
     print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
     transcriber = Transcriber()
 
-    async def decode(audio: np.ndarray, prompt: str | None) -> Partial:
-        return await transcriber.transcribe_partial(audio, prompt=prompt)
+    async def decode(audio: np.ndarray, prompt: str | None, beam: int) -> Partial:
+        return await transcriber.transcribe_partial(audio, prompt=prompt, beam=beam)
 
     results = replay_clips(chosen, decode)
     for clip, r in results:

@@ -267,10 +267,18 @@ class SpeechToText(Protocol):
         """The final transcript of a clip; raises :class:`TranscriberBusy` under load."""
         ...
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
+    async def transcribe_partial(
+        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+    ) -> Partial:
         """A quick look at the words so far and how sure Whisper was of them (``prompt``: text
-        taken as what came before); raises :class:`TranscriberBusy` when skipped."""
+        taken as what came before; ``beam``: the beam search's width, 1 greedy, at most
+        :data:`MAX_PARTIAL_BEAM`); raises :class:`TranscriberBusy` when skipped."""
         ...
+
+
+#: The widest beam a partial decode is given (a wider one asked for is narrowed to it): partials
+#: are for the moment, and a request from the network must not buy an arbitrarily long decode.
+MAX_PARTIAL_BEAM = 5
 
 
 class TranscriberBusy(Busy):
@@ -381,17 +389,20 @@ class Transcriber:
         transcript, waited = await self._run_timed(Priority.FINAL, job[0], *job[1])
         return replace(transcript, queued_s=waited)
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
-        """A quick look at the words so far while the person speaks: greedy, fitted window, no
-        word timings, no guard, with the decode's ``avg_logprob`` (:class:`Partial`). For
-        display and barge-in, never as the final text. ``prompt`` is Whisper's
-        ``initial_prompt``, as for :meth:`transcribe` (speech over an agent is decoded with
-        backchannels named there: ``OverlapSettings.prompt``).
+    async def transcribe_partial(
+        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+    ) -> Partial:
+        """A quick look at the words so far while the person speaks: greedy (``beam`` 1),
+        fitted window, no word timings, no guard, with the decode's ``avg_logprob``
+        (:class:`Partial`). For display and barge-in, never as the final text. ``prompt`` is
+        Whisper's ``initial_prompt``, as for :meth:`transcribe` (speech over an agent is
+        decoded with backchannels named there, and a beam: ``OverlapSettings``).
 
         Raises :class:`TranscriberBusy` at once, without queueing, when the model is busy.
         """
         clip = self._as_float(audio)
-        return await self._run(Priority.PARTIAL, self._decode_partial, clip, prompt)
+        beam = min(max(1, beam), MAX_PARTIAL_BEAM)
+        return await self._run(Priority.PARTIAL, self._decode_partial, clip, prompt, beam)
 
     @staticmethod
     def _as_float(audio: np.ndarray) -> np.ndarray:
@@ -468,10 +479,16 @@ class Transcriber:
         return self._transcript(decoded, language, clip, "fitted", False, started, beam)
 
     def _decode_partial(
-        self, clip: np.ndarray, prompt: str | None = None, abandon: Flag | None = None
+        self,
+        clip: np.ndarray,
+        prompt: str | None = None,
+        beam: int = 1,
+        abandon: Flag | None = None,
     ) -> Partial:
         frames = fitted_frames(len(clip), self.settings.fitted_padding_s)
-        decoded, _ = self._decode(clip, frames, beam=1, final=False, prompt=prompt, abandon=abandon)
+        decoded, _ = self._decode(
+            clip, frames, beam=beam, final=False, prompt=prompt, abandon=abandon
+        )
         return Partial(decoded.text, decoded.avg_logprob)
 
     def _final_beam(self) -> int:

@@ -22,6 +22,7 @@ from gateway.proxy.events import (
     WakeWordHeard,
 )
 from gateway.proxy.listening import PRIME_TRIES, Listener, strip_wake_phrase
+from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -76,7 +77,12 @@ class RecordedTranscriber:
 
     partial: str | None = None  # what a partial transcript says (None: the model is busy)
 
-    async def transcribe_partial(self, audio: np.ndarray, *, prompt: str | None = None) -> Partial:
+    beams: list[int] = field(default_factory=list)  # each partial's beam
+
+    async def transcribe_partial(
+        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+    ) -> Partial:
+        self.beams.append(beam)
         if self.partial is None:
             raise TranscriberBusy("partials are not recorded")
         return Partial(self.partial, -0.2)
@@ -371,3 +377,4 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     r.listener.playing(True, r.now)
     await r.chunks(LEAD + 42)
     assert heard == [("Yeah.", -0.2)]
+    assert r.transcriber.beams == [OverlapSettings().beam], "with the overlap's beam"

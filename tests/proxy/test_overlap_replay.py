@@ -29,8 +29,8 @@ def hears(text: str, logprob: float | None = None):
     given."""
     prompts: list[str | None] = []
 
-    async def decode(audio: np.ndarray, prompt: str | None) -> Partial:
-        assert audio.size > 0
+    async def decode(audio: np.ndarray, prompt: str | None, beam: int) -> Partial:
+        assert audio.size > 0 and beam == OverlapSettings().beam
         prompts.append(prompt)
         return Partial(text, logprob)
 

@@ -320,8 +320,13 @@ async def test_a_partials_prompt_goes_with_its_request() -> None:
             "mm-hmm", None
         )
         assert await stt.transcribe_partial(CLIP) == Partial("mm-hmm", None)
+        assert await stt.transcribe_partial(CLIP, beam=5) == Partial("mm-hmm", None)
         await link.close()
-    assert asked == [{"partial": True, "prompt": "Mm-hmm. Uh-huh."}, {"partial": True}]
+    assert asked == [
+        {"partial": True, "prompt": "Mm-hmm. Uh-huh."},
+        {"partial": True},
+        {"partial": True, "beam": 5},
+    ]
 
 
 def test_a_partials_log_probability_is_read_only_from_ofp() -> None:

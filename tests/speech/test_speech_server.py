@@ -100,8 +100,27 @@ async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
         backwards = await stt.transcribe_partial(speech[::-1].copy())
         assert backwards.avg_logprob is not None, backwards
         assert backwards.avg_logprob < clear.avg_logprob - 0.3, (clear, backwards)
+        await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
+        wide = await stt.transcribe_partial(speech, beam=5)  # as speech over an agent is
+        assert "table" in wide.text.lower() and wide.avg_logprob is not None, wide
     finally:
         await link.close()
+
+
+@pytest.mark.parametrize("beam", [10**9, "5", -3, True, None])
+async def test_a_partials_beam_from_the_network_is_bounded_or_ignored(
+    own_speech: WyomingServer, beam: object
+) -> None:
+    """A beam no whole number is the greedy decode, a huge one is narrowed (MAX_PARTIAL_BEAM):
+    the words come back either way, and nobody buys an arbitrarily long decode."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
+    async with AsyncTcpClient("127.0.0.1", own_speech.port) as client:
+        request = Transcribe(language="en").event()
+        request.data["ofp"] = {"partial": True, "beam": beam}
+        await client.write_event(request)
+        await send_clip(client, espeak_16k("Turn off the kitchen lights."))
+        events = await events_until(client, "transcript")
+    assert "kitchen" in events[-1].data["text"].lower(), events[-1]
 
 
 async def test_synthesis_streams_by_sentence_to_a_stock_client(own_speech: WyomingServer) -> None:
