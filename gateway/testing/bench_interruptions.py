@@ -27,7 +27,9 @@ backchannel prompt ran on any speech, run once per transport; ``--set fifth-held
 fifth, :func:`~gateway.testing.overlap.fifth_held_out_clips`, written after the fourth was
 looked at, with the rules unchanged, run once per transport; ``--set sixth-held-out``: the
 sixth, :func:`~gateway.testing.overlap.sixth_held_out_clips`, written with the agent going on
-before the decision in place, run once per transport);
+before the decision in place, run once per transport; ``--set seventh-held-out``: the
+seventh, :func:`~gateway.testing.overlap.seventh_held_out_clips`, written with the sixth
+pass's rules in place, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -67,6 +69,7 @@ from gateway.testing.overlap import (
     held_out_clips,
     new_held_out_clips,
     say_in_parts,
+    seventh_held_out_clips,
     sixth_held_out_clips,
     speech,
     talk_over,
@@ -290,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             "fourth-held-out",
             "fifth-held-out",
             "sixth-held-out",
+            "seventh-held-out",
             "continuations",
         ),
         default="tuning",
@@ -338,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         "fourth-held-out": fourth_held_out_clips,
         "fifth-held-out": fifth_held_out_clips,
         "sixth-held-out": sixth_held_out_clips,
+        "seventh-held-out": seventh_held_out_clips,
     }
     chosen = select(sets[args.set](), args.limit, args.kind)
     if args.replay:

@@ -125,3 +125,30 @@ def test_the_sixth_held_out_set_has_every_kind_and_forty_trials():
     clips = len(sets.SIXTH_BACKCHANNELS) + len(sets.SIXTH_INTERRUPTIONS)
     assert clips * len(sets.SIXTH_VOICES) + len(sets.NOISES) + len(sets.SIXTH_ECHO_DB) >= 40
     assert len(set(sets.SIXTH_VOICES)) >= 3
+
+
+SEVENTH = said(sets.SEVENTH_BACKCHANNELS + sets.SEVENTH_INTERRUPTIONS)
+
+
+def test_the_seventh_held_out_set_shares_nothing_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH):
+        assert not SEVENTH & other
+    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
+    voices |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES + sets.SIXTH_VOICES)
+    assert not set(sets.SEVENTH_VOICES) & voices
+    soft = sets.PIPER_VARIANTS["piper-soft"]
+    others = [v for k, v in sets.PIPER_VARIANTS.items() if k != "piper-soft"]
+    assert soft[0] not in [v[0] for v in others] and soft[1] not in [v[1] for v in others]
+    assert any(v.startswith("piper") for v in sets.SEVENTH_VOICES), "piper and espeak-ng"
+    assert any(not v.startswith("piper") for v in sets.SEVENTH_VOICES)
+    seeds = (0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED, sets.FIFTH_NOISE_SEED)
+    assert sets.SEVENTH_NOISE_SEED not in (*seeds, sets.SIXTH_NOISE_SEED)
+    levels = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
+    assert not set(sets.SEVENTH_ECHO_DB) & (levels | set(sets.SIXTH_ECHO_DB))
+    assert all(-25 <= db <= -10 for db in sets.SEVENTH_ECHO_DB), "as issue 38 asks"
+
+
+def test_the_seventh_held_out_set_has_every_kind_and_forty_trials():
+    clips = len(sets.SEVENTH_BACKCHANNELS) + len(sets.SEVENTH_INTERRUPTIONS)
+    assert clips * len(sets.SEVENTH_VOICES) + len(sets.NOISES) + len(sets.SEVENTH_ECHO_DB) >= 40
+    assert len(set(sets.SEVENTH_VOICES)) >= 3
