@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import re
 import statistics
 import subprocess
@@ -161,11 +162,21 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
         f"interruptions that went on before their stop: {len(went_on)}/{len(meant)}"
         + (f", heard again for {_ms(went_on)}" if went_on else "")
     )
-    # Went on, then paused again because the person kept talking (OverlapSettings.go_on_ms).
-    again = Counter(
-        c.kind for c, t in results if sum(m["outcome"] == "paused" for _, m in t.playback) > 1
-    )
+
+    # Went on, then paused again because the person kept talking (OverlapSettings.go_on_ms):
+    # a pause right after a resume that was not a decision (no why). A pause after a decided
+    # resume is a second overlap (a backchannel's second half), counted apart.
+    def paused_after(t: OverlapTrial, early: bool) -> bool:
+        outcomes = [(m["outcome"], bool(m.get("why"))) for _, m in t.playback]
+        return any(
+            a == ("resumed", not early) and b[0] == "paused"
+            for a, b in itertools.pairwise(outcomes)
+        )
+
+    again = Counter(c.kind for c, t in results if paused_after(t, early=True))
+    second = Counter(c.kind for c, t in results if paused_after(t, early=False))
     lines.append(f"paused again after going on, by kind: {dict(again) or 'none'}")
+    lines.append(f"paused again by a second overlap, by kind: {dict(second) or 'none'}")
     lines.append(
         "no pause at all: "
         + str(Counter(c.kind for c, t in results if t.paused_at() is None and not t.flushed_at))
