@@ -377,7 +377,7 @@ class Overlap:
         self._text: str | None = None  # the newest decode's words
         self._text_ms = -1  # voiced_ms that decode covered
         self._failed = False  # the newest decode failed
-        #: A decode of the last stretch alone (``_each_a_backchannel``): under way, and its words.
+        #: A decode of the last stretch alone (``_after_a_backchannel``): under way, its words.
         self._last_pending: int | None = None
         self._last_words: list[str] | None = None
         self._logprob: float | None = None  # how sure Whisper was of it (None: not known)
@@ -538,8 +538,8 @@ class Overlap:
         """Two stretches of voice, the first a backchannel (joined: decided as one; else its
         own decode heard one) or a hum's words (as for ``_short_then_backchannel``): whether
         the second is one too is for its own decode to say. Decoded whole, Whisper read "Mm-hmm,
-        | sure." right at first, then "Give in them, sure.", "Sure, | sure." "So, so, so.",
-        "Mhm, | okay." "And it can both."; each second half alone, it read "Sure.", "Okay."."""
+        | sure." right at first, then "Give in them, sure.", and "Sure, | sure." as "So, so,
+        so." twice; each second half alone, it read "Sure."."""
         s = self.settings
         if self.stretches != 2:
             return False
