@@ -455,7 +455,8 @@ class Overlap:
             return None
         if decode_id == self._last_pending:
             self._last_pending = None
-            self._last_words = [] if text is None else _judged_words(text)
+            # Failed, it is not known: the whole decode decides (no words is not a noise here).
+            self._last_words = ["?"] if text is None else _judged_words(text)
             if _has_stop(heard_words(text)):
                 self._last_words = ["stop"]  # not a backchannel, whatever else it says
             if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
@@ -507,7 +508,9 @@ class Overlap:
                 # Whisper may read the whole worse than each half: decode the last alone.
                 return self._ask_last() if self._last_pending is None else None
             said = self._last_words
-            if said and len(said) <= self.settings.max_words and not other_words(said):
+            # No words at all (a noise, or Whisper's "Thank you." for one) is no request either:
+            # "Right, | sure." in en-gb-scotland+f4, its second half alone "Thank you.".
+            if len(said) <= self.settings.max_words and not other_words(said):
                 return self._decide("backchannel", "each a backchannel", now)
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
@@ -539,7 +542,8 @@ class Overlap:
         own decode heard one) or a hum's words (as for ``_short_then_backchannel``): whether
         the second is one too is for its own decode to say. Decoded whole, Whisper read "Mm-hmm,
         | sure." right at first, then "Give in them, sure.", and "Sure, | sure." as "So, so,
-        so." twice; each second half alone, it read "Sure."."""
+        so." twice; each second half alone, it read "Sure.". A second half of no words is one
+        too."""
         s = self.settings
         if self.stretches != 2:
             return False

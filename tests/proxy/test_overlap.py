@@ -717,6 +717,7 @@ def two_stretches(
         ("Mm-hmm.", "Give in them, sure.", "Sure."),  # espeak-ng en-029 "Mm-hmm, sure."
         ("Sure.", "So, so, so.", "Sure."),  # en-gb-x-rp "Sure, sure."
         ("And it.", "And it can, yes.", "Yes."),  # a hum's words, then a backchannel
+        ("Right.", "Right here.", "Thank you."),  # en-gb-scotland+f4: no words alone
     ],
 )
 def test_each_stretch_a_backchannel_is_one_however_the_whole_was_read(first, whole, last):
@@ -736,6 +737,20 @@ def test_each_stretch_a_backchannel_is_one_however_the_whole_was_read(first, who
 def test_a_request_in_either_stretch_still_interrupts(first, whole, last):
     d, _ = two_stretches(480, 160, 480, first, whole, last)
     assert d.kind == "interruption", d
+
+
+def test_a_failed_decode_of_the_second_stretch_is_no_backchannel():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now = 0.0
+    plan = [(480 - 96, True), (160, False), (480, True), (1000, False)]
+    for ms, voiced in plan:
+        for _ in range(ms // 32):
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            while isinstance(step, OverlapDecode):
+                said = "Okay." if step.voiced_ms <= 480 else "Okay, here."
+                step = o.heard(step.id, None if step.last_stretch else said, step.voiced_ms, now)
+    assert o.decision is not None and o.decision.kind == "interruption", o.decision
 
 
 def test_the_second_stretch_alone_is_decoded_from_just_before_it():
