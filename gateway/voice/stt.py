@@ -210,7 +210,7 @@ class Partial:
 
     Attributes:
         text: the words, stripped.
-        avg_logprob: Whisper's mean log probability per token of this greedy decode, as it
+        avg_logprob: Whisper's mean log probability per token of this decode, as it
             reports it for a final transcript (``Transcript.avg_logprob``): higher (nearer 0)
             is surer. Per token, not normalised to words: a word is one token or several, so
             the same certainty reads differently on short and long texts. 0.0 when no words

@@ -688,11 +688,13 @@ def two_stretches(
     first: str,
     whole: str,
     last: str | None = None,
+    *,
+    last_fails: bool = False,
 ):
     """A first stretch of voice decoded ``first`` when the person paused, ``gap_ms`` of
     silence, a second stretch, then silence; decodes of more than the first stretch say
-    ``whole``, and one of the second stretch alone ``last`` (None: ``whole``). Returns the
-    decision and the silence heard before it, ms."""
+    ``whole``, and one of the second stretch alone ``last`` (None: ``whole``; ``last_fails``:
+    that decode fails). Returns the decision and the silence heard before it, ms."""
     o = Overlap(S, 0.0, voiced_ms=96)
     now, decided, silence = 0.0, None, 0
     plan = [(first_ms - 96, True), (gap_ms, False), (second_ms, True), (1000, False)]
@@ -705,7 +707,8 @@ def two_stretches(
                 said = first if step.voiced_ms <= first_ms else whole
                 if step.last_stretch and last is not None:
                     said = last
-                step = o.heard(step.id, said, step.voiced_ms, now)
+                failed = step.last_stretch and last_fails
+                step = o.heard(step.id, None if failed else said, step.voiced_ms, now)
             if isinstance(step, OverlapDecision):
                 return step, silence
     return decided, silence
@@ -740,32 +743,31 @@ def test_a_request_in_either_stretch_still_interrupts(first, whole, last):
 
 
 def test_a_failed_decode_of_the_second_stretch_is_no_backchannel():
-    o = Overlap(S, 0.0, voiced_ms=96)
-    now = 0.0
-    plan = [(480 - 96, True), (160, False), (480, True), (1000, False)]
-    for ms, voiced in plan:
-        for _ in range(ms // 32):
-            step = o.chunk(voiced, 32, now)
-            now += 0.032
-            while isinstance(step, OverlapDecode):
-                said = "Okay." if step.voiced_ms <= 480 else "Okay, here."
-                step = o.heard(step.id, None if step.last_stretch else said, step.voiced_ms, now)
-    assert o.decision is not None and o.decision.kind == "interruption", o.decision
+    d, _ = two_stretches(480, 160, 480, "Okay.", "Okay, here.", last_fails=True)
+    assert d is not None and d.kind == "interruption", d
+
+
+def halves(whole: str, second: str, first: str):
+    """A recogniser for the Driver's two halves (samples 0.9, then 0.8): ``whole`` for audio
+    of both, ``second`` for the second alone (kept in the list returned too), else ``first``."""
+    alone: list[np.ndarray] = []
+
+    def words(audio: np.ndarray) -> str:
+        if np.any(audio == np.float32(0.9)) and np.any(audio == np.float32(0.8)):
+            return whole
+        if np.any(audio == np.float32(0.8)):
+            alone.append(audio)
+            return second
+        return first
+
+    return words, alone
 
 
 def test_the_second_stretch_alone_is_decoded_from_just_before_it():
     """The turn-taker gives the decode of the last stretch its audio from
     ``LAST_STRETCH_PRE_CHUNKS`` before its first voiced chunk: none of the first stretch's."""
     d = Driver()
-    alone: list[np.ndarray] = []
-
-    def words(audio: np.ndarray) -> str:
-        if np.any(audio == np.float32(0.9)) and np.any(audio == np.float32(0.8)):
-            return "Give in them, sure."
-        if np.any(audio == np.float32(0.8)):
-            alone.append(audio)
-            return "Sure."
-        return "Mm-hmm."
+    words, alone = halves("Give in them, sure.", "Sure.", "Mm-hmm.")
 
     d.run(480, 0.9, words=words)
     d.run(160, 0.0, words=words)
@@ -1033,14 +1035,7 @@ def test_a_second_half_joined_to_a_backchannel_is_decoded_alone_too():
     """ "Sure, | sure.": the first half resumed the agent, the second is joined to it
     (``join_ms``) and read whole as "So, so, so."; alone, from after the first's end, "Sure."."""
     d = Driver()
-    alone: list[np.ndarray] = []
-
-    def words(audio: np.ndarray) -> str:
-        if np.any(audio == np.float32(0.9)) and np.any(audio == np.float32(0.8)):
-            return "So, so, so."
-        if np.any(audio == np.float32(0.8)):
-            alone.append(audio)
-        return "Sure."
+    words, alone = halves("So, so, so.", "Sure.", "Sure.")
 
     d.run(320, 0.9, words=words)
     d.run(320, 0.0, words=words)
