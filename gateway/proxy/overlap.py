@@ -65,7 +65,9 @@ OverlapKind = Literal["backchannel", "noise", "echo", "interruption"]
 _HUMS = ("mm", "hmm", "mhm", "mmm", "hm", "uh", "huh", "um", "uhm", "ah", "aha", "oh", "ooh")
 _YES = ("yeah", "yes", "yep", "yup", "ya", "yea", "right", "okay", "ok", "kay", "alright", "sure")
 _FOLLOWING = ("cool", "nice", "great", "good", "fine", "wow", "really")
-_AGREEING = ("true", "exactly", "totally", "indeed", "ha", "haha", "hahaha", "heh", "hehe")
+#: "Amen" agrees, and it is also Whisper's word for a short "Mm" ("Mm." heard "Amen." in piper,
+#: "Mm, yeah." "Amen, yeah.").
+_AGREEING = ("true", "exactly", "totally", "indeed", "amen", "ha", "haha", "hahaha", "heh", "hehe")
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Backchannels of more than one word: their words alone are none ("what time is it").
 BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"))

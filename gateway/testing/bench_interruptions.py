@@ -29,7 +29,9 @@ looked at, with the rules unchanged, run once per transport; ``--set sixth-held-
 sixth, :func:`~gateway.testing.overlap.sixth_held_out_clips`, written with the agent going on
 before the decision in place, run once per transport; ``--set seventh-held-out``: the
 seventh, :func:`~gateway.testing.overlap.seventh_held_out_clips`, written with the sixth
-pass's rules in place, run once per transport);
+pass's rules in place, run once per transport; ``--set eighth-held-out``: the eighth,
+:func:`~gateway.testing.overlap.eighth_held_out_clips`, twice their size, written with the
+seventh pass's rules in place, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -65,6 +67,7 @@ from gateway.testing.overlap import (
     ContinuationTrial,
     OverlapTrial,
     clips,
+    eighth_held_out_clips,
     fifth_held_out_clips,
     fourth_held_out_clips,
     held_out_clips,
@@ -89,6 +92,19 @@ ECHO_LAGS_MS = (50, 150, 250)
 
 #: How the trials reach the gateway: PCM on the WebSocket, or RTP (Opus) over WebRTC.
 TRANSPORTS = {"ws": talk_over, "webrtc": talk_over_webrtc}
+#: The sets ``--set`` plays, by name: the tuning set, then the held-out ones in the order they
+#: were written (each looked at once the next was written).
+SETS = {
+    "tuning": clips,
+    "held-out": held_out_clips,
+    "new-held-out": new_held_out_clips,
+    "third-held-out": third_held_out_clips,
+    "fourth-held-out": fourth_held_out_clips,
+    "fifth-held-out": fifth_held_out_clips,
+    "sixth-held-out": sixth_held_out_clips,
+    "seventh-held-out": seventh_held_out_clips,
+    "eighth-held-out": eighth_held_out_clips,
+}
 
 
 def run_trial(url: str, clip: Clip, index: int, transport: str = "ws") -> OverlapTrial:
@@ -296,17 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
     parser.add_argument(
         "--set",
-        choices=(
-            "tuning",
-            "held-out",
-            "new-held-out",
-            "third-held-out",
-            "fourth-held-out",
-            "fifth-held-out",
-            "sixth-held-out",
-            "seventh-held-out",
-            "continuations",
-        ),
+        choices=(*SETS, "continuations"),
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
@@ -345,17 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                     served.stop()
         print(f"load after: {_uptime()}")
         return 0
-    sets = {
-        "tuning": clips,
-        "held-out": held_out_clips,
-        "new-held-out": new_held_out_clips,
-        "third-held-out": third_held_out_clips,
-        "fourth-held-out": fourth_held_out_clips,
-        "fifth-held-out": fifth_held_out_clips,
-        "sixth-held-out": sixth_held_out_clips,
-        "seventh-held-out": seventh_held_out_clips,
-    }
-    chosen = select(sets[args.set](), args.limit, args.kind)
+    chosen = select(SETS[args.set](), args.limit, args.kind)
     if args.replay:
         return _replay(chosen)
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)

@@ -82,6 +82,8 @@ PIPER_VARIANTS = {
     "piper-brisk": (0.95, 13),
     "piper-even": (1.0, 17),
     "piper-soft": (1.08, 19),
+    "piper-crisp": (0.93, 23),
+    "piper-calm": (1.12, 29),
 }
 
 
@@ -397,6 +399,57 @@ def seventh_held_out_clips() -> list[Clip]:
         SEVENTH_VOICES,
         SEVENTH_NOISE_SEED,
         SEVENTH_ECHO_DB,
+    )
+
+
+#: The eighth held-out set (issue 38, seventh pass), written and committed on 2026-11-28 before
+#: anything ran on it, with this pass's rules in place ("amen" a backchannel, a second half of
+#: no words after one): the seventh set was replayed while they were built, so it is held out no
+#: longer. Twice the size of the sets before it, in the same proportions (six voices, two noise
+#: renditions, six echo levels: 92 trials), so that one clip is 2 % of its false stops, not 4 %.
+#: Nothing in it is in another set (tests/proxy/test_overlap_sets.py): backchannels in two parts
+#: and of one word ("Great.", "Alright."); interruptions with a stop word after other words
+#: ("Actually, no.") or before one ("Stop it."), two words with none ("Be quiet.", "Repeat
+#: that."), one that begins with a backchannel word ("Yeah, but why?"), a request and a
+#: question; piper in two natural renditions, 7 % faster and 12 % slower, and espeak-ng's
+#: Lancaster, US, Caribbean and West Midlands voices in variants no set uses; the noises in two
+#: renditions and the echo at six half-way levels between −10 and −25 dB no set uses.
+EIGHTH_BACKCHANNELS = (
+    "Yeah, okay.",
+    "Mhm, right.",
+    "Uh-huh, I see.",
+    "Great.",
+    "Okay, yep.",
+    "Alright.",
+)
+EIGHTH_INTERRUPTIONS = (
+    "Stop it.",
+    "Actually, no.",
+    "Be quiet.",
+    "Repeat that.",
+    "Yeah, but why?",
+    "I need help.",
+    "Is it going to rain?",
+)
+EIGHTH_VOICES = (
+    "piper-crisp",
+    "piper-calm",
+    "en-gb-x-gbclan+f2",
+    "en-us+m5",
+    "en-029+m2",
+    "en-gb-x-gbcwmd+f3",
+)
+EIGHTH_NOISE_SEEDS = (10, 11)
+EIGHTH_ECHO_DB = (-10.5, -14.5, -16.5, -18.5, -20.5, -24.5)
+
+
+def eighth_held_out_clips() -> list[Clip]:
+    """The eighth held-out set: each backchannel and interruption in each of six voices, the
+    four noises in two renditions and the echo case at six levels (92 trials)."""
+    return (
+        spoken(EIGHTH_BACKCHANNELS, EIGHTH_INTERRUPTIONS, EIGHTH_VOICES)
+        + noises(*EIGHTH_NOISE_SEEDS)
+        + echoes(EIGHTH_ECHO_DB)
     )
 
 

@@ -81,6 +81,17 @@ def test_backchannels_as_whisper_spells_them(text):
     assert classify(text, ended=True, settings=S) == "backchannel"
 
 
+@pytest.mark.parametrize("text", ["Amen.", "Amen, yeah.", "Amen. Yeah."])
+def test_amen_agrees_and_is_whisper_s_word_for_a_short_mm(text):
+    """"Mm." heard "Amen." (piper), "Mm, yeah." "Amen, yeah.": a backchannel either way."""
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize("text", ["Amen, stop.", "Amen, what time is it?"])
+def test_amen_before_other_words_still_interrupts(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
 def test_more_than_max_words_of_backchannel_interrupt():
     assert classify("Yeah yeah okay right sure", ended=True, settings=S) == "interruption"
 
