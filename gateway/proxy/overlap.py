@@ -69,8 +69,9 @@ _FOLLOWING = ("cool", "nice", "great", "good", "fine", "wow", "really")
 #: "Mm, yeah." "Amen, yeah.").
 _AGREEING = ("true", "exactly", "totally", "indeed", "amen", "ha", "haha", "hahaha", "heh", "hehe")
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
-#: Backchannels of more than one word: their words alone are none ("what time is it").
-BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"))
+#: Backchannels of more than one word: their words alone are none ("what time is it"). Whisper
+#: writes "Alright." as "All right." (all six voices of the eighth held-out set).
+BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"), ("all", "right"))
 #: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh".
 _SPELLED = re.compile(
     r"n?m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"

@@ -31,7 +31,9 @@ before the decision in place, run once per transport; ``--set seventh-held-out``
 seventh, :func:`~gateway.testing.overlap.seventh_held_out_clips`, written with the sixth
 pass's rules in place, run once per transport; ``--set eighth-held-out``: the eighth,
 :func:`~gateway.testing.overlap.eighth_held_out_clips`, twice their size, written with the
-seventh pass's rules in place, run once per transport);
+seventh pass's rules in place, run once over the WebSocket; ``--set ninth-held-out``: the
+ninth, :func:`~gateway.testing.overlap.ninth_held_out_clips`, the eighth's shape, written once
+the eighth was looked at, run once per transport);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -72,6 +74,7 @@ from gateway.testing.overlap import (
     fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
+    ninth_held_out_clips,
     say_in_parts,
     seventh_held_out_clips,
     sixth_held_out_clips,
@@ -104,6 +107,7 @@ SETS = {
     "sixth-held-out": sixth_held_out_clips,
     "seventh-held-out": seventh_held_out_clips,
     "eighth-held-out": eighth_held_out_clips,
+    "ninth-held-out": ninth_held_out_clips,
 }
 
 

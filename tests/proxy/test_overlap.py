@@ -81,9 +81,19 @@ def test_backchannels_as_whisper_spells_them(text):
     assert classify(text, ended=True, settings=S) == "backchannel"
 
 
+@pytest.mark.parametrize("text", ["All right.", "Alright, all right.", "Okay, all right."])
+def test_all_right_is_a_backchannel_as_whisper_writes_alright(text):
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize("text", ["All right, stop.", "All of it, right?", "That's all right."])
+def test_all_right_with_other_words_still_interrupts(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
 @pytest.mark.parametrize("text", ["Amen.", "Amen, yeah.", "Amen. Yeah."])
 def test_amen_agrees_and_is_whisper_s_word_for_a_short_mm(text):
-    """"Mm." heard "Amen." (piper), "Mm, yeah." "Amen, yeah.": a backchannel either way."""
+    """Piper's "Mm." heard "Amen.", "Mm, yeah." "Amen, yeah.": a backchannel either way."""
     assert classify(text, ended=True, settings=S) == "backchannel"
 
 

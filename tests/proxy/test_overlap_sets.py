@@ -187,9 +187,43 @@ def test_the_eighth_held_out_set_is_twice_the_size_in_the_same_proportions():
     assert len(sets.EIGHTH_INTERRUPTIONS) == len(sets.SEVENTH_INTERRUPTIONS)
 
 
+NINTH = said(sets.NINTH_BACKCHANNELS + sets.NINTH_INTERRUPTIONS)
+
+
+def test_the_ninth_held_out_set_shares_nothing_with_another_set():
+    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH):
+        assert not NINTH & other
+    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
+    voices |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES + sets.SIXTH_VOICES)
+    voices |= set(sets.SEVENTH_VOICES + sets.EIGHTH_VOICES)
+    assert not set(sets.NINTH_VOICES) & voices
+    pipers = [v for v in sets.NINTH_VOICES if v.startswith("piper")]
+    others = [v for k, v in sets.PIPER_VARIANTS.items() if k not in pipers]
+    for name in pipers:
+        scale, draw = sets.PIPER_VARIANTS[name]
+        assert scale not in [v[0] for v in others] and draw not in [v[1] for v in others]
+    assert pipers and len(pipers) < len(sets.NINTH_VOICES), "piper and espeak-ng"
+    seeds = {0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED, sets.FIFTH_NOISE_SEED}
+    seeds |= {sets.SIXTH_NOISE_SEED, sets.SEVENTH_NOISE_SEED, *sets.EIGHTH_NOISE_SEEDS}
+    assert not set(sets.NINTH_NOISE_SEEDS) & seeds
+    levels = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
+    levels |= {*sets.SIXTH_ECHO_DB, *sets.SEVENTH_ECHO_DB, *sets.EIGHTH_ECHO_DB}
+    assert not set(sets.NINTH_ECHO_DB) & levels
+    assert all(-25 <= db <= -10 for db in sets.NINTH_ECHO_DB), "as issue 38 asks"
+
+
+def test_the_ninth_held_out_set_has_the_eighths_shape():
+    assert len(set(sets.NINTH_VOICES)) == len(sets.EIGHTH_VOICES)
+    assert len(sets.NINTH_NOISE_SEEDS) == len(sets.EIGHTH_NOISE_SEEDS)
+    assert len(sets.NINTH_ECHO_DB) == len(sets.EIGHTH_ECHO_DB)
+    assert len(sets.NINTH_BACKCHANNELS) == len(sets.EIGHTH_BACKCHANNELS)
+    assert len(sets.NINTH_INTERRUPTIONS) == len(sets.EIGHTH_INTERRUPTIONS)
+
+
 def test_the_benchmark_plays_every_set_by_name():
     from gateway.testing.bench_interruptions import SETS
 
+    assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
     assert SETS["seventh-held-out"] is sets.seventh_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
