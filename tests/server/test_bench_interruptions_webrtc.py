@@ -39,7 +39,7 @@ def trials(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, An
 
         return trial
 
-    monkeypatch.setattr(bench, "clips", lambda: list(FAKE_SET))
+    monkeypatch.setitem(bench.SETS, "tuning", lambda: list(FAKE_SET))
     monkeypatch.setattr(bench, "TRANSPORTS", {"ws": fake("ws"), "webrtc": fake("webrtc")})
     return seen
 
