@@ -230,13 +230,14 @@ def held_out(
     backchannels: tuple[str, ...],
     interruptions: tuple[str, ...],
     voices: tuple[str, ...],
-    noise_seed: int,
+    noise_seed: int | tuple[int, ...],
     echo_db: tuple[float, ...],
 ) -> list[Clip]:
     """A held-out set from the third on: each backchannel and interruption in each voice, the
-    four noises in rendition ``noise_seed``, and the echo case at each of ``echo_db`` (six
-    backchannels, seven interruptions and three voices: 46 trials)."""
-    return spoken(backchannels, interruptions, voices) + noises(noise_seed) + echoes(echo_db)
+    four noises in rendition ``noise_seed`` (or each of several), and the echo case at each of
+    ``echo_db`` (six backchannels, seven interruptions and three voices: 46 trials)."""
+    seeds = (noise_seed,) if isinstance(noise_seed, int) else noise_seed
+    return spoken(backchannels, interruptions, voices) + noises(*seeds) + echoes(echo_db)
 
 
 def third_held_out_clips() -> list[Clip]:
@@ -448,10 +449,8 @@ EIGHTH_ECHO_DB = (-10.5, -14.5, -16.5, -18.5, -20.5, -24.5)
 def eighth_held_out_clips() -> list[Clip]:
     """The eighth held-out set: each backchannel and interruption in each of six voices, the
     four noises in two renditions and the echo case at six levels (92 trials)."""
-    return (
-        spoken(EIGHTH_BACKCHANNELS, EIGHTH_INTERRUPTIONS, EIGHTH_VOICES)
-        + noises(*EIGHTH_NOISE_SEEDS)
-        + echoes(EIGHTH_ECHO_DB)
+    return held_out(
+        EIGHTH_BACKCHANNELS, EIGHTH_INTERRUPTIONS, EIGHTH_VOICES, EIGHTH_NOISE_SEEDS, EIGHTH_ECHO_DB
     )
 
 
@@ -497,10 +496,8 @@ NINTH_ECHO_DB = (-11.5, -13.5, -15.5, -17.5, -21.5, -23.5)
 
 def ninth_held_out_clips() -> list[Clip]:
     """The ninth held-out set: the eighth's shape (:func:`eighth_held_out_clips`), 92 trials."""
-    return (
-        spoken(NINTH_BACKCHANNELS, NINTH_INTERRUPTIONS, NINTH_VOICES)
-        + noises(*NINTH_NOISE_SEEDS)
-        + echoes(NINTH_ECHO_DB)
+    return held_out(
+        NINTH_BACKCHANNELS, NINTH_INTERRUPTIONS, NINTH_VOICES, NINTH_NOISE_SEEDS, NINTH_ECHO_DB
     )
 
 

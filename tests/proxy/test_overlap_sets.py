@@ -157,26 +157,52 @@ def test_the_seventh_held_out_set_has_every_kind_and_forty_trials():
 EIGHTH = said(sets.EIGHTH_BACKCHANNELS + sets.EIGHTH_INTERRUPTIONS)
 
 
-def test_the_eighth_held_out_set_shares_nothing_with_another_set():
-    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH):
-        assert not EIGHTH & other
-    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
-    voices |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES + sets.SIXTH_VOICES)
-    voices |= set(sets.SEVENTH_VOICES)
-    assert not set(sets.EIGHTH_VOICES) & voices
-    pipers = [v for v in sets.EIGHTH_VOICES if v.startswith("piper")]
+EARLIER_VOICES = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
+EARLIER_VOICES |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES + sets.SIXTH_VOICES)
+EARLIER_VOICES |= set(sets.SEVENTH_VOICES)
+EARLIER_SEEDS = {0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED}
+EARLIER_SEEDS |= {sets.FIFTH_NOISE_SEED, sets.SIXTH_NOISE_SEED, sets.SEVENTH_NOISE_SEED}
+EARLIER_LEVELS = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
+EARLIER_LEVELS |= {*sets.SIXTH_ECHO_DB, *sets.SEVENTH_ECHO_DB}
+
+
+def assert_new(
+    sentences: set[str],
+    voices: tuple[str, ...],
+    seeds: tuple[int, ...],
+    levels: tuple[float, ...],
+    earlier: tuple[set[str], ...],
+    earlier_voices: set[str],
+    earlier_seeds: set[int],
+    earlier_levels: set[float],
+) -> None:
+    """A set from the eighth on shares no sentence, voice, piper rendition (its pace or draw),
+    noise rendition or echo level with the sets before it, and has piper and espeak-ng."""
+    for other in earlier:
+        assert not sentences & other
+    assert not set(voices) & earlier_voices
+    pipers = [v for v in voices if v.startswith("piper")]
     others = [v for k, v in sets.PIPER_VARIANTS.items() if k not in pipers]
     for name in pipers:
         scale, draw = sets.PIPER_VARIANTS[name]
         assert scale not in [v[0] for v in others] and draw not in [v[1] for v in others]
-    assert pipers and len(pipers) < len(sets.EIGHTH_VOICES), "piper and espeak-ng"
-    seeds = {0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED, sets.FIFTH_NOISE_SEED}
-    seeds |= {sets.SIXTH_NOISE_SEED, sets.SEVENTH_NOISE_SEED}
-    assert not set(sets.EIGHTH_NOISE_SEEDS) & seeds
-    levels = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
-    levels |= {*sets.SIXTH_ECHO_DB, *sets.SEVENTH_ECHO_DB}
-    assert not set(sets.EIGHTH_ECHO_DB) & levels
-    assert all(-25 <= db <= -10 for db in sets.EIGHTH_ECHO_DB), "as issue 38 asks"
+    assert pipers and len(pipers) < len(voices), "piper and espeak-ng"
+    assert not set(seeds) & earlier_seeds
+    assert not set(levels) & earlier_levels
+    assert all(-25 <= db <= -10 for db in levels), "as issue 38 asks"
+
+
+def test_the_eighth_held_out_set_shares_nothing_with_another_set():
+    assert_new(
+        EIGHTH,
+        sets.EIGHTH_VOICES,
+        sets.EIGHTH_NOISE_SEEDS,
+        sets.EIGHTH_ECHO_DB,
+        (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH),
+        EARLIER_VOICES,
+        EARLIER_SEEDS,
+        EARLIER_LEVELS,
+    )
 
 
 def test_the_eighth_held_out_set_is_twice_the_size_in_the_same_proportions():
@@ -191,25 +217,16 @@ NINTH = said(sets.NINTH_BACKCHANNELS + sets.NINTH_INTERRUPTIONS)
 
 
 def test_the_ninth_held_out_set_shares_nothing_with_another_set():
-    for other in (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH):
-        assert not NINTH & other
-    voices = set(sets.VOICES + sets.HELD_OUT_VOICES + sets.NEW_VOICES + sets.THIRD_VOICES)
-    voices |= set(sets.FOURTH_VOICES + sets.FIFTH_VOICES + sets.SIXTH_VOICES)
-    voices |= set(sets.SEVENTH_VOICES + sets.EIGHTH_VOICES)
-    assert not set(sets.NINTH_VOICES) & voices
-    pipers = [v for v in sets.NINTH_VOICES if v.startswith("piper")]
-    others = [v for k, v in sets.PIPER_VARIANTS.items() if k not in pipers]
-    for name in pipers:
-        scale, draw = sets.PIPER_VARIANTS[name]
-        assert scale not in [v[0] for v in others] and draw not in [v[1] for v in others]
-    assert pipers and len(pipers) < len(sets.NINTH_VOICES), "piper and espeak-ng"
-    seeds = {0, 1, 2, 3, 4, sets.THIRD_NOISE_SEED, sets.FOURTH_NOISE_SEED, sets.FIFTH_NOISE_SEED}
-    seeds |= {sets.SIXTH_NOISE_SEED, sets.SEVENTH_NOISE_SEED, *sets.EIGHTH_NOISE_SEEDS}
-    assert not set(sets.NINTH_NOISE_SEEDS) & seeds
-    levels = {-10, -18, -25, *sets.THIRD_ECHO_DB, *sets.FOURTH_ECHO_DB, *sets.FIFTH_ECHO_DB}
-    levels |= {*sets.SIXTH_ECHO_DB, *sets.SEVENTH_ECHO_DB, *sets.EIGHTH_ECHO_DB}
-    assert not set(sets.NINTH_ECHO_DB) & levels
-    assert all(-25 <= db <= -10 for db in sets.NINTH_ECHO_DB), "as issue 38 asks"
+    assert_new(
+        NINTH,
+        sets.NINTH_VOICES,
+        sets.NINTH_NOISE_SEEDS,
+        sets.NINTH_ECHO_DB,
+        (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH),
+        EARLIER_VOICES | set(sets.EIGHTH_VOICES),
+        EARLIER_SEEDS | set(sets.EIGHTH_NOISE_SEEDS),
+        EARLIER_LEVELS | set(sets.EIGHTH_ECHO_DB),
+    )
 
 
 def test_the_ninth_held_out_set_has_the_eighths_shape():
