@@ -72,9 +72,10 @@ BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Backchannels of more than one word: their words alone are none ("what time is it"). Whisper
 #: writes "Alright." as "All right." (all six voices of the eighth held-out set).
 BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"), ("all", "right"))
-#: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh".
+#: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh",
+#: "HNN" (flite's "Hmm.").
 _SPELLED = re.compile(
-    r"n?m+|h?m+h?m*|mh+m+|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"
+    r"n?m+|h?m+h?m*|mh+m+|h+[mn]*n[mn]*|u+h+|a+h+|o+h*|h?(ah|ha)+h?|(he){2,}h?|y+e+a+h+|o?k+a*y*"
     r"|(u+h*|m+)h+(u+h+|m+)"  # the two halves in one: "uhhuh", "mmhmm", "uhhm"
 )
 #: Words that are no backchannel which decide an interruption while the person still speaks.
@@ -110,6 +111,11 @@ HUM_WORDS = frozenset({"in", "an", "and", "a", "um", "em", "en", "im", "m", "n",
 #: yeah." heard "I can, yeah." and "I chimp, yeah.", "I see, yeah." "I say, yeah."): in a short
 #: first stretch before a backchannel, no request (``Overlap._short_then_backchannel``).
 _ONSETS = frozenset({"i"})
+#: How Whisper's words for a hum begin: with the hum's own vowel and nasal ("And then them.",
+#: "In man.", "Inema", "Amen.", "Initium."), or a hum's syllable (:data:`HUM_WORDS`). Words said
+#: in a hum-like voice that begin otherwise ("Quiet.", "Skip it.", "Again.") were heard, not
+#: guessed (``Overlap._hum_like``).
+_HUM_START = re.compile(r"[aeiou]+[mn]")
 _LETTERS = re.compile(r"(?<![a-z])[a-z](?:\s*[.\-]\s*[a-z](?![a-z]))+", re.IGNORECASE)
 
 
@@ -496,11 +502,13 @@ class Overlap:
         if kind == "interruption" and self._hum_like() and not _has_stop(heard_words(self._text)):
             # Short and hum-like: Whisper's words for a hum ("in a moment", "M-H-N") are not
             # what the person meant; a stop word still stops, and so do words Whisper was sure
-            # of (``hum_sure_logprob``) that are more than a hum's syllables.
+            # of (``hum_sure_logprob``) that are more than a hum's syllables, or that do not
+            # begin as its words for a hum do (a voice can sound like a hum and say "Quiet.").
             why = "spelled" if spelled(self._text) else "hum and words"
             if why != "spelled" and (self.hum is None or not self.hum.hum_like()):
                 why = "hum words"
-            if why != "hum and words" or hum_words(self._text) or not self._sure():
+            unsure = not self._sure() and _begins_as_a_hum(self._text)
+            if why != "hum and words" or hum_words(self._text) or unsure:
                 return self._decide("backchannel", why, now)
         if kind == "interruption" and self._short_then_backchannel():
             return self._decide("backchannel", "then a backchannel", now)
@@ -587,7 +595,13 @@ class Overlap:
         ``decode_every_ms`` behind the voice (the next was due), and the bound holds again;
         ``max_decide_ms`` bounds it whatever is heard."""
         s = self.settings
-        if self._text is None or self.voiced_ms - self._text_ms > s.decode_every_ms:
+        # A decode on its way (for at most ``decode_every_ms`` more voice) covers the voice up
+        # to where it was asked: wait for its words. flite's slow "Mhm, okay." (1.3 s and
+        # more), heard "Mm-hmm." each time, was stopped by the length bound while the next
+        # decode was in flight.
+        waiting = self._pending is not None and self.voiced_ms - self._asked_at <= s.decode_every_ms
+        upto = self._asked_at if waiting else self.voiced_ms
+        if self._text is None or upto - self._text_ms > s.decode_every_ms:
             return False
         said = _judged_words(self._text)
         if _has_stop(heard_words(self._text)):
@@ -690,6 +704,13 @@ def _unlooped(said: list[str]) -> list[str]:
     if looped and len(out) > 1 and any(w != out[-1] and w.startswith(out[-1]) for w in out[:-1]):
         out.pop()
     return out
+
+
+def _begins_as_a_hum(text: str | None) -> bool:
+    """Whether a decode's first word is how Whisper begins its words for a hum
+    (:data:`_HUM_START`, :data:`HUM_WORDS`)."""
+    said = heard_words(text)
+    return bool(said) and (said[0] in HUM_WORDS or _HUM_START.match(said[0]) is not None)
 
 
 def _has_stop(said: list[str]) -> bool:

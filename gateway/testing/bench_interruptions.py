@@ -33,7 +33,10 @@ pass's rules in place, run once per transport; ``--set eighth-held-out``: the ei
 :func:`~gateway.testing.overlap.eighth_held_out_clips`, twice their size, written with the
 seventh pass's rules in place, run once over the WebSocket; ``--set ninth-held-out``: the
 ninth, :func:`~gateway.testing.overlap.ninth_held_out_clips`, the eighth's shape, written once
-the eighth was looked at, run once per transport);
+the eighth was looked at, run once per transport); ``--set flite`` and ``--set flite-held-out``
+(``--replay`` only) say the nine sets' backchannels and interruptions in a third synthesizer's
+voices (:func:`~gateway.testing.overlap.flite_clips`: slt and awb, looked at; rms and kal16,
+held out);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -65,12 +68,15 @@ import numpy as np
 from gateway.audio.echo import EchoGuard, similarity
 from gateway.testing.overlap import (
     CONTINUATIONS,
+    FLITE_HELD_OUT,
+    FLITE_LOOKED_AT,
     Clip,
     ContinuationTrial,
     OverlapTrial,
     clips,
     eighth_held_out_clips,
     fifth_held_out_clips,
+    flite_clips,
     fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
@@ -108,6 +114,11 @@ SETS = {
     "seventh-held-out": seventh_held_out_clips,
     "eighth-held-out": eighth_held_out_clips,
     "ninth-held-out": ninth_held_out_clips,
+}
+#: The nine sets' backchannels and interruptions in flite's voices (``--replay`` only).
+FLITE_SETS = {
+    "flite": lambda: flite_clips(FLITE_LOOKED_AT, [f() for f in SETS.values()]),
+    "flite-held-out": lambda: flite_clips(FLITE_HELD_OUT, [f() for f in SETS.values()]),
 }
 
 
@@ -316,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N clips of each kind")
     parser.add_argument(
         "--set",
-        choices=(*SETS, "continuations"),
+        choices=(*SETS, *FLITE_SETS, "continuations"),
         default="tuning",
         help="which clips (default: the tuning set the rules were adjusted on)",
     )
@@ -343,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.replay and (args.set == "continuations" or args.url or args.transport != "ws"):
         parser.error("--replay plays no continuations and needs no --url or --transport")
+    if args.set in FLITE_SETS and not args.replay:
+        parser.error(f"--set {args.set} has no noises or echo and is decided offline: add --replay")
     if args.set == "continuations":
         print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
@@ -355,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
                     served.stop()
         print(f"load after: {_uptime()}")
         return 0
-    chosen = select(SETS[args.set](), args.limit, args.kind)
+    chosen = select({**SETS, **FLITE_SETS}[args.set](), args.limit, args.kind)
     if args.replay:
         return _replay(chosen)
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE
 from gateway.testing.page import PARROT, Page
-from gateway.testing.speech import espeak_wav, piper_variant, trim
+from gateway.testing.speech import espeak_wav, flite_wav, piper_variant, trim
 
 #: What the parrot is asked to repeat: long enough to talk over (~14 s spoken).
 LONG_TEXT = (
@@ -61,9 +61,11 @@ class Clip:
 
 
 def speech(text: str, voice: str) -> np.ndarray:
-    """``text`` at 16 kHz in ``voice`` (``piper``, one of :data:`PIPER_VARIANTS`, or an
-    espeak-ng voice), its silent ends trimmed."""
-    if voice == "piper":
+    """``text`` at 16 kHz in ``voice`` (``piper``, one of :data:`PIPER_VARIANTS`, ``flite-``
+    and a flite voice, or an espeak-ng voice), its silent ends trimmed."""
+    if voice.startswith("flite-"):
+        pcm = flite_wav(text, voice.removeprefix("flite-"))
+    elif voice == "piper":
         pcm = piper_variant(text)
     elif voice in PIPER_VARIANTS:
         length_scale, draw = PIPER_VARIANTS[voice]
@@ -499,6 +501,23 @@ def ninth_held_out_clips() -> list[Clip]:
     return held_out(
         NINTH_BACKCHANNELS, NINTH_INTERRUPTIONS, NINTH_VOICES, NINTH_NOISE_SEEDS, NINTH_ECHO_DB
     )
+
+
+#: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
+#: rule was chosen on: :func:`flite_clips`.
+FLITE_LOOKED_AT = ("flite-slt", "flite-awb")
+FLITE_HELD_OUT = ("flite-rms", "flite-kal16")
+
+
+def flite_clips(voices: tuple[str, ...], sets: list[list[Clip]]) -> list[Clip]:
+    """Every backchannel and interruption said in ``sets`` (each once, in order), in flite's
+    ``voices``: a synthesizer none of the sets used (replay only: no noises, no echo)."""
+    said: dict[str, str] = {}
+    for clip in (c for s in sets for c in s if c.kind in ("backchannel", "interruption")):
+        said.setdefault(clip.name, clip.kind)
+    backchannels = tuple(t for t, k in said.items() if k == "backchannel")
+    interruptions = tuple(t for t, k in said.items() if k == "interruption")
+    return spoken(backchannels, interruptions, voices)
 
 
 @dataclass

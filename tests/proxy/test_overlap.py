@@ -76,9 +76,16 @@ def test_up_to_three_other_words_interrupt_once_the_person_stopped(text):
     assert classify(text, ended=True, settings=S) == "interruption"
 
 
-@pytest.mark.parametrize("text", ["MMM.", "NMM.", "Mhmm.", "Hahaha.", "Uhhh.", "Okay.", "Mm."])
+@pytest.mark.parametrize(
+    "text", ["MMM.", "NMM.", "Mhmm.", "Hahaha.", "Uhhh.", "Okay.", "Mm.", "HNN.", "H-N-N, okay."]
+)
 def test_backchannels_as_whisper_spells_them(text):
     assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize("text", ["Hang on.", "Honey.", "Hint."])
+def test_words_beginning_with_h_and_n_are_no_hum(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
 
 
 @pytest.mark.parametrize("text", ["All right.", "Alright, all right.", "Okay, all right."])
@@ -443,8 +450,18 @@ def test_words_that_sound_like_words_still_interrupt(name):
 def test_a_hum_heard_as_unsure_words_is_a_backchannel(logprob, kind):
     """Whisper's words for a hum were decoded at -0.45 to -1.07 on the seven sets; not known
     (a text-only recogniser), the hum signal decides as before."""
-    d = decided(said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), "Never mind.", logprob))
+    d = decided(said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), "And then them.", logprob))
     assert (d.kind, d.why) == (kind, "hum and words")
+
+
+@pytest.mark.parametrize("words", ["Quiet.", "Skip it.", "Again.", "Never mind.", "Hang on."])
+@pytest.mark.parametrize("logprob", [-0.6, None])
+def test_unsure_words_that_do_not_begin_as_a_hum_interrupt_in_a_hum_like_voice(words, logprob):
+    """flite's voices sound like a hum to the hum signal whatever they say (slt: 91 % of the
+    power under 400 Hz); Whisper heard these right, unsure, and the hum rule resumed the agent
+    over 8 of flite slt's 70 interruptions. Its words for a hum begin as a hum does."""
+    d = decided(said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), words, logprob))
+    assert (d.kind, d.why) == ("interruption", "words")
 
 
 def test_words_whisper_was_sure_of_interrupt_in_a_hum_like_voice():
@@ -452,7 +469,9 @@ def test_words_whisper_was_sure_of_interrupt_in_a_hum_like_voice():
     d = decided(said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), "Never mind.", -0.15))
     assert (d.kind, d.why) == ("interruption", "words")
     off = Overlap(replace(S, hum_sure_logprob=None), 0.0, audio=[])
-    assert decided(said("mm-hmm.piper", off, "Never mind.", -0.15)).kind == "backchannel"
+    assert decided(said("mm-hmm.piper", off, "And then them.", -0.15)).kind == "backchannel"
+    sure = Overlap(S, 0.0, audio=[])
+    assert decided(said("mm-hmm.piper", sure, "And then them.", -0.15)).kind == "interruption"
 
 
 @pytest.mark.parametrize("words", ["And a.", "M-H-N"])
@@ -1020,6 +1039,22 @@ def test_a_backchannel_decode_left_behind_the_voice_keeps_the_length_bound():
     steps, _ = feed(o, S.max_ms, True, now)  # later decodes never answered: the bound holds
     d = decided(steps)
     assert (d.kind, d.why) == ("interruption", "length")
+
+
+def test_a_slow_backchannel_waits_for_the_decode_on_its_way_at_the_length_bound():
+    """flite's "Mhm, okay." (over 1.3 s), heard "Mm-hmm." at each decode, was stopped by the
+    length bound while the next decode was in flight; its words decide now."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
+    [ask] = steps
+    assert o.heard(ask.id, "Mm-hmm.", ask.voiced_ms, now) is None
+    steps, now = feed(o, S.decode_every_ms, True, now)
+    [ask] = steps  # asked at 960 ms of voice
+    steps, now = feed(o, S.max_ms - ask.voiced_ms + 64, True, now)
+    assert steps == [], "at the length bound, the decode on its way is waited for"
+    assert o.heard(ask.id, "Mm-hmm, okay.", ask.voiced_ms, now) is not None  # asks again
+    steps, now = feed(o, S.end_ms + 32, False, now)
+    assert o.open, "the newest decode is on its way"
 
 
 def _tail_case(more_voice_ms: int, *, pause_ms: int = 0) -> OverlapDecision:

@@ -87,10 +87,10 @@ async def test_how_sure_the_recogniser_was_reaches_the_hum_rule():
     """A hum (piper's "Mm-hmm", hum-like through the real VAD) heard as words: unsure, the hum
     rule makes it a backchannel; sure, the words are what was said (``hum_sure_logprob``)."""
     hum, _ = read_wav(ROOT / "tests" / "audio" / "hum_clips" / "mm-hmm.piper.wav")
-    decode, _ = hears("Never mind.", -0.8)
+    decode, _ = hears("And then them.", -0.8)
     r = await replay(hum, decode, SessionSettings())
     assert (r.kind, r.why) == ("backchannel", "hum and words"), r
-    decode, _ = hears("Never mind.", -0.1)
+    decode, _ = hears("And then them.", -0.1)
     r = await replay(hum, decode, SessionSettings())
     assert (r.kind, r.why) == ("interruption", "words"), r
 

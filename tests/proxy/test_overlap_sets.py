@@ -1,10 +1,14 @@
 """The speech-over-an-agent benchmark's sets (gateway/testing/overlap.py) share nothing that
 would make a held-out figure a tuning one: no sentence, voice, noise rendition or echo level of
-the third held-out set is in another set. Constants only: nothing is synthesized."""
+the third held-out set is in another set. Constants only: nothing is synthesized, but for one
+flite word."""
 
 from __future__ import annotations
 
 import re
+
+import numpy as np
+import pytest
 
 from gateway.testing import overlap as sets
 
@@ -244,3 +248,40 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
     assert SETS["seventh-held-out"] is sets.seventh_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
+
+
+def test_the_flite_sets_say_every_earlier_sentence_once_in_their_own_voices(monkeypatch):
+    """Each backchannel and interruption of the sets given, once per flite voice, in order;
+    no noise or echo (nothing synthesized here: ``speech`` is replaced)."""
+    monkeypatch.setattr(sets, "speech", lambda text, voice: np.zeros(1, np.int16))
+    one = [sets.Clip("Yeah.", "backchannel", "piper", np.zeros(1, np.int16))]
+    two = [
+        sets.Clip("Stop.", "interruption", "en-us", np.zeros(1, np.int16)),
+        sets.Clip("Yeah.", "backchannel", "en-gb", np.zeros(1, np.int16)),
+        sets.Clip("cough", "noise", "seed 1", np.zeros(1, np.int16)),
+    ]
+    got = sets.flite_clips(sets.FLITE_HELD_OUT, [one, two])
+    assert [(c.name, c.kind, c.voice) for c in got] == [
+        ("Yeah.", "backchannel", "flite-rms"),
+        ("Yeah.", "backchannel", "flite-kal16"),
+        ("Stop.", "interruption", "flite-rms"),
+        ("Stop.", "interruption", "flite-kal16"),
+    ]
+    assert not set(sets.FLITE_HELD_OUT) & set(sets.FLITE_LOOKED_AT)
+
+
+def test_the_flite_sets_are_replayed_only(capsys):
+    from gateway.testing.bench_interruptions import FLITE_SETS, main
+
+    assert set(FLITE_SETS) == {"flite", "flite-held-out"}
+    with pytest.raises(SystemExit):
+        main(["--set", "flite-held-out"])
+    assert "add --replay" in capsys.readouterr().err
+
+
+def test_flite_speaks_at_sixteen_kilohertz():
+    """The voices are Debian's flite (scripts/test installs it)."""
+    pcm = sets.speech("Okay.", "flite-kal16")
+    assert pcm.dtype == np.int16
+    assert 0.2 * 16000 < len(pcm) < 2 * 16000
+    assert np.abs(pcm).max() > 3000
