@@ -61,6 +61,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -115,11 +116,14 @@ SETS = {
     "eighth-held-out": eighth_held_out_clips,
     "ninth-held-out": ninth_held_out_clips,
 }
+
+
+def _flite(voices: tuple[str, ...]) -> Callable[[], list[Clip]]:
+    return lambda: flite_clips(voices, [f() for f in SETS.values()])
+
+
 #: The nine sets' backchannels and interruptions in flite's voices (``--replay`` only).
-FLITE_SETS = {
-    "flite": lambda: flite_clips(FLITE_LOOKED_AT, [f() for f in SETS.values()]),
-    "flite-held-out": lambda: flite_clips(FLITE_HELD_OUT, [f() for f in SETS.values()]),
-}
+FLITE_SETS = {"flite": _flite(FLITE_LOOKED_AT), "flite-held-out": _flite(FLITE_HELD_OUT)}
 
 
 def run_trial(url: str, clip: Clip, index: int, transport: str = "ws") -> OverlapTrial:
