@@ -357,7 +357,8 @@ class Overlap:
         chunk's audio the voice's hum signal decides too (``settings.hum``). ``joined_ms``: the
         voice of the backchannel just before, judged with this one (``join_ms``): it counts in
         ``voiced_ms`` (and ``audio`` holds it), but the first decode while the person speaks
-        still waits for ``first_decode_ms`` of the new voice."""
+        still waits for ``first_decode_ms`` of the new voice, and the length bound (``max_ms``)
+        counts the new voice."""
         self.settings = settings
         self.began = now
         self.joined_ms = joined_ms
@@ -427,7 +428,12 @@ class Overlap:
             self.silence_ms = 0
         else:
             self.silence_ms += ms
-        if self.voiced_ms >= self.settings.max_ms and not self._backchannels_so_far():
+        # Joined, the bound counts the new voice, as the first decode does: flite's slow "Mhm,
+        # | yes." was stopped by the bound at its second half's onset, before any decode of it.
+        if (
+            self.voiced_ms - self.joined_ms >= self.settings.max_ms
+            and not self._backchannels_so_far()
+        ):
             return self._decide("interruption", "length", now)
         elapsed = max((now - self.began) * 1000, self.heard_ms)
         if elapsed >= self.settings.max_decide_ms:

@@ -36,7 +36,8 @@ ninth, :func:`~gateway.testing.overlap.ninth_held_out_clips`, the eighth's shape
 the eighth was looked at, run once per transport); ``--set flite`` and ``--set flite-held-out``
 (``--replay`` only) say the nine sets' backchannels and interruptions in a third synthesizer's
 voices (:func:`~gateway.testing.overlap.flite_clips`: slt and awb, looked at; rms and kal16,
-held out);
+held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's rules in place
+(:func:`~gateway.testing.overlap.tenth_held_out_clips`, with a fourth synthesizer, Festival);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -87,6 +88,7 @@ from gateway.testing.overlap import (
     sixth_held_out_clips,
     speech,
     talk_over,
+    tenth_held_out_clips,
     third_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
@@ -115,6 +117,7 @@ SETS = {
     "seventh-held-out": seventh_held_out_clips,
     "eighth-held-out": eighth_held_out_clips,
     "ninth-held-out": ninth_held_out_clips,
+    "tenth-held-out": tenth_held_out_clips,
 }
 
 

