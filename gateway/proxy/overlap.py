@@ -91,6 +91,7 @@ STOP_PHRASES = (
     ("stop",),
     ("wait",),
     ("hold", "on"),
+    ("hang", "on"),  # the tenth held-out set's "Mm, hang on." heard "mm hmm hang on" resumed
     ("no",),
     ("not", "now"),
     ("cancel",),

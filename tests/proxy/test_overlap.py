@@ -56,7 +56,8 @@ def test_backchannels_once_the_person_stopped(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["Wait, stop.", "Stop.", "No.", "Hold on.", "Yeah, but no.", "Okay, wait."]
+    "text",
+    ["Wait, stop.", "Stop.", "No.", "Hold on.", "Yeah, but no.", "Okay, wait.", "Mm-hmm, hang on."],
 )
 def test_stop_words_interrupt_at_once(text):
     assert classify(text, ended=False, settings=S) == "interruption"
@@ -454,7 +455,7 @@ def test_a_hum_heard_as_unsure_words_is_a_backchannel(logprob, kind):
     assert (d.kind, d.why) == (kind, "hum and words")
 
 
-@pytest.mark.parametrize("words", ["Quiet.", "Skip it.", "Again.", "Never mind.", "Hang on."])
+@pytest.mark.parametrize("words", ["Quiet.", "Skip it.", "Again.", "Never mind.", "Next."])
 @pytest.mark.parametrize("logprob", [-0.6, None])
 def test_unsure_words_that_do_not_begin_as_a_hum_interrupt_in_a_hum_like_voice(words, logprob):
     """flite's voices sound like a hum to the hum signal whatever they say (slt: 91 % of the
