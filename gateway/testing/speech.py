@@ -50,11 +50,18 @@ def espeak_wav(
 ) -> np.ndarray:
     """``text`` spoken by espeak-ng, as mono int16 at ``rate`` Hz."""
     path = _cache_path("espeak", text, voice, wpm, rate)
+    return _synthesized(path, rate, ["espeak-ng", "-v", voice, "-s", str(wpm), "-w", "{out}", text])
+
+
+def _synthesized(path: Path, rate: int, argv: list[str], stdin: str | None = None) -> np.ndarray:
+    """The cached clip at ``path``, made first if need be by running ``argv`` (its ``{out}``
+    the WAV it writes, ``stdin`` its input) and resampling to ``rate``."""
     if not path.exists():
         with tempfile.TemporaryDirectory() as tmp:
-            raw = Path(tmp) / "raw.wav"
+            raw = str(Path(tmp) / "raw.wav")
             subprocess.run(
-                ["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text],
+                [raw if a == "{out}" else a for a in argv],
+                input=None if stdin is None else stdin.encode(),
                 check=True,
                 capture_output=True,
             )
@@ -68,35 +75,15 @@ def flite_wav(text: str, voice: str = "slt", rate: int = SAMPLE_RATE) -> np.ndar
     ``slt``), as mono int16 at ``rate`` Hz: a third synthesizer, its voices far lower in
     pitch and brightness than espeak-ng's or piper's."""
     path = _cache_path("flite", text, voice, rate)
-    if not path.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            raw = Path(tmp) / "raw.wav"
-            subprocess.run(
-                ["flite", "-voice", voice, "-t", text, "-o", str(raw)],
-                check=True,
-                capture_output=True,
-            )
-            pcm, native = read_wav(raw)
-        _store(path, resample(pcm, native, rate), rate)
-    return read_wav(path)[0]
+    return _synthesized(path, rate, ["flite", "-voice", voice, "-t", text, "-o", "{out}"])
 
 
 def festival_wav(text: str, voice: str = "ked", rate: int = SAMPLE_RATE) -> np.ndarray:
     """``text`` spoken by Festival's diphone voice ``voice`` (Debian's ``festival`` and
     ``festvox-kdlpc16k``: ``ked``, an American man), as mono int16 at ``rate`` Hz."""
     path = _cache_path("festival", text, voice, rate)
-    if not path.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            raw = Path(tmp) / "raw.wav"
-            subprocess.run(
-                ["text2wave", "-eval", f"(voice_{voice}_diphone)", "-o", str(raw)],
-                input=text.encode(),
-                check=True,
-                capture_output=True,
-            )
-            pcm, native = read_wav(raw)
-        _store(path, resample(pcm, native, rate), rate)
-    return read_wav(path)[0]
+    argv = ["text2wave", "-eval", f"(voice_{voice}_diphone)", "-o", "{out}"]
+    return _synthesized(path, rate, argv, stdin=text)
 
 
 @functools.cache
