@@ -55,8 +55,6 @@ class Replayed:
     #: before it (``go_on_ms``).
     went_on: bool = False
     paused_again: bool = False
-    #: The voice the decision was made on (0: none).
-    voiced_ms: int = 0
 
     def wrong(self, expected: str) -> bool:
         """Whether the outcome is wrong for a clip that should be ``expected``: an
@@ -101,9 +99,7 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
     if not decided:
         return Replayed("none", "", "", tuple(heard), went_on, paused_again)
     last = decided[-1].decision
-    return Replayed(
-        last.kind, last.why, last.text, tuple(heard), went_on, paused_again, last.voiced_ms
-    )
+    return Replayed(last.kind, last.why, last.text, tuple(heard), went_on, paused_again)
 
 
 def replay_clips(
