@@ -14,6 +14,8 @@ missing() {
     # Debian keeps the server programs off PATH, in /usr/lib/postgresql/NN/bin.
     postgresql) ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null ;;
     haproxy) [ ! -x /usr/sbin/haproxy ] && ! command -v haproxy >/dev/null 2>&1 ;;
+    # Festival's voices are data, no command: ask dpkg.
+    festvox-*) ! dpkg -s "$1" >/dev/null 2>&1 ;;
     # a library (libjemalloc2): is libjemalloc.so unknown to the dynamic loader?
     lib*) [[ "$(PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null)" != *"${1%[0-9]}.so"* ]] ;;
     *) ! command -v "$1" >/dev/null 2>&1 ;;

@@ -74,7 +74,7 @@ from gateway.voice.semantic import Primed, SemanticSignal
 from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal
 from gateway.voice.wake import PHRASE_PREFIX, WakeDetection, WakeListener, make_detector
-from gateway.voice.words import words
+from gateway.voice.words import Reading, words
 
 log = logging.getLogger(__name__)
 
@@ -437,13 +437,15 @@ class Listener:
         sibling) a final one, which someone waiting for the agent deserves."""
         text: str | None = None
         logprob: float | None = None  # Whisper's avg_logprob of that decode (None: not given)
+        near: Reading | None = None  # its reading in ``a.within``'s words (None: not given)
         t = time.monotonic()
         try:
             try:
                 partial = await self._transcriber.transcribe_partial(
-                    a.audio, prompt=a.prompt, beam=a.beam
+                    a.audio, prompt=a.prompt, beam=a.beam, within=a.within
                 )
                 text, logprob = partial.text, partial.avg_logprob
+                near = partial.nearest
             except TranscriberBusy:
                 final = await self._transcriber.transcribe(a.audio, prompt=a.prompt)
                 text = final.text
@@ -457,7 +459,7 @@ class Listener:
             log.exception("the overlap's decode failed")
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
-        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob), now)
+        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near), now)
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None

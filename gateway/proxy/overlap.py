@@ -55,7 +55,7 @@ from typing import Literal
 import numpy as np
 
 from gateway.audio.hum import HumFeatures, hum_features
-from gateway.voice.words import words
+from gateway.voice.words import Reading, words
 
 #: What an overlap turned out to be (``echo``: the agent's own voice, refused before it paused).
 OverlapKind = Literal["backchannel", "noise", "echo", "interruption"]
@@ -72,6 +72,11 @@ BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Backchannels of more than one word: their words alone are none ("what time is it"). Whisper
 #: writes "Alright." as "All right." (all six voices of the eighth held-out set).
 BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"), ("all", "right"))
+#: The words a backchannel is read in when Whisper wrote others (``OverlapSettings.near_gap``):
+#: the backchannels above, as Whisper writes them, and the phrases' words.
+READING_WORDS = tuple(
+    sorted({"mm-hmm", "uh-huh", *BACKCHANNELS, *(w for p in BACKCHANNEL_PHRASES for w in p)})
+)
 #: Backchannels Whisper spells as it hears them: "Mmm", "Mhmm", "Uhhh", "Hahaha", "Yeahh",
 #: "HNN" (flite's "Hmm.").
 _SPELLED = re.compile(
@@ -201,6 +206,14 @@ class OverlapSettings:
             ("Exactly." was "It's back, please.", "Mhm, okay." "And it can both.") and changed
             no other decision. A second or less of speech is mostly the encoder's work: tiny.en
             took 64–111 ms greedy and 76–86 ms with the beam on "Exactly." (2 cores).
+        near_gap: a decode whose words would interrupt (no stop word), in an overlap of at most
+            ``near_max_ms`` of voice, is a backchannel when a reading of the audio in
+            backchannels' words (:data:`READING_WORDS`) is at most this much less likely to
+            Whisper (natural log, the whole text: ``gateway.voice.stt.Reading``; None: never
+            asked). tiny.en writes a short backchannel in an unfamiliar voice as the nearest
+            content word ("Oh, cool." "Cohen.", "Wow." "Whoa."), but scores the backchannel
+            nearly as likely, while a request it heard leaves a gap of several nats.
+        near_max_ms: the longest voiced overlap whose decodes look for a backchannel reading.
     """
 
     decide: bool = True
@@ -219,6 +232,8 @@ class OverlapSettings:
     go_on_ms: int = 640
     prompt: str = "Uh-huh. Mm-hmm, okay. Sure. Hold on, what? No, stop that."
     beam: int = 5
+    near_gap: float | None = 0.9
+    near_max_ms: int = 1200
 
     def __post_init__(self) -> None:
         if min(self.end_ms, self.max_ms, self.decode_every_ms, self.first_decode_ms) <= 0:
@@ -235,6 +250,8 @@ class OverlapSettings:
             raise ValueError("need 1 <= beam <= 5")
         if self.words_end_ms < self.end_ms:
             raise ValueError("need words_end_ms >= end_ms")
+        if self.near_max_ms <= 0:
+            raise ValueError("need near_max_ms > 0")
 
 
 def heard_words(text: str | None) -> list[str]:
@@ -304,6 +321,8 @@ class OverlapDecode:
     id: int
     voiced_ms: int
     last_stretch: bool = False
+    #: Words to read the audio in too, when the decode has others (``near_gap``; (): none).
+    within: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -334,7 +353,8 @@ class OverlapDecision:
     #: words ending in backchannels: ``Overlap._short_then_backchannel``), ``before its tail``
     #: (a decode of all but its fading end heard a backchannel:
     #: ``Overlap._backchannel_before_its_tail``), ``each a backchannel`` (two stretches, each
-    #: heard alone as one: ``Overlap._after_a_backchannel``).
+    #: heard alone as one: ``Overlap._after_a_backchannel``), ``near a backchannel`` (its
+    #: words read in backchannels' were nearly as likely: ``OverlapSettings.near_gap``).
     why: str
     decided_ms: int
     #: Judged together with the backchannel just before it (``join_ms``); ``voiced_ms`` and
@@ -392,6 +412,9 @@ class Overlap:
         self._last_pending: int | None = None
         self._last_words: list[str] | None = None
         self._logprob: float | None = None  # how sure Whisper was of it (None: not known)
+        #: The newest decode's likeliest reading in backchannels' words (None: not asked, not
+        #: known, or the decode is in such words).
+        self._near: Reading | None = None
         #: The overlap's audio, for the hum signal (None: not given; its bound is max_decide_ms).
         self._audio = None if audio is None else list(audio)
         #: The voice's hum features when its words were last judged (None: not measured).
@@ -464,9 +487,12 @@ class Overlap:
         voiced_ms: int,
         now: float,
         logprob: float | None = None,
+        near: Reading | None = None,
     ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
-        failed) at Whisper's mean log-probability per token ``logprob`` (None: not known)."""
+        failed) at Whisper's mean log-probability per token ``logprob`` (None: not known);
+        ``near``: its likeliest reading in :attr:`OverlapDecode.within`'s words (None: not
+        asked, not known, or the decode is in those words)."""
         if self.decision is not None:
             return None
         if decode_id == self._last_pending:
@@ -482,7 +508,7 @@ class Overlap:
             return None
         self._pending = None
         self._text, self._text_ms, self._failed = text, voiced_ms, text is None
-        self._logprob = logprob
+        self._logprob, self._near = logprob, near
         if text is not None:
             self._words_at[voiced_ms] = _judged_words(text)
         if text is None:
@@ -530,6 +556,8 @@ class Overlap:
             # "Right, | sure." in en-gb-scotland+f4, its second half alone "Thank you.".
             if len(said) <= self.settings.max_words and not other_words(said):
                 return self._decide("backchannel", "each a backchannel", now)
+        if kind == "interruption" and self._near_a_backchannel():
+            return self._decide("backchannel", "near a backchannel", now)
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
         return None if kind is None else self._decide(kind, "words", now)
@@ -655,11 +683,28 @@ class Overlap:
         heard = self.hum is not None and self.hum.hum_like()
         return heard or spelled(self._text) or hum_words(self._text)
 
+    def _near_a_backchannel(self) -> bool:
+        """Whether the newest decode, of all the voice, in a short overlap, read in
+        backchannels' words was nearly as likely to Whisper (``near_gap``), and the reading is
+        not the decode's first words alone: "Okay." for "Okay, but what about me?" leaves the
+        rest of what was said out, and its end token after "Okay" was likely enough to come
+        within a nat. A stop word was looked for before."""
+        s, near = self.settings, self._near
+        if s.near_gap is None or near is None or self._text_ms != self.voiced_ms:
+            return False
+        if self.voiced_ms > s.near_max_ms or near.gap > s.near_gap:
+            return False
+        said, read = heard_words(self._text), heard_words(near.text)
+        begins = len(read) < len(said) and said[: len(read)] == read
+        return bool(read) and not begins and not _has_stop(said)
+
     def _ask(self) -> OverlapDecode:
         self._next_id += 1
         self._pending = self._next_id
         self._asked_at = self.voiced_ms
-        return OverlapDecode(self._next_id, self.voiced_ms)
+        s = self.settings
+        near = s.near_gap is not None and self.voiced_ms <= s.near_max_ms
+        return OverlapDecode(self._next_id, self.voiced_ms, within=READING_WORDS if near else ())
 
     def _decide(self, kind: OverlapKind, why: str, now: float) -> OverlapDecision:
         self.decision = OverlapDecision(

@@ -65,6 +65,7 @@ from gateway.voice.endpoint import (
     Utterance,
 )
 from gateway.voice.vad import CHUNK_MS
+from gateway.voice.words import Reading
 
 State = Literal["idle", "listening", "hearing", "thinking", "speaking"]
 
@@ -161,6 +162,8 @@ class StartOverlapDecode:
     prompt: str | None = None
     #: The beam search's width (``OverlapSettings.beam``; 1: greedy).
     beam: int = 1
+    #: Words to read it in too (``OverlapDecode.within``): answer the reading as ``near``.
+    within: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -643,13 +646,14 @@ class TurnTaker:
         voiced_ms: int,
         now: float,
         logprob: float | None = None,
+        near: Reading | None = None,
     ) -> list[Action]:
         """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
         None: it failed; ``logprob``: Whisper's mean log-probability per token, None: not
-        known)."""
+        known; ``near``: its likeliest reading in ``within``'s words, None: not known)."""
         if self._overlap is None:
             return []  # decided meanwhile (its length, a stop, the session slept)
-        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob)
+        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob, near)
         return self._overlap_step(heard, now)
 
     def _overlap_step(
@@ -662,7 +666,11 @@ class TurnTaker:
             audio = np.concatenate(heard or self._overlap_audio)
             assert self._overlap is not None  # the open overlap asked for it
             o = self._overlap.settings
-            return [StartOverlapDecode(step.id, audio, step.voiced_ms, o.prompt or None, o.beam)]
+            return [
+                StartOverlapDecode(
+                    step.id, audio, step.voiced_ms, o.prompt or None, o.beam, step.within
+                )
+            ]
         if isinstance(step, OverlapGoOn):
             return [ResumePlayback(step.text)]
         if isinstance(step, OverlapPauseAgain):

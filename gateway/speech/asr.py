@@ -49,7 +49,14 @@ from gateway.speech.link import (
     not_wyoming,
     read_until,
 )
-from gateway.voice.stt import Partial, TranscriberBusy, Transcript, Word
+from gateway.voice.stt import (
+    Partial,
+    TranscriberBusy,
+    Transcript,
+    Word,
+    check_within,
+)
+from gateway.voice.words import Reading
 
 #: Samples per audio chunk sent (Wyoming's own clients send 1024).
 CHUNK_SAMPLES = 1024 * 4
@@ -95,7 +102,19 @@ def transcript_from_event(data: dict[str, Any], audio_s: float) -> Transcript:
         decode_s=float(extra.get("decode_s", 0.0)),
         queued_s=float(extra.get("queued_s", 0.0)),
         beam=int(extra.get("beam", 0)),
+        nearest=_reading(extra.get("nearest")),
     )
+
+
+def _reading(value: Any) -> Reading | None:
+    """A partial's ``ofp.nearest`` (``{"text", "gap"}``), or None when it is absent or
+    malformed (lenient: a reading is a hint, and a wrong one must not fail the decode)."""
+    if not isinstance(value, dict):
+        return None
+    text, gap = value.get("text"), value.get("gap")
+    if not isinstance(text, str) or isinstance(gap, bool) or not isinstance(gap, int | float):
+        return None
+    return Reading(text, float(gap))
 
 
 def transcript_extras(t: Transcript) -> dict[str, Any]:
@@ -184,14 +203,21 @@ class RemoteTranscriber:
         return transcript
 
     async def transcribe_partial(
-        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        beam: int = 1,
+        within: tuple[str, ...] = (),
     ) -> Partial:
         """The words so far, from a server that offers partials and has a free connection;
         otherwise skipped (:class:`TranscriberBusy`), as a busy in-process model does.
-        ``prompt`` goes with the request as for :meth:`transcribe`, and ``beam`` (when not 1)
-        as ``ofp.beam`` (a stock server decodes as it does). The decode's
-        ``avg_logprob`` comes with the words when the server sends it (``ofp.avg_logprob``,
-        this project's server); None from a transcript of text only."""
+        ``prompt`` goes with the request as for :meth:`transcribe`, ``beam`` (when not 1)
+        as ``ofp.beam`` and ``within`` as ``ofp.within`` (a stock server decodes as it does).
+        The decode's ``avg_logprob`` and nearest reading come with the words when the server
+        sends them (``ofp.avg_logprob``, ``ofp.nearest``: this project's server); None from a
+        transcript of text only."""
+        within = check_within(tuple(within))
         if not self.link.extras.get("partials") or self.link.down or self.link.in_flight:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped: the speech service is busy")
@@ -201,8 +227,10 @@ class RemoteTranscriber:
                 extra["prompt"] = prompt
             if beam != 1:
                 extra["beam"] = beam
+            if within:
+                extra["within"] = list(within)
             t = await self._request(audio, extra)
-            return Partial(t.text, t.avg_logprob if t.detailed else None)
+            return Partial(t.text, t.avg_logprob if t.detailed else None, t.nearest)
         except SpeechError:
             self.partials_skipped += 1
             raise TranscriberBusy("partial transcript skipped") from None

@@ -10,7 +10,9 @@ where this project has more to say (a stock client ignores data it does not know
   with timings and probabilities, the confidence, beam alternates, the window and the decode
   and queue times. A request's ``ofp`` may give ``speech_end_s``, ``prompt`` and ``partial``;
   a ``partial`` one is a quick decode (greedy, or ``beam`` wide, at most 5) whose
-  transcript's ``ofp`` holds its ``avg_logprob`` only.
+  transcript's ``ofp`` holds its ``avg_logprob`` and, when the request gave ``within`` (a list
+  of words, at most 128), the ``nearest`` reading in them (``text``, ``gap``). A request the
+  server cannot take (``within`` too long) is answered ``error`` code ``bad-request``.
   While the audio streams in, a client that is not this gateway gets live partials:
   ``transcript-start``, ``transcript-chunk`` (the text added since the last, with the whole
   partial in ``ofp.partial``) about every second when the model is free, ``transcript-stop``
@@ -69,7 +71,7 @@ from gateway.render.tts import Synthesizer, VoiceSettings
 from gateway.speech.asr import transcript_extras
 from gateway.speech.link import parse_address
 from gateway.speech.tts import voice_from_extras
-from gateway.voice.stt import Partial, SttSettings, Transcriber
+from gateway.voice.stt import Partial, SttSettings, Transcriber, check_within
 from gateway.voice.wake import WakeWordDetector
 
 log = logging.getLogger(__name__)
@@ -506,11 +508,15 @@ class _Connection:
                 # A beam that is no whole number is the greedy one; the transcriber narrows a
                 # wide one (MAX_PARTIAL_BEAM).
                 beam = extra.get("beam")
+                within = extra.get("within") or []
+                if not isinstance(within, list) or not all(isinstance(w, str) for w in within):
+                    raise ValueError("ofp.within is a list of words")
                 partial = await self._guarded(
                     transcriber.transcribe_partial(
                         clip,
                         prompt=str(prompt) if prompt else None,
                         beam=beam if isinstance(beam, int) and not isinstance(beam, bool) else 1,
+                        within=check_within(tuple(within)),
                     )
                 )
                 await self.send(partial_event(partial))
@@ -528,6 +534,9 @@ class _Connection:
             return
         except SpeechError as exc:
             await self.send(Error(text=str(exc), code="failed").event())
+            return
+        except ValueError as exc:  # a request this server cannot take: say why
+            await self.send(Error(text=str(exc), code="bad-request").event())
             return
         if self._streaming:
             final_added = t.text[len(self.sent_text) :] if t.text.startswith(self.sent_text) else ""
@@ -605,11 +614,16 @@ def _size(event: Event) -> int:
 def partial_event(partial: Partial) -> Event:
     """The ``transcript`` answering a request for a partial (its ``ofp.partial``): the text, and
     the decode's ``avg_logprob`` in ``ofp`` (which makes it detailed to
-    :func:`~gateway.speech.asr.transcript_from_event`); text only when there is none."""
+    :func:`~gateway.speech.asr.transcript_from_event`) and its ``nearest`` reading in the words
+    asked for (``{"text", "gap"}``) when there is one; text only when there is no
+    ``avg_logprob``."""
     event = WyTranscript(text=partial.text, language="en").event()
     if partial.avg_logprob is None:
         return event
-    return _with_ofp(event, {"avg_logprob": round(partial.avg_logprob, 4)})
+    extra: dict[str, Any] = {"avg_logprob": round(partial.avg_logprob, 4)}
+    if partial.nearest is not None:
+        extra["nearest"] = {"text": partial.nearest.text, "gap": round(partial.nearest.gap, 4)}
+    return _with_ofp(event, extra)
 
 
 def _with_ofp(event: Event, extra: dict[str, Any]) -> Event:

@@ -38,6 +38,8 @@ the eighth was looked at, run once per transport); ``--set flite`` and ``--set f
 voices (:func:`~gateway.testing.overlap.flite_clips`: slt and awb, looked at; rms and kal16,
 held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's rules in place
 (:func:`~gateway.testing.overlap.tenth_held_out_clips`, with a fourth synthesizer, Festival);
+``--set eleventh-held-out``: the eleventh, written with the ninth pass's rule in place
+(:func:`~gateway.testing.overlap.eleventh_held_out_clips`, with Festival's second voice);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -77,6 +79,7 @@ from gateway.testing.overlap import (
     OverlapTrial,
     clips,
     eighth_held_out_clips,
+    eleventh_held_out_clips,
     fifth_held_out_clips,
     flite_clips,
     fourth_held_out_clips,
@@ -118,6 +121,7 @@ SETS = {
     "eighth-held-out": eighth_held_out_clips,
     "ninth-held-out": ninth_held_out_clips,
     "tenth-held-out": tenth_held_out_clips,
+    "eleventh-held-out": eleventh_held_out_clips,
 }
 
 
@@ -407,8 +411,10 @@ def _replay(chosen: list[Clip]) -> int:
     print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
     transcriber = Transcriber()
 
-    async def decode(audio: np.ndarray, prompt: str | None, beam: int) -> Partial:
-        return await transcriber.transcribe_partial(audio, prompt=prompt, beam=beam)
+    async def decode(
+        audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
+    ) -> Partial:
+        return await transcriber.transcribe_partial(audio, prompt=prompt, beam=beam, within=within)
 
     results = replay_clips(chosen, decode)
     for clip, r in results:

@@ -93,6 +93,8 @@ PIPER_VARIANTS = {
     "piper-warm": (1.04, 37),
     "piper-dawn": (0.98, 41),
     "piper-dusk": (1.06, 43),
+    "piper-dew": (1.02, 47),
+    "piper-mist": (0.96, 53),
 }
 
 
@@ -550,6 +552,56 @@ def tenth_held_out_clips() -> list[Clip]:
     """The tenth held-out set: the ninth's shape (:func:`ninth_held_out_clips`), 92 trials."""
     return held_out(
         TENTH_BACKCHANNELS, TENTH_INTERRUPTIONS, TENTH_VOICES, TENTH_NOISE_SEEDS, TENTH_ECHO_DB
+    )
+
+
+#: The eleventh held-out set (issue 38, ninth pass), written and committed on 2026-12-01 before
+#: anything ran on it, with this pass's rule in place (a decode whose reading in backchannels'
+#: words is nearly as likely: ``OverlapSettings.near_gap``), chosen on the ten sets and flite's
+#: voices. The tenth's shape (92 trials), nothing in it in another set: backchannels of one word
+#: ("Totally.") and in two parts; interruptions of one word with no stop word ("Louder."),
+#: beginning with a backchannel ("Okay, next question.") or a hum ("Hmm, not quite."), a stop
+#: phrase in a question ("Could you hang on?") and after another word ("Hey, hold on."), a
+#: request and a question; piper in two new renditions, Festival's kal (a second diphone voice,
+#: Debian's ``festvox-kallpc16k``) and espeak-ng received pronunciation, New York and Caribbean
+#: variants no set uses; noises and echo levels no set uses.
+ELEVENTH_BACKCHANNELS = (
+    "Mhm, sure.",
+    "Ah, right.",
+    "Oh, great.",
+    "Okay, sure.",
+    "Totally.",
+    "Uh-huh, cool.",
+)
+ELEVENTH_INTERRUPTIONS = (
+    "Hey, hold on.",
+    "Louder.",
+    "Could you hang on?",
+    "Okay, next question.",
+    "Hmm, not quite.",
+    "Play some music.",
+    "Who are you?",
+)
+ELEVENTH_VOICES = (
+    "piper-dew",
+    "piper-mist",
+    "festival-kal",
+    "en-gb-x-rp+m3",
+    "en-us-nyc+f3",
+    "en-029+f4",
+)
+ELEVENTH_NOISE_SEEDS = (16, 17)
+ELEVENTH_ECHO_DB = (-11.25, -13.25, -15.25, -17.25, -20.25, -23.25)
+
+
+def eleventh_held_out_clips() -> list[Clip]:
+    """The eleventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92 trials."""
+    return held_out(
+        ELEVENTH_BACKCHANNELS,
+        ELEVENTH_INTERRUPTIONS,
+        ELEVENTH_VOICES,
+        ELEVENTH_NOISE_SEEDS,
+        ELEVENTH_ECHO_DB,
     )
 
 

@@ -37,9 +37,9 @@ DECODE_CHUNKS = 3
 #: Silence before the clip (the agent talking alone) and after it (the decision's time).
 BEFORE_S, AFTER_S = 1.0, 2.0
 
-#: ``decode(audio, prompt, beam)``: the overlap's words and how sure of them
+#: ``decode(audio, prompt, beam, within)``: the overlap's words and how sure of them
 #: (``SpeechToText.transcribe_partial``).
-Decode = Callable[[np.ndarray, str | None, int], Awaitable[Partial]]
+Decode = Callable[[np.ndarray, str | None, int, tuple[str, ...]], Awaitable[Partial]]
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,10 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
             asked.remove((due, ask))
-            partial = await decode(ask.audio, ask.prompt, ask.beam)
+            partial = await decode(ask.audio, ask.prompt, ask.beam, ask.within)
             heard.append(partial.text)
             actions += turns.overlap_heard(
-                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob
+                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest
             )
         for action in actions:
             if isinstance(action, StartOverlapDecode):

@@ -79,8 +79,9 @@ def flite_wav(text: str, voice: str = "slt", rate: int = SAMPLE_RATE) -> np.ndar
 
 
 def festival_wav(text: str, voice: str = "ked", rate: int = SAMPLE_RATE) -> np.ndarray:
-    """``text`` spoken by Festival's diphone voice ``voice`` (Debian's ``festival`` and
-    ``festvox-kdlpc16k``: ``ked``, an American man), as mono int16 at ``rate`` Hz."""
+    """``text`` spoken by Festival's diphone voice ``voice`` (Debian's ``festival`` with
+    ``festvox-kdlpc16k``: ``ked``, and ``festvox-kallpc16k``: ``kal``, two American men), as
+    mono int16 at ``rate`` Hz."""
     path = _cache_path("festival", text, voice, rate)
     argv = ["text2wave", "-eval", f"(voice_{voice}_diphone)", "-o", "{out}"]
     return _synthesized(path, rate, argv, stdin=text)

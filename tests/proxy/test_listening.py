@@ -22,7 +22,7 @@ from gateway.proxy.events import (
     WakeWordHeard,
 )
 from gateway.proxy.listening import PRIME_TRIES, Listener, strip_wake_phrase
-from gateway.proxy.overlap import OverlapSettings
+from gateway.proxy.overlap import READING_WORDS, OverlapSettings
 from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -32,6 +32,7 @@ from gateway.voice.semantic import SemanticSettings
 from gateway.voice.stt import Partial, TranscriberBusy, Transcript
 from gateway.voice.vad import CHUNK_SAMPLES
 from gateway.voice.wake import WakeDetection
+from gateway.voice.words import Reading
 
 CHUNK_S = CHUNK_SAMPLES / 16_000
 
@@ -78,14 +79,22 @@ class RecordedTranscriber:
     partial: str | None = None  # what a partial transcript says (None: the model is busy)
 
     beams: list[int] = field(default_factory=list)  # each partial's beam
+    withins: list[tuple[str, ...]] = field(default_factory=list)  # each partial's ``within``
+    nearest: Reading | None = None  # what a partial's reading in ``within`` is
 
     async def transcribe_partial(
-        self, audio: np.ndarray, *, prompt: str | None = None, beam: int = 1
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        beam: int = 1,
+        within: tuple[str, ...] = (),
     ) -> Partial:
         self.beams.append(beam)
+        self.withins.append(within)
         if self.partial is None:
             raise TranscriberBusy("partials are not recorded")
-        return Partial(self.partial, -0.2)
+        return Partial(self.partial, -0.2, self.nearest if within else None)
 
 
 class Voice:
@@ -363,18 +372,20 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     """Speech over an audible agent is decoded and its words go to the turn-taker with
     Whisper's log-probability (the hum rule believes words it was sure of)."""
     r = recorded("", (0.9, 12), (0.0, 30))
-    r.transcriber.partial = "Yeah."
-    heard: list[tuple[str | None, float | None]] = []
+    r.transcriber.partial = "Cohen."
+    r.transcriber.nearest = Reading("Oh, cool.", 0.4)
+    heard: list[tuple[str | None, float | None, Reading | None]] = []
     turns = r.listener.turns
     overlap_heard = turns.overlap_heard
 
-    def spy(decode_id, text, voiced_ms, now, logprob=None):  # type: ignore[no-untyped-def]
-        heard.append((text, logprob))
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob)
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None):  # type: ignore[no-untyped-def]
+        heard.append((text, logprob, near))
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near)
 
     turns.overlap_heard = spy  # type: ignore[method-assign]
     r.agent_audible = True
     r.listener.playing(True, r.now)
     await r.chunks(LEAD + 42)
-    assert heard == [("Yeah.", -0.2)]
+    assert heard == [("Cohen.", -0.2, Reading("Oh, cool.", 0.4))], "with its backchannel reading"
     assert r.transcriber.beams == [OverlapSettings().beam], "with the overlap's beam"
+    assert r.transcriber.withins == [READING_WORDS], "read in backchannels' words too"

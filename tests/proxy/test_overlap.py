@@ -15,6 +15,7 @@ import pytest
 from gateway.audio import read_wav
 from gateway.audio.hum import HumFeatures
 from gateway.proxy.overlap import (
+    READING_WORDS,
     Overlap,
     OverlapDecision,
     OverlapDecode,
@@ -41,6 +42,7 @@ from gateway.proxy.turn_taker import (
     TurnTaker,
 )
 from gateway.voice.vad import CHUNK_SAMPLES
+from gateway.voice.words import Reading
 
 S = OverlapSettings()
 CHUNK_S = CHUNK_SAMPLES / 16_000
@@ -1114,3 +1116,73 @@ def test_a_second_half_joined_to_a_backchannel_is_decoded_alone_too():
     assert (second.kind, second.why, second.joined) == ("backchannel", "each a backchannel", True)
     [audio] = alone
     assert np.count_nonzero(audio == np.float32(0.8)) == 320 // 32 * CHUNK_SAMPLES
+
+
+def _misread(
+    gap: float | None,
+    settings: OverlapSettings = S,
+    voice_ms: int = 480,
+    text: str = "Cohen.",
+    reading: str = "Oh, cool.",
+) -> list:
+    """A short overlap Whisper wrote as other words (``text``: "Cohen." for "Oh, cool."), its
+    ``reading`` in backchannels' words ``gap`` nats less likely (None: not known); everything
+    the overlap said."""
+    near = None if gap is None else Reading(reading, gap)
+    o = Overlap(settings, 0.0, voiced_ms=96)
+    steps, now = feed(o, voice_ms - 96, True, 0.0)
+    more, now = feed(o, 32, False, now)
+    asks = [s for s in steps + more if isinstance(s, OverlapDecode)]
+    out: list = list(asks)
+    last = asks[-1]
+    out.append(o.heard(last.id, text, last.voiced_ms, now, -0.9, near))
+    rest, _ = feed(o, settings.words_end_ms, False, now)
+    return out + rest
+
+
+@pytest.mark.parametrize("near", [0.3, -1.2, S.near_gap])
+def test_words_whose_backchannel_reading_is_near_are_a_backchannel(near):
+    steps = _misread(near)
+    [ask] = [s for s in steps if isinstance(s, OverlapDecode)]
+    assert ask.within == READING_WORDS, "asked to read the audio in backchannels' words"
+    d = decided(steps)
+    assert (d.kind, d.why) == ("backchannel", "near a backchannel")
+
+
+@pytest.mark.parametrize("near", [None, 3.0])
+def test_words_whose_backchannel_reading_is_far_or_unknown_interrupt(near):
+    d = decided(_misread(near))
+    assert (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_backchannel_reading_is_looked_for_only_in_a_short_overlap():
+    settings = replace(S, near_max_ms=320, max_ms=2000)
+    steps = _misread(0.1, settings, voice_ms=480)
+    assert all(s.within == () for s in steps if isinstance(s, OverlapDecode))
+    assert decided(steps).kind == "interruption", "longer than near_max_ms: the words decide"
+    off = _misread(0.1, replace(S, near_gap=None))
+    assert all(s.within == () for s in off if isinstance(s, OverlapDecode)), "never asked"
+    assert decided(off).kind == "interruption"
+
+
+def test_a_stop_word_stops_however_near_its_backchannel_reading():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    _, now = feed(o, 384, True, 0.0)
+    [ask], now = feed(o, 32, False, now)
+    d = o.heard(ask.id, "Oh, no.", ask.voiced_ms, now, -0.9, Reading("Oh, okay.", -2.0))
+    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "stop word")
+
+
+def test_a_reading_that_is_the_decodes_first_words_alone_is_no_backchannel():
+    """ "Okay." for "Okay, but what about me?" leaves what was said after it out (flite slt:
+    0.19 nats less likely); a reading of all of it ("Okay, yep." for "Okay, you left.") is
+    one."""
+    d = decided(_misread(-0.2, text="Okay, but what about me?", reading="Okay."))
+    assert (d.kind, d.why) == ("interruption", "words")
+    d = decided(_misread(0.5, text="Okay, you left.", reading="Okay, yep."))
+    assert (d.kind, d.why) == ("backchannel", "near a backchannel")
+
+
+def test_near_max_ms_is_a_length():
+    with pytest.raises(ValueError, match="near_max_ms"):
+        OverlapSettings(near_max_ms=0)

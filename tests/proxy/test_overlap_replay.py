@@ -18,21 +18,24 @@ from gateway.proxy.settings import SessionSettings
 from gateway.testing.overlap import Clip, speech
 from gateway.testing.overlap_replay import Replayed, replay, replay_clips, summary
 from gateway.voice.stt import Partial
+from gateway.voice.words import Reading
 
 pytestmark = pytest.mark.slow  # the Silero VAD (ONNX) in every replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def hears(text: str, logprob: float | None = None):
-    """A recogniser that hears ``text`` in anything (at ``logprob``), and the prompts it was
-    given."""
+def hears(text: str, logprob: float | None = None, nearest: Reading | None = None):
+    """A recogniser that hears ``text`` in anything (at ``logprob``; ``nearest``: its reading
+    in the words asked for, when asked), and the prompts it was given."""
     prompts: list[str | None] = []
 
-    async def decode(audio: np.ndarray, prompt: str | None, beam: int) -> Partial:
+    async def decode(
+        audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
+    ) -> Partial:
         assert audio.size > 0 and beam == OverlapSettings().beam
         prompts.append(prompt)
-        return Partial(text, logprob)
+        return Partial(text, logprob, nearest if within else None)
 
     return decode, prompts
 
@@ -47,6 +50,20 @@ async def test_a_backchannel_resumes_and_a_meant_interruption_stops():
     r = await replay(yeah, decode, SessionSettings())
     assert (r.kind, r.why) == ("interruption", "words")
     assert r.wrong("backchannel") and not r.wrong("interruption")
+
+
+async def test_a_misread_backchannel_whose_reading_is_near_resumes():
+    """tiny.en writes "Oh, cool." in an unfamiliar voice as "Cohen." but finds "Oh, cool."
+    nearly as likely: the agent goes on. A reading far less likely, or a stop word, and it
+    stops."""
+    cool = speech("Oh, cool.", "en-us")
+    decode, _ = hears("Cohen.", -0.9, Reading("Oh, cool.", 0.3))
+    r = await replay(cool, decode, SessionSettings())
+    assert (r.kind, r.why) == ("backchannel", "near a backchannel")
+    decode, _ = hears("Cohen.", -0.9, Reading("Oh, cool.", 4.0))
+    assert (await replay(cool, decode, SessionSettings())).kind == "interruption"
+    decode, _ = hears("Oh, no.", -0.9, Reading("Oh, okay.", 0.3))
+    assert (await replay(cool, decode, SessionSettings())).why == "stop word"
 
 
 async def test_silence_pauses_nothing():

@@ -233,7 +233,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
     )
 
 
-@pytest.mark.parametrize("name", ["NINTH", "TENTH"])
+@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH"])
 def test_the_later_held_out_sets_have_the_eighths_shape(name):
     for part in ("VOICES", "NOISE_SEEDS", "ECHO_DB", "BACKCHANNELS", "INTERRUPTIONS"):
         later, eighth = getattr(sets, f"{name}_{part}"), getattr(sets, f"EIGHTH_{part}")
@@ -258,9 +258,29 @@ def test_the_tenth_held_out_set_shares_nothing_with_another_set():
     assert not set(sets.TENTH_VOICES) & flite
 
 
-def test_festival_speaks_at_sixteen_kilohertz():
-    """Festival's ked (scripts/test installs it)."""
-    pcm = sets.speech("Okay.", "festival-ked")
+ELEVENTH = said(sets.ELEVENTH_BACKCHANNELS + sets.ELEVENTH_INTERRUPTIONS)
+
+
+def test_the_eleventh_held_out_set_shares_nothing_with_another_set():
+    assert_new(
+        ELEVENTH,
+        sets.ELEVENTH_VOICES,
+        sets.ELEVENTH_NOISE_SEEDS,
+        sets.ELEVENTH_ECHO_DB,
+        (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH),
+        EARLIER_VOICES | set(sets.EIGHTH_VOICES + sets.NINTH_VOICES + sets.TENTH_VOICES),
+        EARLIER_SEEDS
+        | set(sets.EIGHTH_NOISE_SEEDS + sets.NINTH_NOISE_SEEDS + sets.TENTH_NOISE_SEEDS),
+        EARLIER_LEVELS | set(sets.EIGHTH_ECHO_DB + sets.NINTH_ECHO_DB + sets.TENTH_ECHO_DB),
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.ELEVENTH_VOICES) & flite
+
+
+@pytest.mark.parametrize("voice", ["festival-ked", "festival-kal"])
+def test_festival_speaks_at_sixteen_kilohertz(voice):
+    """Festival's ked and kal (scripts/test installs them)."""
+    pcm = sets.speech("Okay.", voice)
     assert pcm.dtype == np.int16
     assert 0.2 * 16000 < len(pcm) < 2 * 16000
     assert np.abs(pcm).max() > 3000
@@ -269,6 +289,7 @@ def test_festival_speaks_at_sixteen_kilohertz():
 def test_the_benchmark_plays_every_set_by_name():
     from gateway.testing.bench_interruptions import SETS
 
+    assert SETS["eleventh-held-out"] is sets.eleventh_held_out_clips
     assert SETS["tenth-held-out"] is sets.tenth_held_out_clips
     assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips

@@ -20,10 +20,12 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from gateway.audio import SAMPLE_RATE
+from gateway.proxy.overlap import READING_WORDS
 from gateway.speech.asr import RemoteTranscriber
 from gateway.speech.link import LinkSettings, ServiceLink
 from gateway.testing.speech import espeak_16k, normalise, silence
 from gateway.voice.decode_queue import DecodeQueue
+from gateway.voice.stt import MAX_WITHIN_WORDS
 from tests.speech.conftest import WyomingServer, own_server, running
 
 pytestmark = pytest.mark.slow
@@ -105,6 +107,43 @@ async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
         assert "table" in wide.text.lower() and wide.avg_logprob is not None, wide
     finally:
         await link.close()
+
+
+async def test_a_partials_reading_in_backchannels_words_comes_over_the_wire(
+    own_speech: WyomingServer,
+) -> None:
+    """``within`` goes as ``ofp.within``; the real server's answer carries the nearest reading
+    (``ofp.nearest``), far from a request heard right. A vocabulary over the bound is refused
+    with a reason, and the link goes on serving."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # earlier tests' finals ration partials
+    link = ServiceLink("stt", own_speech.address, LinkSettings(timeout_s=120))
+    await link.describe()
+    stt = RemoteTranscriber(link)
+    try:
+        speech = espeak_16k(SAID)
+        said = await stt.transcribe_partial(speech, beam=5, within=READING_WORDS)
+        assert "table" in said.text.lower(), said
+        assert said.nearest is not None and said.nearest.gap > 2.0, said
+        with pytest.raises(ValueError, match="within"):
+            await stt.transcribe_partial(speech, within=("yeah",) * (MAX_WITHIN_WORDS + 1))
+    finally:
+        await link.close()
+
+
+async def test_a_vocabulary_over_the_bound_from_the_network_is_refused(
+    own_speech: WyomingServer,
+) -> None:
+    """A client that sends more words than the bound, or no list of words, gets ``error``
+    ``bad-request`` saying why, not a decode it could make arbitrarily large."""
+    for within in (["yeah"] * (MAX_WITHIN_WORDS + 1), "yeah", [1, 2]):
+        async with AsyncTcpClient("127.0.0.1", own_speech.port) as client:
+            request = Transcribe(language="en").event()
+            request.data["ofp"] = {"partial": True, "within": within}
+            await client.write_event(request)
+            await send_clip(client, espeak_16k("Turn off the kitchen lights."))
+            events = await events_until(client, "error")
+        assert events[-1].data["code"] == "bad-request", events[-1]
+        assert "within" in events[-1].data["text"], events[-1]
 
 
 @pytest.mark.parametrize("beam", [10**9, "5", -3, True, None])

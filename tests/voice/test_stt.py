@@ -13,12 +13,23 @@ import numpy as np
 import pytest
 
 from gateway.audio import pcm16_to_float
+from gateway.proxy.overlap import READING_WORDS, OverlapSettings
 from gateway.testing.speech import SENTENCES, espeak_wav, piper_16k, silence, word_error_rate
 from gateway.voice.decode_queue import DecodeQueue
 from gateway.voice.endpoint import Endpointer, Utterance
-from gateway.voice.stt import Partial, SttSettings, Transcriber, TranscriberBusy
+from gateway.voice.stt import (
+    MAX_WITHIN_CHARS,
+    MAX_WITHIN_WORDS,
+    Partial,
+    SttSettings,
+    Transcriber,
+    TranscriberBusy,
+    _once,
+)
+from gateway.voice.words import words
 
 SAMPLE = SENTENCES[1:12:2]  # six sentences, 1.5–4 s
+PROMPT = OverlapSettings().prompt  # speech over an agent is decoded with it
 
 
 async def test_espeak_and_piper_within_stated_wer(transcriber):
@@ -145,6 +156,49 @@ async def test_a_partials_prompt_reaches_the_decoder(transcriber, monkeypatch):
     text = (await transcriber.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")).text
     assert seen == ["Mm-hmm. Uh-huh."]
     assert word_error_rate(SENTENCES[6], text) < 0.8
+
+
+async def test_a_partial_reads_a_request_in_backchannels_words_far_less_likely(transcriber):
+    """``within``: a request heard right is several nats from its likeliest reading in
+    backchannels' words (tiny.en: "Turn the volume down." against "Mm-hmm.", ~5); a decode
+    already in those words has none to give."""
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # finals before it ration partials
+    said = await transcriber.transcribe_partial(
+        piper_16k("Turn the volume down."), prompt=PROMPT, beam=5, within=READING_WORDS
+    )
+    assert said.nearest is not None and "volume" in said.text.lower(), said
+    assert set(words(said.nearest.text)) <= set(READING_WORDS), said.nearest
+    assert said.nearest.gap > 2.0, said
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
+    yeah = await transcriber.transcribe_partial(
+        piper_16k("Yeah."), prompt=PROMPT, beam=5, within=READING_WORDS
+    )
+    assert words(yeah.text) == ["yeah"] and yeah.nearest is None, yeah
+    await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
+    plain = await transcriber.transcribe_partial(piper_16k("Turn the volume down."))
+    assert plain.nearest is None, "not asked"
+
+
+@pytest.mark.parametrize(
+    "within", [("yeah",) * (MAX_WITHIN_WORDS + 1), ("x" * (MAX_WITHIN_CHARS + 1),), ("",)]
+)
+async def test_a_vocabulary_too_large_is_refused(transcriber, within):
+    with pytest.raises(ValueError, match="within"):
+        await transcriber.transcribe_partial(silence(300), within=within)
+
+
+def test_a_loop_is_scored_once(transcriber):
+    """Whisper's loop ("Excuse me. Excuse me. Exc") is scored as what was said once; a
+    sentence that repeats a word and goes on is whole."""
+    tokenizer = transcriber._engine.tokenizer("en")
+
+    def once(text: str) -> str:
+        return tokenizer.decode(_once(tokenizer, tokenizer.encode(" " + text))).strip()
+
+    assert once("Excuse me. Excuse me. Excuse me. Exc") == "Excuse me."
+    assert once("Yes? Yes? Yes?") == "Yes?"
+    assert once("Whoa.") == "Whoa."
+    assert once("Yeah, yeah, but why?") == "Yeah, yeah, but why?"
 
 
 async def test_more_than_30_seconds_is_refused(transcriber):
