@@ -696,7 +696,11 @@ class Overlap:
             return False
         said, read = heard_words(self._text), heard_words(near.text)
         begins = len(read) < len(said) and said[: len(read)] == read
-        return bool(read) and not begins and not _has_stop(said)
+        # A decode of the last stretch alone that heard other words (``_after_a_backchannel``)
+        # is a second reading that says so: "Yeah, | but why?" in en-029+m2 was read whole
+        # "You've got right.", near "Yeah, alright.", and its second half alone "But right.".
+        last = self._last_words is not None and bool(other_words(self._last_words))
+        return bool(read) and not begins and not last and not _has_stop(said)
 
     def _ask(self) -> OverlapDecode:
         self._next_id += 1

@@ -125,11 +125,16 @@ SETS = {
 }
 
 
+#: The sets whose sentences flite says: the ten the ninth pass chose its rule on (the eleventh,
+#: held out, is not said in flite's voices).
+FLITE_SOURCES = tuple(list(SETS)[: list(SETS).index("tenth-held-out") + 1])
+
+
 def _flite(voices: tuple[str, ...]) -> Callable[[], list[Clip]]:
-    return lambda: flite_clips(voices, [f() for f in SETS.values()])
+    return lambda: flite_clips(voices, [SETS[name]() for name in FLITE_SOURCES])
 
 
-#: The nine sets' backchannels and interruptions in flite's voices (``--replay`` only).
+#: The ten sets' backchannels and interruptions in flite's voices (``--replay`` only).
 FLITE_SETS = {"flite": _flite(FLITE_LOOKED_AT), "flite-held-out": _flite(FLITE_HELD_OUT)}
 
 

@@ -1186,3 +1186,33 @@ def test_a_reading_that_is_the_decodes_first_words_alone_is_no_backchannel():
 def test_near_max_ms_is_a_length():
     with pytest.raises(ValueError, match="near_max_ms"):
         OverlapSettings(near_max_ms=0)
+
+
+def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_near():
+    """ "Yeah, | but why?" (en-029+m2): the first stretch heard "Yeah, yeah.", the whole
+    "You've got right." with "Yeah, alright." 0.79 nats less likely, the second stretch alone
+    "But right.": it interrupts. Heard alone as a backchannel, the near reading decides."""
+
+    def run(second_alone: str) -> OverlapDecision:
+        o = Overlap(S, 0.0, voiced_ms=96)
+        now, asked = 0.0, []
+        schedule = [True] * 7 + [False] * 4 + [True] * 11 + [False] * 30  # 32 ms chunks
+        for voiced in schedule:
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            while isinstance(step, OverlapDecode):
+                asked.append(step)
+                if step.last_stretch:
+                    step = o.heard(step.id, second_alone, step.voiced_ms, now, -0.6)
+                elif step.voiced_ms <= 320:
+                    step = o.heard(step.id, "Yeah, yeah.", step.voiced_ms, now, -1.0)
+                else:
+                    near = Reading("Yeah, alright.", 0.79)
+                    step = o.heard(step.id, "You've got right.", step.voiced_ms, now, -0.8, near)
+            if isinstance(step, OverlapDecision):
+                assert any(a.last_stretch for a in asked), "the second stretch decoded alone"
+                return step
+        raise AssertionError("undecided")
+
+    assert run("But right.").kind == "interruption"
+    assert (run("Right.").kind, run("Right.").why) == ("backchannel", "each a backchannel")

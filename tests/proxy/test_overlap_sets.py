@@ -286,6 +286,13 @@ def test_festival_speaks_at_sixteen_kilohertz(voice):
     assert np.abs(pcm).max() > 3000
 
 
+def test_flite_says_the_ten_sets_the_rules_were_chosen_on_not_the_eleventh():
+    from gateway.testing.bench_interruptions import FLITE_SOURCES, SETS
+
+    assert len(FLITE_SOURCES) == 11 and FLITE_SOURCES[0] == "tuning"
+    assert "eleventh-held-out" in SETS and "eleventh-held-out" not in FLITE_SOURCES
+
+
 def test_the_benchmark_plays_every_set_by_name():
     from gateway.testing.bench_interruptions import SETS
 
