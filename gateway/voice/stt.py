@@ -445,7 +445,8 @@ class Transcriber:
         ``within``: when the decode has words outside these, also the likeliest reading made
         of them (:class:`Reading`): a beam search that may write only their tokens, then the
         decode and that reading scored alike by the unconstrained model (one batched forced
-        pass). ~40–90 ms more on a second of speech (tiny.en, 2 cores), and only then.
+        pass): 171 CPU-ms more (median; 336 at most) on up to 1.2 s of speech (tiny.en, one
+        thread, the overlaps of three sets), and only then.
 
         Raises :class:`TranscriberBusy` at once, without queueing, when the model is busy, and
         ValueError for a ``within`` :func:`check_within` refuses.
