@@ -53,17 +53,17 @@ async def test_a_backchannel_resumes_and_a_meant_interruption_stops():
 
 
 async def test_a_misread_backchannel_whose_reading_is_near_resumes():
-    """tiny.en writes "Oh, cool." in an unfamiliar voice as "Cohen." but finds "Oh, cool."
-    nearly as likely: the agent goes on. A reading far less likely, or a stop word, and it
-    stops."""
-    cool = speech("Oh, cool.", "en-us")
-    decode, _ = hears("Cohen.", -0.9, Reading("Oh, cool.", 0.3))
-    r = await replay(cool, decode, SessionSettings())
+    """tiny.en wrote "Exactly." in en-029+f3 as "In that, please." but found "Exactly." nearly
+    as likely (0.72 nats less): the agent goes on. A reading far less likely, or a stop word,
+    and it stops."""
+    exactly = speech("Exactly.", "en-us")
+    decode, _ = hears("In that, please.", -0.6, Reading("Exactly.", 0.3))
+    r = await replay(exactly, decode, SessionSettings())
     assert (r.kind, r.why) == ("backchannel", "near a backchannel")
-    decode, _ = hears("Cohen.", -0.9, Reading("Oh, cool.", 4.0))
-    assert (await replay(cool, decode, SessionSettings())).kind == "interruption"
-    decode, _ = hears("Oh, no.", -0.9, Reading("Oh, okay.", 0.3))
-    assert (await replay(cool, decode, SessionSettings())).why == "stop word"
+    decode, _ = hears("In that, please.", -0.6, Reading("Exactly.", 4.0))
+    assert (await replay(exactly, decode, SessionSettings())).kind == "interruption"
+    decode, _ = hears("Oh, no.", -0.6, Reading("Oh, okay.", 0.3))
+    assert (await replay(exactly, decode, SessionSettings())).why == "stop word"
 
 
 async def test_silence_pauses_nothing():
