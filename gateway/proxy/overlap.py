@@ -209,10 +209,13 @@ class OverlapSettings:
         near_gap: a decode whose words would interrupt (no stop word), in an overlap of at most
             ``near_max_ms`` of voice, is a backchannel when a reading of the audio in
             backchannels' words (:data:`READING_WORDS`) is at most this much less likely to
-            Whisper (natural log, the whole text: ``gateway.voice.stt.Reading``; None: never
+            Whisper (natural log, the whole text: ``gateway.voice.words.Reading``; None: never
             asked). tiny.en writes a short backchannel in an unfamiliar voice as the nearest
-            content word ("Oh, cool." "Cohen.", "Wow." "Whoa."), but scores the backchannel
-            nearly as likely, while a request it heard leaves a gap of several nats.
+            content word ("Exactly." "In that, please.", "Wow." "Whoa."), but scores the
+            backchannel nearly as likely (0.72 and 0.02 nats less), while a request it heard
+            leaves several ("Turn the volume down." against "Mm-hmm.": 4.8). 0.9 lies between
+            the last false stop it reached on the ten sets (0.75) and the nearest
+            interruption ("Quiet." against "Right.": 1.0).
         near_max_ms: the longest voiced overlap whose decodes look for a backchannel reading.
     """
 
