@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,17 @@ async def test_a_stock_client_gets_a_plain_transcript_with_extras(
     assert all(0 <= w["start"] <= w["end"] for w in extra["words"])
 
 
+@contextlib.asynccontextmanager
+async def remote_stt(server: WyomingServer) -> AsyncIterator[RemoteTranscriber]:
+    """The gateway's recogniser over a link to ``server``, closed after."""
+    link = ServiceLink("stt", server.address, LinkSettings(timeout_s=120))
+    await link.describe()
+    try:
+        yield RemoteTranscriber(link)
+    finally:
+        await link.close()
+
+
 async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
     own_speech: WyomingServer,
 ) -> None:
@@ -91,10 +103,7 @@ async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
     server: the words come back with the greedy decode's ``avg_logprob`` (sent in ``ofp``),
     not None as from a stock server; clear speech near 0, the same voice backwards far lower."""
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # earlier tests' finals ration partials
-    link = ServiceLink("stt", own_speech.address, LinkSettings(timeout_s=120))
-    await link.describe()
-    stt = RemoteTranscriber(link)
-    try:
+    async with remote_stt(own_speech) as stt:
         speech = espeak_16k(SAID)
         clear = await stt.transcribe_partial(speech, prompt="Mm-hmm. Uh-huh.")
         assert "table" in clear.text.lower() and "italian" in clear.text.lower(), clear
@@ -105,8 +114,6 @@ async def test_a_partial_over_the_wire_says_how_sure_whisper_was(
         await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
         wide = await stt.transcribe_partial(speech, beam=5)  # as speech over an agent is
         assert "table" in wide.text.lower() and wide.avg_logprob is not None, wide
-    finally:
-        await link.close()
 
 
 async def test_a_partials_reading_in_backchannels_words_comes_over_the_wire(
@@ -114,20 +121,15 @@ async def test_a_partials_reading_in_backchannels_words_comes_over_the_wire(
 ) -> None:
     """``within`` goes as ``ofp.within``; the real server's answer carries the nearest reading
     (``ofp.nearest``), far from a request heard right. A vocabulary over the bound is refused
-    with a reason, and the link goes on serving."""
+    by the client before it is sent (the server's own refusal: the test below)."""
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # earlier tests' finals ration partials
-    link = ServiceLink("stt", own_speech.address, LinkSettings(timeout_s=120))
-    await link.describe()
-    stt = RemoteTranscriber(link)
-    try:
+    async with remote_stt(own_speech) as stt:
         speech = espeak_16k(SAID)
         said = await stt.transcribe_partial(speech, beam=5, within=READING_WORDS)
         assert "table" in said.text.lower(), said
         assert said.nearest is not None and said.nearest.gap > 2.0, said
         with pytest.raises(ValueError, match="within"):
             await stt.transcribe_partial(speech, within=("yeah",) * (MAX_WITHIN_WORDS + 1))
-    finally:
-        await link.close()
 
 
 async def test_a_vocabulary_over_the_bound_from_the_network_is_refused(
