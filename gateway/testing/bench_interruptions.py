@@ -40,6 +40,8 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 (:func:`~gateway.testing.overlap.tenth_held_out_clips`, with a fourth synthesizer, Festival);
 ``--set eleventh-held-out``: the eleventh, written with the ninth pass's rule in place
 (:func:`~gateway.testing.overlap.eleventh_held_out_clips`, with Festival's second voice);
+``--set twelfth-held-out``: the twelfth, written with the tenth pass's rules in place
+(:func:`~gateway.testing.overlap.twelfth_held_out_clips`: short questions, Festival's HTS voice);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -93,6 +95,7 @@ from gateway.testing.overlap import (
     talk_over,
     tenth_held_out_clips,
     third_held_out_clips,
+    twelfth_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -122,6 +125,7 @@ SETS = {
     "ninth-held-out": ninth_held_out_clips,
     "tenth-held-out": tenth_held_out_clips,
     "eleventh-held-out": eleventh_held_out_clips,
+    "twelfth-held-out": twelfth_held_out_clips,
 }
 
 

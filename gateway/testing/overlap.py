@@ -95,6 +95,8 @@ PIPER_VARIANTS = {
     "piper-dusk": (1.06, 43),
     "piper-dew": (1.02, 47),
     "piper-mist": (0.96, 53),
+    "piper-haze": (1.03, 59),
+    "piper-gust": (0.94, 61),
 }
 
 
@@ -602,6 +604,48 @@ def eleventh_held_out_clips() -> list[Clip]:
         ELEVENTH_VOICES,
         ELEVENTH_NOISE_SEEDS,
         ELEVENTH_ECHO_DB,
+    )
+
+
+TWELFTH_BACKCHANNELS = (
+    "Mhm, yep.",
+    "Oh, true.",
+    "Yeah, right.",
+    "Hmm, I see.",
+    "Fine.",
+    "Uh-huh, great.",
+)
+#: Short questions among them: the eleventh set's "Who are you?" was the commoner miss.
+TWELFTH_INTERRUPTIONS = (
+    "Wait, start over.",
+    "Softer.",
+    "Who's speaking?",
+    "Okay, what else?",
+    "Hmm, try again.",
+    "Read me the news.",
+    "Why not?",
+)
+TWELFTH_VOICES = (
+    "piper-haze",
+    "piper-gust",
+    "festival-slt-hts",
+    "en-us+m6",
+    "en-gb-x-gbclan+m4",
+    "en-gb-scotland+m7",
+)
+TWELFTH_NOISE_SEEDS = (18, 19)
+TWELFTH_ECHO_DB = (-10.25, -12.25, -14.25, -16.25, -19.25, -21.25)
+
+
+def twelfth_held_out_clips() -> list[Clip]:
+    """The twelfth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92 trials;
+    its short questions and Festival's HTS voice (a statistical synthesizer) are new."""
+    return held_out(
+        TWELFTH_BACKCHANNELS,
+        TWELFTH_INTERRUPTIONS,
+        TWELFTH_VOICES,
+        TWELFTH_NOISE_SEEDS,
+        TWELFTH_ECHO_DB,
     )
 
 

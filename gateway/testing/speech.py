@@ -78,12 +78,18 @@ def flite_wav(text: str, voice: str = "slt", rate: int = SAMPLE_RATE) -> np.ndar
     return _synthesized(path, rate, ["flite", "-voice", voice, "-t", text, "-o", "{out}"])
 
 
+#: Festival's voices that are no diphone voice, by the name :func:`festival_wav` takes: the
+#: HTS (statistical) voice of Debian's ``festvox-us-slt-hts``, an American woman.
+FESTIVAL_VOICES = {"slt-hts": "cmu_us_slt_arctic_hts"}
+
+
 def festival_wav(text: str, voice: str = "ked", rate: int = SAMPLE_RATE) -> np.ndarray:
-    """``text`` spoken by Festival's diphone voice ``voice`` (Debian's ``festival`` with
-    ``festvox-kdlpc16k``: ``ked``, and ``festvox-kallpc16k``: ``kal``, two American men), as
-    mono int16 at ``rate`` Hz."""
+    """``text`` spoken by Festival's voice ``voice`` (Debian's ``festival`` with
+    ``festvox-kdlpc16k``: ``ked``, and ``festvox-kallpc16k``: ``kal``, two American men's
+    diphone voices; or one of :data:`FESTIVAL_VOICES`), as mono int16 at ``rate`` Hz."""
     path = _cache_path("festival", text, voice, rate)
-    argv = ["text2wave", "-eval", f"(voice_{voice}_diphone)", "-o", "{out}"]
+    name = FESTIVAL_VOICES.get(voice, f"{voice}_diphone")
+    argv = ["text2wave", "-eval", f"(voice_{name})", "-o", "{out}"]
     return _synthesized(path, rate, argv, stdin=text)
 
 

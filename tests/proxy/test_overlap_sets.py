@@ -233,7 +233,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
     )
 
 
-@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH"])
+@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH", "TWELFTH"])
 def test_the_later_held_out_sets_have_the_eighths_shape(name):
     for part in ("VOICES", "NOISE_SEEDS", "ECHO_DB", "BACKCHANNELS", "INTERRUPTIONS"):
         later, eighth = getattr(sets, f"{name}_{part}"), getattr(sets, f"EIGHTH_{part}")
@@ -277,9 +277,41 @@ def test_the_eleventh_held_out_set_shares_nothing_with_another_set():
     assert not set(sets.ELEVENTH_VOICES) & flite
 
 
-@pytest.mark.parametrize("voice", ["festival-ked", "festival-kal"])
+TWELFTH = said(sets.TWELFTH_BACKCHANNELS + sets.TWELFTH_INTERRUPTIONS)
+
+
+def test_the_twelfth_held_out_set_shares_nothing_with_another_set():
+    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH")
+    assert_new(
+        TWELFTH,
+        sets.TWELFTH_VOICES,
+        sets.TWELFTH_NOISE_SEEDS,
+        sets.TWELFTH_ECHO_DB,
+        (
+            TUNING,
+            HELD_OUT,
+            NEW,
+            THIRD,
+            FOURTH,
+            FIFTH,
+            SIXTH,
+            SEVENTH,
+            EIGHTH,
+            NINTH,
+            TENTH,
+            ELEVENTH,
+        ),
+        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
+        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
+        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.TWELFTH_VOICES) & flite
+
+
+@pytest.mark.parametrize("voice", ["festival-ked", "festival-kal", "festival-slt-hts"])
 def test_festival_speaks_at_sixteen_kilohertz(voice):
-    """Festival's ked and kal (scripts/test installs them)."""
+    """Festival's ked and kal, and its HTS voice slt (scripts/test installs them)."""
     pcm = sets.speech("Okay.", voice)
     assert pcm.dtype == np.int16
     assert 0.2 * 16000 < len(pcm) < 2 * 16000
@@ -297,6 +329,7 @@ def test_the_benchmark_plays_every_set_by_name():
     from gateway.testing.bench_interruptions import SETS
 
     assert SETS["eleventh-held-out"] is sets.eleventh_held_out_clips
+    assert SETS["twelfth-held-out"] is sets.twelfth_held_out_clips
     assert SETS["tenth-held-out"] is sets.tenth_held_out_clips
     assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
