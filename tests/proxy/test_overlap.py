@@ -412,9 +412,16 @@ HUM = HumFeatures(voiced_ms=480, nasal=0.4, high_share=0.02, onsets=3, pitch_jum
 WORD = replace(HUM, nasal=0.2)
 
 
-def said(name: str, o: Overlap, words: str | None, logprob: float | None = None) -> list:
+def said(
+    name: str,
+    o: Overlap,
+    words: str | None,
+    logprob: float | None = None,
+    near: Reading | None = None,
+) -> list:
     """Play a recorded clip into an overlap in 32 ms chunks (voiced: over -40 dBFS), then
-    silence, answering each decode with ``words`` (at ``logprob``); what it returned."""
+    silence, answering each decode with ``words`` (at ``logprob``, read in backchannels' words
+    as ``near``); what it returned."""
     pcm, _ = read_wav(CLIPS / f"{name}.wav")
     chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
     chunks += [np.zeros(CHUNK_SAMPLES, np.int16)] * 20
@@ -425,7 +432,7 @@ def said(name: str, o: Overlap, words: str | None, logprob: float | None = None)
         now += 0.032
         if isinstance(step, OverlapDecode) and words is not None:
             out.append(step)
-            step = o.heard(step.id, words, step.voiced_ms, now, logprob)
+            step = o.heard(step.id, words, step.voiced_ms, now, logprob, near)
         if step is not None:
             out.append(step)
     return out
@@ -554,6 +561,73 @@ def test_a_long_overlap_is_no_hum_whatever_it_sounds_like():
 def test_a_short_word_that_is_no_hum_interrupts():
     d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, "Guarded.")
     assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_hums_words_over_a_voice_with_no_nasal_frames_interrupt():
+    """espeak-ng's "Who are you?" (no nasal frame) that Whisper wrote "Mm-hmm."."""
+    steps = said("who-are-you.en-us", Overlap(S, 0.0, audio=[]), "Mm-hmm.")
+    assert (decided(steps).kind, decided(steps).why) == ("interruption", "not a hum")
+    assert not [s for s in steps if isinstance(s, OverlapGoOn)], "it does not go on meanwhile"
+
+
+def test_a_hums_words_over_a_hum_are_a_backchannel():
+    d = decided(said("mm-hmm.en-us", Overlap(S, 0.0, audio=[]), "Mm-hmm."))
+    assert (d.kind, d.why) == ("backchannel", "words")
+
+
+@pytest.mark.parametrize("words", ["Mm-hmm.", "Hmm."])
+def test_without_the_nasal_floor_a_hums_words_are_a_backchannel(words):
+    off = Overlap(replace(S, nasal_floor=None), 0.0, audio=[])
+    assert decided(said("who-are-you.en-us", off, words)).kind == "backchannel"
+
+
+def test_other_backchannels_over_a_voice_with_no_nasal_frames_are_a_backchannel():
+    """Only a hum is said with the lips shut: "Uh-huh." has no nasal frame either."""
+    d = decided(said("who-are-you.en-us", Overlap(S, 0.0, audio=[]), "Uh-huh."))
+    assert (d.kind, d.why) == ("backchannel", "words")
+
+
+def test_a_long_overlap_of_a_hums_words_is_not_judged_by_its_voice():
+    pcm, _ = read_wav(CLIPS / "who-are-you.en-us.wav")
+    settings = replace(S, hum_max_ms=len(pcm) // 16 // 2)
+    d = decided(said("who-are-you.en-us", Overlap(settings, 0.0, audio=[]), "Mm-hmm."))
+    assert (d.kind, d.why) == ("backchannel", "words")
+
+
+@pytest.mark.parametrize(
+    ("gap", "kind", "why"),
+    [
+        (2.0, "interruption", "unread words"),
+        (S.unread_gap, "backchannel", "near a backchannel"),
+        (0.4, "backchannel", "near a backchannel"),
+    ],
+)
+def test_whispers_words_for_a_noise_over_a_voice_are_decided_by_their_reading(gap, kind, why):
+    """ "Who are you?" written "Thank you." (its reading "Mm." 2.0 nats less likely, on the
+    eleventh held-out set); flite's "Uh-hm, yeah." written so was read "Yeah." at 0.4."""
+    steps = said(
+        "who-are-you.en-us", Overlap(S, 0.0, audio=[]), "Thank you.", near=Reading("Mm.", gap)
+    )
+    assert (decided(steps).kind, decided(steps).why) == (kind, why)
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "gap"),
+    [
+        ("cough", S, 3.0),  # no pitch: a noise, whatever the reading
+        ("who-are-you.en-us", S, None),  # no reading (a stock Wyoming server)
+        ("who-are-you.en-us", replace(S, unread_gap=None), 3.0),
+    ],
+)
+def test_whispers_words_for_a_noise_are_a_noise_without_a_voice_or_a_reading(name, settings, gap):
+    near = None if gap is None else Reading("Mm.", gap)
+    d = decided(said(name, Overlap(settings, 0.0, audio=[]), "Thank you.", near=near))
+    assert d.kind == "noise"
+
+
+def test_nasal_floor_is_a_share():
+    with pytest.raises(ValueError, match="nasal_floor"):
+        OverlapSettings(nasal_floor=1.5)
 
 
 def test_a_hum_with_no_words_is_a_noise():
