@@ -42,6 +42,8 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 (:func:`~gateway.testing.overlap.eleventh_held_out_clips`, with Festival's second voice);
 ``--set twelfth-held-out``: the twelfth, written with the tenth pass's rules in place
 (:func:`~gateway.testing.overlap.twelfth_held_out_clips`: short questions, Festival's HTS voice);
+``--set thirteenth-held-out``: the thirteenth, written after the twelfth was looked at
+(:func:`~gateway.testing.overlap.thirteenth_held_out_clips`);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -95,6 +97,7 @@ from gateway.testing.overlap import (
     talk_over,
     tenth_held_out_clips,
     third_held_out_clips,
+    thirteenth_held_out_clips,
     twelfth_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
@@ -126,6 +129,7 @@ SETS = {
     "tenth-held-out": tenth_held_out_clips,
     "eleventh-held-out": eleventh_held_out_clips,
     "twelfth-held-out": twelfth_held_out_clips,
+    "thirteenth-held-out": thirteenth_held_out_clips,
 }
 
 

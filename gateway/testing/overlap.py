@@ -97,6 +97,8 @@ PIPER_VARIANTS = {
     "piper-mist": (0.96, 53),
     "piper-haze": (1.03, 59),
     "piper-gust": (0.94, 61),
+    "piper-ray": (1.07, 67),
+    "piper-glow": (0.99, 71),
 }
 
 
@@ -646,6 +648,47 @@ def twelfth_held_out_clips() -> list[Clip]:
         TWELFTH_VOICES,
         TWELFTH_NOISE_SEEDS,
         TWELFTH_ECHO_DB,
+    )
+
+
+THIRTEENTH_BACKCHANNELS = (
+    "Yup, yup.",
+    "Mm, sure.",
+    "Oh, yeah.",
+    "Right, cool.",
+    "Uh-huh, true.",
+    "Okay, good.",
+)
+THIRTEENTH_INTERRUPTIONS = (
+    "Wait a minute.",
+    "Quieter, please.",
+    "Where are we?",
+    "Okay, and now?",
+    "Mm, skip this.",
+    "Give me the forecast.",
+    "How so?",
+)
+THIRTEENTH_VOICES = (
+    "piper-ray",
+    "piper-glow",
+    "en-us+m7",
+    "en-gb-x-rp+m5",
+    "en-029+m6",
+    "en-gb+m1",
+)
+THIRTEENTH_NOISE_SEEDS = (20, 21)
+THIRTEENTH_ECHO_DB = (-11.75, -13.75, -15.75, -18.25, -20.75, -24.75)
+
+
+def thirteenth_held_out_clips() -> list[Clip]:
+    """The thirteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twelfth was looked at."""
+    return held_out(
+        THIRTEENTH_BACKCHANNELS,
+        THIRTEENTH_INTERRUPTIONS,
+        THIRTEENTH_VOICES,
+        THIRTEENTH_NOISE_SEEDS,
+        THIRTEENTH_ECHO_DB,
     )
 
 

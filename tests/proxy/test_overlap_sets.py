@@ -233,7 +233,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
     )
 
 
-@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH", "TWELFTH"])
+@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH"])
 def test_the_later_held_out_sets_have_the_eighths_shape(name):
     for part in ("VOICES", "NOISE_SEEDS", "ECHO_DB", "BACKCHANNELS", "INTERRUPTIONS"):
         later, eighth = getattr(sets, f"{name}_{part}"), getattr(sets, f"EIGHTH_{part}")
@@ -309,6 +309,27 @@ def test_the_twelfth_held_out_set_shares_nothing_with_another_set():
     assert not set(sets.TWELFTH_VOICES) & flite
 
 
+ALL_BEFORE_ELEVENTH = (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH)
+ALL_BEFORE_ELEVENTH += (NINTH, TENTH)
+THIRTEENTH = said(sets.THIRTEENTH_BACKCHANNELS + sets.THIRTEENTH_INTERRUPTIONS)
+
+
+def test_the_thirteenth_held_out_set_shares_nothing_with_another_set():
+    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH")
+    assert_new(
+        THIRTEENTH,
+        sets.THIRTEENTH_VOICES,
+        sets.THIRTEENTH_NOISE_SEEDS,
+        sets.THIRTEENTH_ECHO_DB,
+        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH),
+        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
+        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
+        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.THIRTEENTH_VOICES) & flite
+
+
 @pytest.mark.parametrize("voice", ["festival-ked", "festival-kal", "festival-slt-hts"])
 def test_festival_speaks_at_sixteen_kilohertz(voice):
     """Festival's ked and kal, and its HTS voice slt (scripts/test installs them)."""
@@ -330,6 +351,7 @@ def test_the_benchmark_plays_every_set_by_name():
 
     assert SETS["eleventh-held-out"] is sets.eleventh_held_out_clips
     assert SETS["twelfth-held-out"] is sets.twelfth_held_out_clips
+    assert SETS["thirteenth-held-out"] is sets.thirteenth_held_out_clips
     assert SETS["tenth-held-out"] is sets.tenth_held_out_clips
     assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
