@@ -776,7 +776,11 @@ class Overlap:
         # A decode of the last stretch alone that heard other words (``_after_a_backchannel``)
         # is a second reading that says so: "Yeah, | but why?" in en-029+m2 was read whole
         # "You've got right.", near "Yeah, alright.", and its second half alone "But right.".
+        # Unless Whisper found the reading likelier than its own words (a gap below 0): "Oh, |
+        # true." in en-gb-x-gbclan+m4 was read "Or, true.", "All true." 1.2 nats likelier, and
+        # its second half alone "Let's move.".
         last = self._last_words is not None and bool(other_words(self._last_words))
+        last = last and near.gap >= 0
         return bool(read) and not begins and not last and not _has_stop(said)
 
     def _ask(self) -> OverlapDecode:

@@ -1265,9 +1265,12 @@ def test_near_max_ms_is_a_length():
 def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_near():
     """ "Yeah, | but why?" (en-029+m2): the first stretch heard "Yeah, yeah.", the whole
     "You've got right." with "Yeah, alright." 0.79 nats less likely, the second stretch alone
-    "But right.": it interrupts. Heard alone as a backchannel, the near reading decides."""
+    "But right.": it interrupts. Heard alone as a backchannel, the near reading decides; and
+    so does a reading Whisper found likelier than its own words ("Oh, | true." in
+    en-gb-x-gbclan+m4: "Or, true.", "All true." 1.2 nats likelier, its second half alone "Let's
+    move.")."""
 
-    def run(second_alone: str) -> OverlapDecision:
+    def run(second_alone: str, gap: float = 0.79) -> OverlapDecision:
         o = Overlap(S, 0.0, voiced_ms=96)
         now, asked = 0.0, []
         schedule = [True] * 7 + [False] * 4 + [True] * 11 + [False] * 30  # 32 ms chunks
@@ -1281,7 +1284,7 @@ def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_n
                 elif step.voiced_ms <= 320:
                     step = o.heard(step.id, "Yeah, yeah.", step.voiced_ms, now, -1.0)
                 else:
-                    near = Reading("Yeah, alright.", 0.79)
+                    near = Reading("Yeah, alright.", gap)
                     step = o.heard(step.id, "You've got right.", step.voiced_ms, now, -0.8, near)
             if isinstance(step, OverlapDecision):
                 assert any(a.last_stretch for a in asked), "the second stretch decoded alone"
@@ -1289,4 +1292,7 @@ def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_n
         raise AssertionError("undecided")
 
     assert run("But right.").kind == "interruption"
+    assert run("But right.", gap=0.0).kind == "interruption", "as likely is not likelier"
     assert (run("Right.").kind, run("Right.").why) == ("backchannel", "each a backchannel")
+    likelier = run("But right.", gap=-1.2)
+    assert (likelier.kind, likelier.why) == ("backchannel", "near a backchannel")
