@@ -232,6 +232,8 @@ class OverlapSettings:
             voices (a probe of 18 short questions in 32 voices, looked at): their voice had
             0.00–0.07 of its frames nasal, while every "Mm-hmm." decoded from a backchannel
             on the twelve sets and flite's had 0.16 or more (a hum is nasal: :mod:`gateway.audio.hum`).
+            But "Mhm," before "yep" in en-gb-x-gbclan+m4 had none at 480 ms of voice: judged
+            there (a long comma), it would have stopped the agent.
         unread_gap: Whisper's words for a noise (:data:`NOISE_WORDS`, "Thank you.") over a
             voice (a pitch in :data:`VOICED_SHARE` of its loud frames), in a short overlap
             (``near_max_ms``) whose reading in backchannels' words is known (``near_gap``), are
