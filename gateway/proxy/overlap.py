@@ -569,12 +569,10 @@ class Overlap:
         kind = classify(self._text, ended=True, settings=self.settings)
         if kind == "backchannel" and self._not_a_hum():
             return self._decide("interruption", "not a hum", now)
-        if kind == "noise" and self._unread():
-            near = self._near
-            assert near is not None and self.settings.unread_gap is not None  # _unread says so
-            if near.gap <= self.settings.unread_gap:
-                return self._decide("backchannel", "near a backchannel", now)
-            return self._decide("interruption", "unread words", now)
+        near = self._unread_near() if kind == "noise" else None
+        if near is not None:
+            why = "near a backchannel" if near else "unread words"
+            return self._decide("backchannel" if near else "interruption", why, now)
         if kind == "interruption" and self._hum_like() and not _has_stop(heard_words(self._text)):
             # Short and hum-like: Whisper's words for a hum ("in a moment", "M-H-N") are not
             # what the person meant; a stop word still stops, and so do words Whisper was sure
@@ -747,20 +745,23 @@ class Overlap:
         voice = self._voice()
         return voice is not None and voice.pitched >= VOICED_SHARE and voice.nasal < s.nasal_floor
 
-    def _unread(self) -> bool:
-        """Whether the newest decode, of all the voice, is only Whisper's words for a noise
-        ("Thank you.") over a voice (``VOICED_SHARE``) in a short overlap, with its reading in
-        backchannels' words known (``unread_gap``)."""
-        s, text = self.settings, self._text or ""
-        if s.unread_gap is None or self._near is None or self._text_ms != self.voiced_ms:
-            return False
+    def _unread_near(self) -> bool | None:
+        """Whether the reading in backchannels' words came within ``unread_gap``, when the
+        newest decode, of all the voice, is only Whisper's words for a noise ("Thank you.")
+        over a voice (``VOICED_SHARE``) in a short overlap; None when it is not, or no reading
+        is known."""
+        s, near, text = self.settings, self._near, self._text or ""
+        if s.unread_gap is None or near is None or self._text_ms != self.voiced_ms:
+            return None
         if (
             self.voiced_ms > s.near_max_ms
             or tuple(words(_ANNOTATION.sub(" ", text))) not in NOISE_WORDS
         ):
-            return False
+            return None
         voice = self._voice()
-        return voice is not None and voice.pitched >= VOICED_SHARE
+        if voice is None or voice.pitched < VOICED_SHARE:
+            return None
+        return near.gap <= s.unread_gap
 
     def _near_a_backchannel(self) -> bool:
         """Whether the newest decode, of all the voice, in a short overlap, read in
