@@ -116,6 +116,8 @@ class PcmPlayback extends AudioWorkletProcessor {
       this.playing = false;
       this.port.postMessage({ type: "flushed", droppedMs: (dropped * 1000) / this.sourceRate });
       this.report();
+    } else if (msg.type === "report") {
+      this.report(); // asked for: how much is buffered now, whether or not it is rendering
     } else if (msg.type === "stop") {
       this.running = false;
     }

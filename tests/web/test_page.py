@@ -161,13 +161,25 @@ PLAYBACK = """async ({queueMs, flushAt}) => {
     outputChannelCount: [1], processorOptions: {sourceRate: 24000, capacityMs: 2000, prebufferMs: 60}});
   node.connect(ctx.destination);
   const statuses = [], flushed = [];
-  node.port.onmessage = (e) => (e.data.type === 'flushed' ? flushed : statuses).push(e.data);
   const pcm = new Int16Array(24 * queueMs);
   for (let i = 0; i < pcm.length; i++) pcm[i] = 16000 * Math.sin(2 * Math.PI * 300 * i / 24000);
+  // Wait for the worklet to say it holds the audio: messages reach it on its own thread, and
+  // an offline context renders as fast as it can, so under load it could otherwise render the
+  // first 0.3 s before the audio arrives.
+  let onFlushed = () => {};
+  const held = new Promise((resolve) => {
+    node.port.onmessage = (e) => {
+      (e.data.type === 'flushed' ? flushed : statuses).push(e.data);
+      if (e.data.type === 'status' && e.data.bufferedMs > 0) resolve();
+      if (e.data.type === 'flushed') onFlushed();
+    };
+  });
   node.port.postMessage({type: 'pcm', data: pcm.buffer}, [pcm.buffer]);
+  node.port.postMessage({type: 'report'});
+  await held;
   ctx.suspend(flushAt).then(() => {
+    onFlushed = () => ctx.resume();  // rendering goes on once the worklet has dropped the rest
     node.port.postMessage({type: 'flush'});
-    setTimeout(() => ctx.resume(), 100);  // the flush reaches the audio thread first
   });
   const out = (await ctx.startRendering()).getChannelData(0);
   await new Promise((r) => setTimeout(r, 200));
