@@ -232,8 +232,9 @@ class OverlapSettings:
             voices (a probe of 18 short questions in 32 voices, looked at): their voice had
             0.00–0.07 of its frames nasal, while every "Mm-hmm." decoded from a backchannel
             on the twelve sets and flite's had 0.16 or more (a hum is nasal: :mod:`gateway.audio.hum`).
-            But "Mhm," before "yep" in en-gb-x-gbclan+m4 had none at 480 ms of voice: judged
-            there (a long comma), it would have stopped the agent.
+            But "Mhm," before "yep" in en-gb-x-gbclan+m4 had none at 480 ms of voice, so the
+            rule waits ``words_end_ms`` of silence, as other words do: a second stretch within
+            it is judged with the first.
         unread_gap: Whisper's words for a noise (:data:`NOISE_WORDS`, "Thank you.") over a
             voice (a pitch in :data:`VOICED_SHARE` of its loud frames), in a short overlap
             (``near_max_ms``) whose reading in backchannels' words is known (``near_gap``), are
@@ -568,6 +569,10 @@ class Overlap:
             return self._decide("noise" if short else "interruption", "no decode", now)
         kind = classify(self._text, ended=True, settings=self.settings)
         if kind == "backchannel" and self._not_a_hum():
+            # Waits as other words do: a hum said with little nasal sound before a comma ("Mhm,
+            # | yep." in en-gb-x-gbclan+m4: none in 480 ms) is judged with what follows it.
+            if self.silence_ms < self.settings.words_end_ms:
+                return None
             return self._decide("interruption", "not a hum", now)
         near = self._unread_near() if kind == "noise" else None
         if near is not None:

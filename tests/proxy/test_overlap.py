@@ -6,6 +6,7 @@ stops the agent with it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -415,14 +416,20 @@ WORD = replace(HUM, nasal=0.2)
 def said(
     name: str,
     o: Overlap,
-    words: str | None,
+    words: str | Callable[[int], str] | None,
     logprob: float | None = None,
     near: Reading | None = None,
+    *,
+    then: tuple[int, str] | None = None,
 ) -> list:
     """Play a recorded clip into an overlap in 32 ms chunks (voiced: over -40 dBFS), then
-    silence, answering each decode with ``words`` (at ``logprob``, read in backchannels' words
-    as ``near``); what it returned."""
+    silence, answering each decode with ``words`` (or ``words(voiced_ms)``; at ``logprob``,
+    read in backchannels' words as ``near``); what it returned. ``then``: that many ms of
+    silence and a second clip after the first."""
     pcm, _ = read_wav(CLIPS / f"{name}.wav")
+    if then is not None:
+        second, _ = read_wav(CLIPS / f"{then[1]}.wav")
+        pcm = np.concatenate([pcm, np.zeros(then[0] * 16, np.int16), second])
     chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
     chunks += [np.zeros(CHUNK_SAMPLES, np.int16)] * 20
     out, now = [], 0.0
@@ -432,7 +439,8 @@ def said(
         now += 0.032
         if isinstance(step, OverlapDecode) and words is not None:
             out.append(step)
-            step = o.heard(step.id, words, step.voiced_ms, now, logprob, near)
+            text = words(step.voiced_ms) if callable(words) else words
+            step = o.heard(step.id, text, step.voiced_ms, now, logprob, near)
         if step is not None:
             out.append(step)
     return out
@@ -568,6 +576,26 @@ def test_a_hums_words_over_a_voice_with_no_nasal_frames_interrupt():
     steps = said("who-are-you.en-us", Overlap(S, 0.0, audio=[]), "Mm-hmm.")
     assert (decided(steps).kind, decided(steps).why) == ("interruption", "not a hum")
     assert not [s for s in steps if isinstance(s, OverlapGoOn)], "it does not go on meanwhile"
+
+
+def test_a_hums_words_with_no_nasal_frames_wait_for_what_follows_them():
+    """A hum said with little nasal sound before a comma ("Mhm, | yep." in en-gb-x-gbclan+m4:
+    no nasal frame in 480 ms) is judged with its second half, which comes after ``end_ms`` of
+    silence but within ``words_end_ms``."""
+    first = len(read_wav(CLIPS / "who-are-you.en-us.wav")[0]) // 16
+    steps = said(
+        "who-are-you.en-us",
+        Overlap(S, 0.0, audio=[]),
+        lambda ms: "Mm-hmm." if ms <= first else "Mm-hmm, yeah.",
+        then=(320, "yeah.piper"),
+    )
+    assert (decided(steps).kind, decided(steps).text) == ("backchannel", "mm hmm yeah")
+    # Alone, it waits as other words do: decided words_end_ms into the silence, not end_ms.
+    alone = decided(said("who-are-you.en-us", Overlap(S, 0.0, audio=[]), "Mm-hmm."))
+    early = replace(S, words_end_ms=S.end_ms)
+    at_once = decided(said("who-are-you.en-us", Overlap(early, 0.0, audio=[]), "Mm-hmm."))
+    assert (alone.why, at_once.why) == ("not a hum", "not a hum")
+    assert alone.decided_ms - at_once.decided_ms >= S.words_end_ms - S.end_ms - 32
 
 
 def test_a_hums_words_over_a_hum_are_a_backchannel():
