@@ -44,6 +44,8 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 (:func:`~gateway.testing.overlap.twelfth_held_out_clips`: short questions, Festival's HTS voice);
 ``--set thirteenth-held-out``: the thirteenth, written after the twelfth was looked at
 (:func:`~gateway.testing.overlap.thirteenth_held_out_clips`);
+``--set fourteenth-held-out``: the fourteenth, written after the thirteenth was looked at
+(:func:`~gateway.testing.overlap.fourteenth_held_out_clips`: short questions again);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -86,6 +88,7 @@ from gateway.testing.overlap import (
     eleventh_held_out_clips,
     fifth_held_out_clips,
     flite_clips,
+    fourteenth_held_out_clips,
     fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
@@ -130,6 +133,7 @@ SETS = {
     "eleventh-held-out": eleventh_held_out_clips,
     "twelfth-held-out": twelfth_held_out_clips,
     "thirteenth-held-out": thirteenth_held_out_clips,
+    "fourteenth-held-out": fourteenth_held_out_clips,
 }
 
 

@@ -99,6 +99,8 @@ PIPER_VARIANTS = {
     "piper-gust": (0.94, 61),
     "piper-ray": (1.07, 67),
     "piper-glow": (0.99, 71),
+    "piper-tide": (1.01, 73),
+    "piper-frost": (0.92, 79),
 }
 
 
@@ -689,6 +691,50 @@ def thirteenth_held_out_clips() -> list[Clip]:
         THIRTEENTH_VOICES,
         THIRTEENTH_NOISE_SEEDS,
         THIRTEENTH_ECHO_DB,
+    )
+
+
+#: The fourteenth held-out set, written before anything ran on it, after the thirteenth was
+#: looked at (its misses were short questions: "How so?", "Okay, and now?"): short questions
+#: again, one that begins with a backchannel word ("Okay, and why?").
+FOURTEENTH_BACKCHANNELS = (
+    "Mhm, cool.",
+    "Yeah, got it.",
+    "Oh, exactly.",
+    "Right, yep.",
+    "Uh-huh, nice.",
+    "Okay, true.",
+)
+FOURTEENTH_INTERRUPTIONS = (
+    "Since when?",
+    "Okay, and why?",
+    "What's next?",
+    "Hmm, not that one.",
+    "Turn it down, please.",
+    "Hold up.",
+    "Tell me about Rome.",
+)
+FOURTEENTH_VOICES = (
+    "piper-tide",
+    "piper-frost",
+    "en-us-nyc+m2",
+    "en-gb-x-gbcwmd+f4",
+    "en-gb-x-gbclan+m3",
+    "en-029+m1",
+)
+FOURTEENTH_NOISE_SEEDS = (22, 23)
+FOURTEENTH_ECHO_DB = (-10.125, -13.875, -17.75, -18.75, -21.75, -24.25)
+
+
+def fourteenth_held_out_clips() -> list[Clip]:
+    """The fourteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the thirteenth was looked at."""
+    return held_out(
+        FOURTEENTH_BACKCHANNELS,
+        FOURTEENTH_INTERRUPTIONS,
+        FOURTEENTH_VOICES,
+        FOURTEENTH_NOISE_SEEDS,
+        FOURTEENTH_ECHO_DB,
     )
 
 

@@ -233,7 +233,10 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
     )
 
 
-@pytest.mark.parametrize("name", ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH"])
+LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH"]
+
+
+@pytest.mark.parametrize("name", LATER)
 def test_the_later_held_out_sets_have_the_eighths_shape(name):
     for part in ("VOICES", "NOISE_SEEDS", "ECHO_DB", "BACKCHANNELS", "INTERRUPTIONS"):
         later, eighth = getattr(sets, f"{name}_{part}"), getattr(sets, f"EIGHTH_{part}")
@@ -328,6 +331,25 @@ def test_the_thirteenth_held_out_set_shares_nothing_with_another_set():
     )
     flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
     assert not set(sets.THIRTEENTH_VOICES) & flite
+
+
+FOURTEENTH = said(sets.FOURTEENTH_BACKCHANNELS + sets.FOURTEENTH_INTERRUPTIONS)
+
+
+def test_the_fourteenth_held_out_set_shares_nothing_with_another_set():
+    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH")
+    assert_new(
+        FOURTEENTH,
+        sets.FOURTEENTH_VOICES,
+        sets.FOURTEENTH_NOISE_SEEDS,
+        sets.FOURTEENTH_ECHO_DB,
+        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH, THIRTEENTH),
+        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
+        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
+        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.FOURTEENTH_VOICES) & flite
 
 
 @pytest.mark.parametrize("voice", ["festival-ked", "festival-kal", "festival-slt-hts"])
