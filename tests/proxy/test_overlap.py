@@ -971,6 +971,62 @@ def test_a_short_sound_then_other_or_stop_words_interrupts(first, whole):
     assert d.kind == "interruption", d
 
 
+@pytest.mark.parametrize(
+    ("first", "whole"),
+    [
+        ("Okay.", "Okay, and oh."),  # espeak-ng en-029+m6 "Okay, | and now?"
+        ("Mm.", "Mm, but yeah."),
+    ],
+)
+def test_a_backchannel_then_and_or_but_goes_on(first, whole):
+    """ "and", "but" or "so" after a backchannel's word begins what the person goes on to say:
+    the second stretch is no second backchannel, whatever Whisper made of the rest."""
+    d, _ = two_stretches(480, 160, 320, first, whole)
+    assert (d.kind, d.why) == ("interruption", "goes on")
+
+
+def glide(semitones: float) -> np.ndarray:
+    """A voice at 140 Hz (five harmonics) for 450 ms, then gliding ``semitones`` over 250
+    ms: a question's rise (positive) or a statement's fall (negative)."""
+    f0 = np.concatenate([np.full(7200, 140.0), 140 * 2 ** (np.linspace(0, semitones, 4000) / 12)])
+    phase = 2 * np.pi * np.cumsum(f0) / 16_000
+    wave = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (6000 * wave).astype(np.int16)
+
+
+def over_a_voice(audio: np.ndarray, settings: OverlapSettings, words: str, near: Reading):
+    """``audio`` played into an overlap in 32 ms chunks, then silence; each decode says
+    ``words``, read in backchannels' words as ``near``. The decision."""
+    o = Overlap(settings, 0.0, audio=[])
+    chunks = [audio[i : i + CHUNK_SAMPLES] for i in range(0, len(audio), CHUNK_SAMPLES)]
+    chunks += [np.zeros(CHUNK_SAMPLES, np.int16)] * 20
+    now = 0.0
+    for i, c in enumerate(chunks):
+        step = o.chunk(i < len(chunks) - 20, 32, now, c)
+        now += 0.032
+        while isinstance(step, OverlapDecode):
+            step = o.heard(step.id, words, step.voiced_ms, now, -0.1, near)
+        if isinstance(step, OverlapDecision):
+            return step
+    raise AssertionError("undecided")
+
+
+@pytest.mark.parametrize(
+    ("semitones", "settings", "kind", "why"),
+    [
+        (6, replace(S, hum=False), "interruption", "a question"),
+        (-6, replace(S, hum=False), "backchannel", "near a backchannel"),
+        (0, replace(S, hum=False), "backchannel", "near a backchannel"),
+        (6, replace(S, hum=False, rise_st=None), "backchannel", "near a backchannel"),
+    ],
+)
+def test_a_questions_rise_is_not_read_as_a_backchannel(semitones, settings, kind, why):
+    """Words Whisper read nearly as likely as a backchannel: said with a rise (6 semitones over
+    their last 250 ms) they were a question; level or falling, the reading decides."""
+    d = over_a_voice(glide(semitones), settings, "In that, please.", Reading("Exactly.", 0.4))
+    assert (d.kind, d.why) == (kind, why)
+
+
 def test_a_long_first_stretch_is_no_hum_before_a_backchannel():
     d, _ = two_stretches(S.hum_max_ms + 64, 160, 320, "And make them.", "And make them, okay.")
     assert d.kind == "interruption"
