@@ -46,6 +46,8 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 (:func:`~gateway.testing.overlap.thirteenth_held_out_clips`);
 ``--set fourteenth-held-out``: the fourteenth, written after the thirteenth was looked at
 (:func:`~gateway.testing.overlap.fourteenth_held_out_clips`: short questions again);
+``--set fifteenth-held-out``: the fifteenth, written after the fourteenth was looked at
+(:func:`~gateway.testing.overlap.fifteenth_held_out_clips`);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -86,6 +88,7 @@ from gateway.testing.overlap import (
     clips,
     eighth_held_out_clips,
     eleventh_held_out_clips,
+    fifteenth_held_out_clips,
     fifth_held_out_clips,
     flite_clips,
     fourteenth_held_out_clips,
@@ -134,6 +137,7 @@ SETS = {
     "twelfth-held-out": twelfth_held_out_clips,
     "thirteenth-held-out": thirteenth_held_out_clips,
     "fourteenth-held-out": fourteenth_held_out_clips,
+    "fifteenth-held-out": fifteenth_held_out_clips,
 }
 
 

@@ -101,6 +101,8 @@ PIPER_VARIANTS = {
     "piper-glow": (0.99, 71),
     "piper-tide": (1.01, 73),
     "piper-frost": (0.92, 79),
+    "piper-brook": (1.09, 83),
+    "piper-flint": (0.91, 89),
 }
 
 
@@ -735,6 +737,49 @@ def fourteenth_held_out_clips() -> list[Clip]:
         FOURTEENTH_VOICES,
         FOURTEENTH_NOISE_SEEDS,
         FOURTEENTH_ECHO_DB,
+    )
+
+
+#: The fifteenth held-out set, written after the fourteenth was looked at and before anything
+#: ran on it, with the rules for a person going on ("Okay, so what?") and a question's rise.
+FIFTEENTH_BACKCHANNELS = (
+    "Mm, great.",
+    "Yeah, cool.",
+    "Oh, got it.",
+    "Okay, nice.",
+    "Uh-huh, exactly.",
+    "Right, true.",
+)
+FIFTEENTH_INTERRUPTIONS = (
+    "Who said that?",
+    "Okay, so what?",
+    "And then what?",
+    "Speak up.",
+    "Set a timer.",
+    "Hmm, what for?",
+    "Play the next song.",
+)
+FIFTEENTH_VOICES = (
+    "piper-brook",
+    "piper-flint",
+    "en-us+m1",
+    "en-gb-x-rp+m2",
+    "en-gb-scotland+m3",
+    "en-029+m3",
+)
+FIFTEENTH_NOISE_SEEDS = (24, 25)
+FIFTEENTH_ECHO_DB = (-10.625, -12.875, -15.125, -19.5, -22.25, -24.875)
+
+
+def fifteenth_held_out_clips() -> list[Clip]:
+    """The fifteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the fourteenth was looked at."""
+    return held_out(
+        FIFTEENTH_BACKCHANNELS,
+        FIFTEENTH_INTERRUPTIONS,
+        FIFTEENTH_VOICES,
+        FIFTEENTH_NOISE_SEEDS,
+        FIFTEENTH_ECHO_DB,
     )
 
 

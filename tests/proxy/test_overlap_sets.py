@@ -233,7 +233,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
     )
 
 
-LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH"]
+LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -350,6 +350,25 @@ def test_the_fourteenth_held_out_set_shares_nothing_with_another_set():
     )
     flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
     assert not set(sets.FOURTEENTH_VOICES) & flite
+
+
+FIFTEENTH = said(sets.FIFTEENTH_BACKCHANNELS + sets.FIFTEENTH_INTERRUPTIONS)
+
+
+def test_the_fifteenth_held_out_set_shares_nothing_with_another_set():
+    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH")
+    assert_new(
+        FIFTEENTH,
+        sets.FIFTEENTH_VOICES,
+        sets.FIFTEENTH_NOISE_SEEDS,
+        sets.FIFTEENTH_ECHO_DB,
+        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH, THIRTEENTH, FOURTEENTH),
+        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
+        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
+        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
+    )
+    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
+    assert not set(sets.FIFTEENTH_VOICES) & flite
 
 
 @pytest.mark.parametrize("voice", ["festival-ked", "festival-kal", "festival-slt-hts"])
