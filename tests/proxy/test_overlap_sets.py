@@ -315,60 +315,30 @@ def test_the_twelfth_held_out_set_shares_nothing_with_another_set():
 ALL_BEFORE_ELEVENTH = (TUNING, HELD_OUT, NEW, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH)
 ALL_BEFORE_ELEVENTH += (NINTH, TENTH)
 THIRTEENTH = said(sets.THIRTEENTH_BACKCHANNELS + sets.THIRTEENTH_INTERRUPTIONS)
-
-
-def test_the_thirteenth_held_out_set_shares_nothing_with_another_set():
-    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH")
-    assert_new(
-        THIRTEENTH,
-        sets.THIRTEENTH_VOICES,
-        sets.THIRTEENTH_NOISE_SEEDS,
-        sets.THIRTEENTH_ECHO_DB,
-        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH),
-        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
-        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
-        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
-    )
-    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
-    assert not set(sets.THIRTEENTH_VOICES) & flite
-
-
 FOURTEENTH = said(sets.FOURTEENTH_BACKCHANNELS + sets.FOURTEENTH_INTERRUPTIONS)
-
-
-def test_the_fourteenth_held_out_set_shares_nothing_with_another_set():
-    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH")
-    assert_new(
-        FOURTEENTH,
-        sets.FOURTEENTH_VOICES,
-        sets.FOURTEENTH_NOISE_SEEDS,
-        sets.FOURTEENTH_ECHO_DB,
-        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH, THIRTEENTH),
-        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
-        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
-        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
-    )
-    flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
-    assert not set(sets.FOURTEENTH_VOICES) & flite
-
-
 FIFTEENTH = said(sets.FIFTEENTH_BACKCHANNELS + sets.FIFTEENTH_INTERRUPTIONS)
+#: The sets from the eighth on, in the order they were written, and what each says.
+IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
+IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
+SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
+SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH}
 
 
-def test_the_fifteenth_held_out_set_shares_nothing_with_another_set():
-    before = ("EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH")
+@pytest.mark.parametrize("name", ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH"])
+def test_a_later_held_out_set_shares_nothing_with_another_set(name):
+    before = IN_ORDER[: IN_ORDER.index(name)]
     assert_new(
-        FIFTEENTH,
-        sets.FIFTEENTH_VOICES,
-        sets.FIFTEENTH_NOISE_SEEDS,
-        sets.FIFTEENTH_ECHO_DB,
-        (*ALL_BEFORE_ELEVENTH, ELEVENTH, TWELFTH, THIRTEENTH, FOURTEENTH),
-        EARLIER_VOICES | {v for name in before for v in getattr(sets, f"{name}_VOICES")},
-        EARLIER_SEEDS | {v for name in before for v in getattr(sets, f"{name}_NOISE_SEEDS")},
-        EARLIER_LEVELS | {v for name in before for v in getattr(sets, f"{name}_ECHO_DB")},
+        SAID[name],
+        getattr(sets, f"{name}_VOICES"),
+        getattr(sets, f"{name}_NOISE_SEEDS"),
+        getattr(sets, f"{name}_ECHO_DB"),
+        (*ALL_BEFORE_ELEVENTH, *(SAID[b] for b in before if b in SAID)),
+        EARLIER_VOICES | {v for b in before for v in getattr(sets, f"{b}_VOICES")},
+        EARLIER_SEEDS | {v for b in before for v in getattr(sets, f"{b}_NOISE_SEEDS")},
+        EARLIER_LEVELS | {v for b in before for v in getattr(sets, f"{b}_ECHO_DB")},
     )
     flite = set(sets.FLITE_LOOKED_AT + sets.FLITE_HELD_OUT)
-    assert not set(sets.FIFTEENTH_VOICES) & flite
+    assert not set(getattr(sets, f"{name}_VOICES")) & flite
 
 
 @pytest.mark.parametrize("voice", ["festival-ked", "festival-kal", "festival-slt-hts"])
