@@ -478,6 +478,8 @@ class Overlap:
         #: The voice's hum features when its words were last judged (None: not measured).
         self.hum: HumFeatures | None = None
         self._hum_at = -1  # voiced_ms when they were measured
+        self._rise = False  # the voice ends in a question's rise (``rise_st``)
+        self._rise_at = -1  # voiced_ms when it was measured
 
     @property
     def went_on(self) -> bool:
@@ -783,13 +785,17 @@ class Overlap:
         s = self.settings
         if s.rise_st is None or not self._audio:
             return None
-        # All of it, the silence heard since too: the VAD hears the faint end of a rise as
-        # silence already ("Okay, | and now?" in en-gb+m1: 1.0 semitone up where the VAD's
-        # voice ended, 2.3 with the 100 ms after it), and the pitch track reads only voice.
-        audio = np.concatenate(self._audio)
-        f = prosody_features(audio, len(audio))
-        rising = f is not None and f.end_st >= s.rise_st and f.slope >= s.rise_slope
-        return "a question" if rising else None
+        if self._rise_at != self.voiced_ms:
+            # All of it, the silence heard since too: the VAD hears the faint end of a rise as
+            # silence already ("Okay, | and now?" in en-gb+m1: 1.0 semitone up where the VAD's
+            # voice ended, 2.3 with the 100 ms after it), and the pitch track reads only voice.
+            # Once per stretch of voice, as ``_voice``: while the words wait out
+            # ``words_end_ms``, ``_judge`` asks again on each chunk of silence.
+            audio = np.concatenate(self._audio)
+            f = prosody_features(audio, len(audio))
+            self._rise_at = self.voiced_ms
+            self._rise = f is not None and f.end_st >= s.rise_st and f.slope >= s.rise_slope
+        return "a question" if self._rise else None
 
     def _not_a_hum(self) -> bool:
         """Whether the newest decode is a hum's words alone ("Mm-hmm.") but the voice, short
