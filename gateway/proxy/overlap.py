@@ -18,7 +18,11 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
   Whisper's reading of a word's fading end;
 * ``backchannel`` too — two stretches of voice whose whole decode would interrupt, when the
   first was a backchannel (or a hum's words) and a decode of the second alone hears one ("Mm-hmm,
-  | sure." read whole "Give in them, sure.", its second half alone "Sure.");
+  | sure." read whole "Give in them, sure.", its second half alone "Sure."), or reads as one
+  within ``near_gap``; and so for one stretch with a pause in it (:mod:`gateway.audio.pauses`)
+  whose whole decode begins as a backchannel does ("Mhm, | cool." read "And they can go"): the
+  part after the pause is decoded alone. "and", "but" or "so" after a backchannel's word
+  ("Okay, | and then?") is the person going on: no second part is asked;
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
   it is heard, or a voiced overlap of ``max_ms`` with no decision yet (unless all it was heard
@@ -56,6 +60,7 @@ from typing import Literal
 import numpy as np
 
 from gateway.audio.hum import HumFeatures, hum_features
+from gateway.audio.pauses import Pause, longest_pause
 from gateway.voice.prosody import features as prosody_features
 from gateway.voice.words import Reading, words
 
@@ -373,6 +378,9 @@ class OverlapDecode:
     id: int
     voiced_ms: int
     last_stretch: bool = False
+    #: Decode the overlap's audio from this sample on (0: from its beginning): the part after
+    #: a pause in its voice (``Overlap._after_a_pause``).
+    start: int = 0
     #: Words to read the audio in too, when the decode has others (``near_gap``; (): none).
     within: tuple[str, ...] = ()
 
@@ -404,8 +412,9 @@ class OverlapDecision:
     #: nothing but :data:`HUM_WORDS`), ``then a backchannel`` (a short first stretch, then
     #: words ending in backchannels: ``Overlap._short_then_backchannel``), ``before its tail``
     #: (a decode of all but its fading end heard a backchannel:
-    #: ``Overlap._backchannel_before_its_tail``), ``each a backchannel`` (two stretches, each
-    #: heard alone as one: ``Overlap._after_a_backchannel``), ``near a backchannel`` (its
+    #: ``Overlap._backchannel_before_its_tail``), ``each a backchannel`` (two stretches, or
+    #: two parts of one parted by a pause, the second heard alone as one:
+    #: ``Overlap._after_a_backchannel``, ``Overlap._after_a_pause``), ``near a backchannel`` (its
     #: words read in backchannels' were nearly as likely: ``OverlapSettings.near_gap``, or
     #: ``unread_gap`` for Whisper's "Thank you." over a voice), ``not a hum`` (a hum's words
     #: over a voice with no nasal frames: ``nasal_floor``), ``unread words`` (Whisper's words
@@ -469,6 +478,11 @@ class Overlap:
         #: A decode of the last stretch alone (``_after_a_backchannel``): under way, its words.
         self._last_pending: int | None = None
         self._last_words: list[str] | None = None
+        self._last_near: Reading | None = None  # its reading in backchannels' words
+        self._last_stop = False  # it heard a stop word
+        #: The longest pause in the voice (``_after_a_pause``), and the voice when measured.
+        self._pause: Pause | None = None
+        self._pause_at = -1
         self._logprob: float | None = None  # how sure Whisper was of it (None: not known)
         #: The newest decode's likeliest reading in backchannels' words (None: not asked, not
         #: known, or the decode is in such words).
@@ -506,6 +520,7 @@ class Overlap:
                 self.stretches += 1
                 self._gaps_at.add(self.voiced_ms)
                 self._last_pending = self._last_words = None  # a new last stretch
+                self._last_near, self._last_stop = None, False
             self.voiced_ms += ms
             if self.stretches == 1:
                 self.first_ms = self.voiced_ms
@@ -559,7 +574,8 @@ class Overlap:
             self._last_pending = None
             # Failed, it is not known: the whole decode decides (no words is not a noise here).
             self._last_words = ["?"] if text is None else _judged_words(text)
-            if _has_stop(heard_words(text)):
+            self._last_near, self._last_stop = near, _has_stop(heard_words(text))
+            if self._last_stop:
                 self._last_words = ["stop"]  # not a backchannel, whatever else it says
             if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
                 return self._judge(now)
@@ -576,7 +592,12 @@ class Overlap:
         early = classify(text, ended=False, settings=self.settings)
         if early is not None:
             why = "stop word" if _has_stop(heard_words(text)) else "words"
-            return self._decide(early, why, now)
+            # Four words of all the voice, heard once the person paused, in two parts the first
+            # of which begins as a backchannel's: judged at end_ms as any ("Mhm, | cool." read
+            # "And they can go").
+            paused = self.silence_ms > 0 and voiced_ms == self.voiced_ms
+            if why == "stop word" or not paused or self._after_a_pause() is None:
+                return self._decide(early, why, now)
         if self.silence_ms >= self.settings.end_ms and voiced_ms == self.voiced_ms:
             return self._judge(now)
         go_on = self._go_on()
@@ -628,14 +649,18 @@ class Overlap:
             and (held := self._going_on()) is None
         ):
             return self._decide("backchannel", "before its tail", now)
-        if kind == "interruption" and held is None and self._after_a_backchannel():
-            if self._last_words is None:
+        if kind == "interruption" and held is None:
+            start: int | Literal["stretch"] | None = (
+                "stretch" if self._after_a_backchannel() else self._after_a_pause()
+            )
+            if start is not None and _goes_on(self._text):
+                # "Okay, | and then?" read "okay and then". Its words, not a rise: the second
+                # part's own decode is no guess ("Mhm, | yes." in flite's awb rises 2 st).
+                start, held = None, "goes on"
+            if start is not None and self._last_words is None:
                 # Whisper may read the whole worse than each half: decode the last alone.
-                return self._ask_last() if self._last_pending is None else None
-            said = self._last_words
-            # No words at all (a noise, or Whisper's "Thank you." for one) is no request either:
-            # "Right, | sure." in en-gb-scotland+f4, its second half alone "Thank you.".
-            if len(said) <= self.settings.max_words and not other_words(said):
+                return self._ask_last(start) if self._last_pending is None else None
+            if start is not None and self._second_a_backchannel():
                 return self._decide("backchannel", "each a backchannel", now)
         if (
             kind == "interruption"
@@ -690,10 +715,62 @@ class Overlap:
         hum = any(w in HUM_WORDS or w in _FILLERS or w in _ONSETS for w in first)
         return s.hum and hum and self.first_ms <= s.hum_max_ms
 
-    def _ask_last(self) -> OverlapDecode:
+    def _after_a_pause(self) -> int | None:
+        """The sample where the overlap's second part begins, when its voice has a pause
+        (:func:`gateway.audio.pauses.longest_pause`) after at most ``hum_max_ms`` of voice and
+        the whole decode begins as a backchannel, a hum or its onset does: whether the rest is
+        a backchannel too is for its own decode to say (None: no such pause, or another
+        beginning). For an overlap of one stretch: the VAD hears a comma's pause of less than
+        ``STRETCH_GAP_MS`` as voice: espeak-ng's "Mhm, | cool." was read whole "And they can
+        go", "Okay, | true." "Okay, two"; each second part alone, "Cool." and "True.". A
+        request whose first word is a backchannel ("Okay, | the other one.") says so in its
+        second part alone: on the fifteen sets, none of the 177 said with a comma read as a
+        backchannel."""
+        s = self.settings
+        said = _judged_words(self._text)
+        if not said or not self._audio or self.stretches != 1:
+            return None  # two stretches: ``_after_a_backchannel``
+        first = said[0]
+        if not (
+            is_backchannel(first) or first in HUM_WORDS or first in _FILLERS or first in _ONSETS
+        ):
+            return None
+        if self._pause_at != self.voiced_ms:
+            self._pause_at = self.voiced_ms
+            self._pause = longest_pause(np.concatenate(self._audio))
+        pause = self._pause
+        if pause is None or pause.before_ms > s.hum_max_ms:
+            return None
+        return pause.second_part
+
+    def _second_a_backchannel(self) -> bool:
+        """Whether the decode of the overlap's last part alone heard nothing but a backchannel
+        (at most ``max_words``; no words at all is no request either: "Right, | sure." in
+        en-gb-scotland+f4, its second half alone "Thank you."), or its reading in backchannels'
+        words came within ``near_gap`` ("Yeah, | exactly." in en-us+f2: "It's not complete.",
+        "Exactly." likelier by 2.4 nats). On the fifteen sets the second parts of requests
+        said after a backchannel read so at 1.44 nats and more."""
+        s, said, near = self.settings, self._last_words or [], self._last_near
+        if self._last_stop or self._last_words is None:
+            return False
+        if said and said[0] in _GOING_ON:
+            return False  # "Yeah, | but why?" in en-029+m2: alone "But right.", near "Right."
+        if len(said) <= s.max_words and not other_words(said):
+            return True
+        return s.near_gap is not None and near is not None and near.gap <= s.near_gap
+
+    def _ask_last(self, start: int | Literal["stretch"]) -> OverlapDecode:
+        """Decode the overlap's last part alone: its last stretch of voice (``"stretch"``) or
+        what follows the pause whose second part begins at sample ``start``."""
         self._next_id += 1
         self._last_pending = self._next_id
-        return OverlapDecode(self._next_id, self.voiced_ms, last_stretch=True)
+        return OverlapDecode(
+            self._next_id,
+            self.voiced_ms,
+            last_stretch=start == "stretch",
+            start=0 if start == "stretch" else start,
+            within=READING_WORDS if self.settings.near_gap is not None else (),
+        )
 
     def _backchannel_before_its_tail(self) -> bool:
         """Whether a decode of all but the last ``TAIL_MS`` of the voice, in its last stretch,
@@ -779,8 +856,7 @@ class Overlap:
         """Why the newest decode is no backchannel misread, though a rule would read it as
         one: a backchannel's word followed by one that goes on (:data:`_GOING_ON`: "goes on"),
         or a voice ending in a question's rise (``rise_st``: "a question"); None: neither."""
-        said = heard_words(self._text)
-        if any(a in _GOING_ON and is_backchannel(b) for b, a in itertools.pairwise(said)):
+        if _goes_on(self._text):
             return "goes on"
         s = self.settings
         if s.rise_st is None or not self._audio:
@@ -910,6 +986,12 @@ def _unlooped(said: list[str]) -> list[str]:
     if looped and len(out) > 1 and any(w != out[-1] and w.startswith(out[-1]) for w in out[:-1]):
         out.pop()
     return out
+
+
+def _goes_on(text: str | None) -> bool:
+    """Whether a backchannel's word is followed by one that goes on (:data:`_GOING_ON`)."""
+    said = heard_words(text)
+    return any(a in _GOING_ON and is_backchannel(b) for b, a in itertools.pairwise(said))
 
 
 def _begins_as_a_hum(text: str | None) -> bool:

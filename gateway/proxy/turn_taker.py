@@ -663,7 +663,7 @@ class TurnTaker:
     ) -> list[Action]:
         if isinstance(step, OverlapDecode):
             heard = self._overlap_audio[self._stretch_at :] if step.last_stretch else None
-            audio = np.concatenate(heard or self._overlap_audio)
+            audio = np.concatenate(heard or self._overlap_audio)[step.start :]
             assert self._overlap is not None  # the open overlap asked for it
             o = self._overlap.settings
             return [

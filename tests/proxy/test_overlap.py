@@ -1388,3 +1388,147 @@ def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_n
     assert (run("Right.").kind, run("Right.").why) == ("backchannel", "each a backchannel")
     likelier = run("But right.", gap=-1.2)
     assert (likelier.kind, likelier.why) == ("backchannel", "near a backchannel")
+
+
+# ------------------------------------------------------------------ two parts in one stretch
+
+
+def one_stretch(
+    first: str,
+    gap_ms: int,
+    second: str | np.ndarray,
+    whole: str,
+    alone: str,
+    near: Reading | None = None,
+    settings: OverlapSettings = S,
+    so_far: str | None = None,
+) -> tuple[OverlapDecision, list[OverlapDecode], int]:
+    """Recorded clips ``first``, ``gap_ms`` of silence the VAD heard as voice (a comma shorter
+    than ``STRETCH_GAP_MS``), ``second``, then silence. Decodes of all of it say ``whole``
+    (``so_far`` while the person still speaks; None: ``whole``); one of the part after the
+    pause says ``alone``, read in backchannels' words as ``near``. The decision, the decodes
+    asked for, and where the second part began in the audio."""
+    a = read_wav(CLIPS / f"{first}.wav")[0]
+    b = second if isinstance(second, np.ndarray) else read_wav(CLIPS / f"{second}.wav")[0]
+    pcm = np.concatenate([a, np.zeros(gap_ms * 16, np.int16), b])
+    chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
+    plan = [(c, True) for c in chunks] + [(np.zeros(CHUNK_SAMPLES, np.int16), False)] * 30
+    o = Overlap(settings, 0.0, audio=[])
+    now, asked = 0.0, []
+    for c, voiced in plan:
+        step = o.chunk(voiced, 32, now, c)
+        now += 0.032
+        while isinstance(step, OverlapDecode):
+            asked.append(step)
+            if step.start:
+                step = o.heard(step.id, alone, step.voiced_ms, now, -0.8, near)
+            else:
+                text = whole if so_far is None or not voiced else so_far
+                step = o.heard(step.id, text, step.voiced_ms, now, -0.8)
+        if isinstance(step, OverlapDecision):
+            return step, asked, len(a) + gap_ms * 16
+    raise AssertionError("undecided")
+
+
+def test_a_second_part_after_a_short_pause_heard_alone_as_a_backchannel_is_one():
+    """espeak-ng's "Okay, | true." with a comma the VAD heard as voice: one stretch, read
+    whole "Okay, two"; the part after the pause alone, "True."."""
+    d, asked, onset = one_stretch("yeah.piper", 120, "yeah.piper", "Yeah, the end.", "Yeah.")
+    assert (d.kind, d.why) == ("backchannel", "each a backchannel")
+    [part] = [a for a in asked if a.start]
+    assert not part.last_stretch and part.within == READING_WORDS
+    assert onset - 2000 <= part.start <= onset, "from just before the second part's onset"
+
+
+@pytest.mark.parametrize(
+    ("alone", "near", "kind"),
+    [
+        ("The other one.", None, "interruption"),  # a request after a backchannel
+        ("The ice.", Reading("Nice.", 0.5), "backchannel"),  # "Uh-huh, nice." in en-029+m1
+        ("The ice.", Reading("Nice.", 1.5), "interruption"),  # past near_gap
+        ("Stop.", Reading("Okay.", -1.0), "interruption"),  # a stop word, however near
+        ("But right.", Reading("Right.", 0.3), "interruption"),  # en-029+m2 "Yeah, | but why?"
+        (None, None, "interruption"),  # the decode failed
+    ],
+)
+def test_the_second_part_alone_decides_by_its_words_or_its_reading(alone, near, kind):
+    d, asked, _ = one_stretch("yeah.piper", 120, "yeah.piper", "Yeah, the eyes.", alone, near)
+    assert any(a.start for a in asked), "the second part decoded alone"
+    assert d.kind == kind, d
+
+
+@pytest.mark.parametrize(
+    ("gap_ms", "whole", "settings"),
+    [
+        (32, "Yeah, the end.", S),  # no pause to part it at
+        (120, "Tell me, yeah.", S),  # it does not begin as a backchannel does
+        (120, "Yeah, and then.", S),  # "Okay, | and then?" in en-gb-scotland+m2: going on
+        (120, "Yeah, the end.", replace(S, hum_max_ms=160)),  # a first part too long
+    ],
+)
+def test_no_second_part_is_decoded_without_a_pause_after_a_backchannels_beginning(
+    gap_ms, whole, settings
+):
+    d, asked, _ = one_stretch("yeah.piper", gap_ms, "yeah.piper", whole, "Yeah.", None, settings)
+    assert not any(a.start for a in asked)
+    assert (d.kind, d.why) == ("interruption", "goes on" if " and " in whole else "words")
+
+
+def test_four_words_heard_after_the_person_stopped_wait_for_the_second_part():
+    """espeak-ng's "Mhm, | cool." read whole "And they can go": four words that are no
+    backchannel decide at once while the person speaks, but once they stopped, the second
+    part alone ("Cool.") is asked first."""
+    whole, so_far = "And they can go.", "And they can."
+    d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Cool.", so_far=so_far)
+    assert (d.kind, d.why) == ("backchannel", "each a backchannel")
+    d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Go on.", so_far=so_far)
+    assert (d.kind, d.why) == ("interruption", "words")
+    d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Cool.", so_far=whole)
+    assert (d.kind, d.why) == ("interruption", "words"), "heard while speaking: at once"
+
+
+def test_the_turn_taker_decodes_the_part_after_the_pause_from_the_overlaps_audio():
+    """Through the turn-taker (the VAD bridging the comma): the decode of the second part is
+    the overlap's audio from the sample the overlap named, so none of the first part's voice."""
+    a, _ = read_wav(CLIPS / "yeah.piper.wav")
+    b, _ = read_wav(CLIPS / "stop.piper.wav")
+    pcm = np.concatenate([np.zeros(3200, np.int16), a, np.zeros(1920, np.int16), b])
+    pcm = np.pad(pcm, (0, -len(pcm) % CHUNK_SAMPLES))
+    turns = TurnTaker(SessionSettings(partial_interval_ms=0, turn_rule=TurnRule()))
+    turns.playing(True, 0.0)
+    now, out, parts = 100.0, [], []
+
+    def holds(audio: np.ndarray, clip: np.ndarray) -> np.ndarray:
+        """Where ``clip``'s first loud samples are in ``audio``."""
+        mark = clip[np.argmax(np.abs(clip) > 3000) :][:64]
+        windows = np.lib.stride_tricks.sliding_window_view(audio, len(mark))
+        return np.flatnonzero((windows == mark).all(axis=1))
+
+    chunks = [pcm[i : i + CHUNK_SAMPLES] for i in range(0, len(pcm), CHUNK_SAMPLES)]
+    voiced_from = 3200 // CHUNK_SAMPLES
+    for i, c in enumerate(chunks + [np.zeros(CHUNK_SAMPLES, np.int16)] * 30):
+        p = 0.9 if voiced_from <= i < len(chunks) else 0.0
+        got = turns.hear(c, p, now, agent_audible=True)
+        for act in got:
+            if isinstance(act, StartOverlapDecode):
+                alone = holds(act.audio, a).size == 0
+                parts += [act.audio] if alone else []
+                text = "Great." if alone else "Yeah, the case."
+                got += turns.overlap_heard(act.id, text, act.voiced_ms, now)
+        out += got
+        now += CHUNK_S
+    [d] = [x.decision for x in out if isinstance(x, OverlapDecided)]
+    assert (d.kind, d.why) == ("backchannel", "each a backchannel")
+    [part] = parts
+    [at] = holds(part, b) - np.argmax(np.abs(b) > 3000)
+    assert 0 < at <= 100 * 16 + 160, "from ~100 ms before the second part's onset"
+    assert np.array_equal(part[at : at + b.size], b), "all of the second part"
+
+
+def test_a_second_part_that_rises_is_still_decoded_alone():
+    """The rise guards the rules that guess; the second part's own decode is no guess: flite
+    awb's "Mhm, | yes." rises 2 semitones and was resumed on "each a backchannel"."""
+    rise = glide(6)[-8000:]
+    d, asked, _ = one_stretch("yeah.piper", 120, rise, "Yeah, the ice.", "Yes.")
+    assert (d.kind, d.why) == ("backchannel", "each a backchannel")
+    assert any(a.start for a in asked), "the part after the pause, alone"
