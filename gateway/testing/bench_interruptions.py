@@ -48,6 +48,9 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 (:func:`~gateway.testing.overlap.fourteenth_held_out_clips`: short questions again);
 ``--set fifteenth-held-out``: the fifteenth, written after the fourteenth was looked at
 (:func:`~gateway.testing.overlap.fifteenth_held_out_clips`);
+``--set sixteenth-held-out``: the sixteenth, written after the fifteenth was looked at
+(:func:`~gateway.testing.overlap.sixteenth_held_out_clips`: requests that begin with a
+backchannel's word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -98,6 +101,7 @@ from gateway.testing.overlap import (
     ninth_held_out_clips,
     say_in_parts,
     seventh_held_out_clips,
+    sixteenth_held_out_clips,
     sixth_held_out_clips,
     speech,
     talk_over,
@@ -138,6 +142,7 @@ SETS = {
     "thirteenth-held-out": thirteenth_held_out_clips,
     "fourteenth-held-out": fourteenth_held_out_clips,
     "fifteenth-held-out": fifteenth_held_out_clips,
+    "sixteenth-held-out": sixteenth_held_out_clips,
 }
 
 

@@ -103,6 +103,8 @@ PIPER_VARIANTS = {
     "piper-frost": (0.92, 79),
     "piper-brook": (1.09, 83),
     "piper-flint": (0.91, 89),
+    "piper-vale": (1.11, 97),
+    "piper-ember": (0.89, 101),
 }
 
 
@@ -780,6 +782,51 @@ def fifteenth_held_out_clips() -> list[Clip]:
         FIFTEENTH_VOICES,
         FIFTEENTH_NOISE_SEEDS,
         FIFTEENTH_ECHO_DB,
+    )
+
+
+#: The sixteenth held-out set, written after the fifteenth was looked at and before anything ran
+#: on it, with the decode of a second part after a pause in the voice (``Overlap._after_a_pause``):
+#: backchannels in two parts again, and requests that begin with a backchannel's word and a
+#: comma ("Okay, the other one."), which that decode must not hear as backchannels.
+SIXTEENTH_BACKCHANNELS = (
+    "Mhm, nice.",
+    "Yeah, true.",
+    "Okay, cool.",
+    "Right, got it.",
+    "Oh, fine.",
+    "Mm, exactly.",
+)
+SIXTEENTH_INTERRUPTIONS = (
+    "Who is that?",
+    "Okay, the other one.",
+    "Yeah, skip that.",
+    "Mute it.",
+    "Hmm, which one?",
+    "Read it again.",
+    "Tell me the weather.",
+)
+SIXTEENTH_VOICES = (
+    "piper-vale",
+    "piper-ember",
+    "en-us+f1",
+    "en-gb-x-gbcwmd+m2",
+    "en-gb+m3",
+    "en-029+f1",
+)
+SIXTEENTH_NOISE_SEEDS = (26, 27)
+SIXTEENTH_ECHO_DB = (-10.375, -12.625, -14.875, -17.375, -20.875, -23.625)
+
+
+def sixteenth_held_out_clips() -> list[Clip]:
+    """The sixteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the fifteenth was looked at."""
+    return held_out(
+        SIXTEENTH_BACKCHANNELS,
+        SIXTEENTH_INTERRUPTIONS,
+        SIXTEENTH_VOICES,
+        SIXTEENTH_NOISE_SEEDS,
+        SIXTEENTH_ECHO_DB,
     )
 
 

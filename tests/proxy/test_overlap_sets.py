@@ -234,6 +234,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
 
 
 LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
+LATER += ["SIXTEENTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -317,14 +318,15 @@ ALL_BEFORE_ELEVENTH += (NINTH, TENTH)
 THIRTEENTH = said(sets.THIRTEENTH_BACKCHANNELS + sets.THIRTEENTH_INTERRUPTIONS)
 FOURTEENTH = said(sets.FOURTEENTH_BACKCHANNELS + sets.FOURTEENTH_INTERRUPTIONS)
 FIFTEENTH = said(sets.FIFTEENTH_BACKCHANNELS + sets.FIFTEENTH_INTERRUPTIONS)
+SIXTEENTH = said(sets.SIXTEENTH_BACKCHANNELS + sets.SIXTEENTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
-IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
+IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
-SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH}
+SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 
 
-@pytest.mark.parametrize("name", ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH"])
+@pytest.mark.parametrize("name", ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH"])
 def test_a_later_held_out_set_shares_nothing_with_another_set(name):
     before = IN_ORDER[: IN_ORDER.index(name)]
     assert_new(
