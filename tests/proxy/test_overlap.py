@@ -1448,6 +1448,7 @@ def test_a_second_part_after_a_short_pause_heard_alone_as_a_backchannel_is_one()
         ("The ice.", Reading("Nice.", 1.5), "interruption"),  # past near_gap
         ("Stop.", Reading("Okay.", -1.0), "interruption"),  # a stop word, however near
         ("But right.", Reading("Right.", 0.3), "interruption"),  # en-029+m2 "Yeah, | but why?"
+        ("Nice, and then?", Reading("Nice.", 0.3), "interruption"),  # its first words alone
         (None, None, "interruption"),  # the decode failed
     ],
 )
