@@ -124,6 +124,9 @@ HUM_WORDS = frozenset({"in", "an", "and", "a", "um", "em", "en", "im", "m", "n",
 #: yeah." heard "I can, yeah." and "I chimp, yeah.", "I see, yeah." "I say, yeah."): in a short
 #: first stretch before a backchannel, no request (``Overlap._short_then_backchannel``).
 _ONSETS = frozenset({"i"})
+#: Words Whisper writes for a hum or its onset, and fillers: what may begin a backchannel read
+#: as other words (a first stretch, or the first word before a pause).
+_HUM_OR_ONSET = HUM_WORDS | _FILLERS | _ONSETS
 #: How Whisper's words for a hum begin: with the hum's own vowel and nasal ("And then them.",
 #: "In man.", "Inema", "Amen.", "Initium."), or a hum's syllable (:data:`HUM_WORDS`). Words said
 #: in a hum-like voice that begin otherwise ("Quiet.", "Skip it.", "Again.") were heard, not
@@ -479,7 +482,6 @@ class Overlap:
         self._last_pending: int | None = None
         self._last_words: list[str] | None = None
         self._last_near: Reading | None = None  # its reading in backchannels' words
-        self._last_stop = False  # it heard a stop word
         #: The longest pause in the voice (``_after_a_pause``), and the voice when measured.
         self._pause: Pause | None = None
         self._pause_at = -1
@@ -520,7 +522,7 @@ class Overlap:
                 self.stretches += 1
                 self._gaps_at.add(self.voiced_ms)
                 self._last_pending = self._last_words = None  # a new last stretch
-                self._last_near, self._last_stop = None, False
+                self._last_near = None
             self.voiced_ms += ms
             if self.stretches == 1:
                 self.first_ms = self.voiced_ms
@@ -574,9 +576,10 @@ class Overlap:
             self._last_pending = None
             # Failed, it is not known: the whole decode decides (no words is not a noise here).
             self._last_words = ["?"] if text is None else _judged_words(text)
-            self._last_near, self._last_stop = near, _has_stop(heard_words(text))
-            if self._last_stop:
-                self._last_words = ["stop"]  # not a backchannel, whatever else it says
+            self._last_near = near
+            if _has_stop(heard_words(text)):
+                # Not a backchannel, whatever else it says or however near its reading.
+                self._last_words, self._last_near = ["stop"], None
             if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
                 return self._judge(now)
             return None
@@ -712,7 +715,7 @@ class Overlap:
             return False
         if not other_words(first):
             return True
-        hum = any(w in HUM_WORDS or w in _FILLERS or w in _ONSETS for w in first)
+        hum = any(w in _HUM_OR_ONSET for w in first)
         return s.hum and hum and self.first_ms <= s.hum_max_ms
 
     def _after_a_pause(self) -> int | None:
@@ -730,10 +733,7 @@ class Overlap:
         said = _judged_words(self._text)
         if not said or not self._audio or self.stretches != 1:
             return None  # two stretches: ``_after_a_backchannel``
-        first = said[0]
-        if not (
-            is_backchannel(first) or first in HUM_WORDS or first in _FILLERS or first in _ONSETS
-        ):
+        if not (is_backchannel(said[0]) or said[0] in _HUM_OR_ONSET):
             return None
         if self._pause_at != self.voiced_ms:
             self._pause_at = self.voiced_ms
@@ -751,7 +751,7 @@ class Overlap:
         "Exactly." likelier by 2.4 nats). On the fifteen sets the second parts of requests
         said after a backchannel read so at 1.44 nats and more."""
         s, said, near = self.settings, self._last_words or [], self._last_near
-        if self._last_stop or self._last_words is None:
+        if self._last_words is None:
             return False
         if said and said[0] in _GOING_ON:
             return False  # "Yeah, | but why?" in en-029+m2: alone "But right.", near "Right."
@@ -823,9 +823,7 @@ class Overlap:
         first = self._words_at.get(self.first_ms)
         if not s.hum or self.stretches < 2 or self.first_ms > s.hum_max_ms or not first:
             return False
-        if not any(
-            w in HUM_WORDS or w in _FILLERS or w in _ONSETS or is_backchannel(w) for w in first
-        ):
+        if not any(w in _HUM_OR_ONSET or is_backchannel(w) for w in first):
             return False
         said = _judged_words(self._text)
         last = said[-1] if said else ""
