@@ -55,6 +55,9 @@ class Replayed:
     #: before it (``go_on_ms``).
     went_on: bool = False
     paused_again: bool = False
+    #: When the decision came, after the overlap began, on the replay's clock (the decodes
+    #: answered :data:`DECODE_CHUNKS` chunks after they were asked; 0: no decision).
+    decided_ms: int = 0
 
     def wrong(self, expected: str) -> bool:
         """Whether the outcome is wrong for a clip that should be ``expected``: an
@@ -99,7 +102,9 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
     if not decided:
         return Replayed("none", "", "", tuple(heard), went_on, paused_again)
     last = decided[-1].decision
-    return Replayed(last.kind, last.why, last.text, tuple(heard), went_on, paused_again)
+    return Replayed(
+        last.kind, last.why, last.text, tuple(heard), went_on, paused_again, last.decided_ms
+    )
 
 
 def replay_clips(
