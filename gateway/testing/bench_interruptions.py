@@ -51,6 +51,9 @@ held out); ``--set tenth-held-out``: the tenth, written with the eighth pass's r
 ``--set sixteenth-held-out``: the sixteenth, written after the fifteenth was looked at
 (:func:`~gateway.testing.overlap.sixteenth_held_out_clips`: requests that begin with a
 backchannel's word);
+``--set seventeenth-held-out``: the seventeenth, written after the sixteenth was looked at
+(:func:`~gateway.testing.overlap.seventeenth_held_out_clips`: slow backchannels in two parts,
+short requests that begin with a nasal);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -100,6 +103,7 @@ from gateway.testing.overlap import (
     new_held_out_clips,
     ninth_held_out_clips,
     say_in_parts,
+    seventeenth_held_out_clips,
     seventh_held_out_clips,
     sixteenth_held_out_clips,
     sixth_held_out_clips,
@@ -143,6 +147,7 @@ SETS = {
     "fourteenth-held-out": fourteenth_held_out_clips,
     "fifteenth-held-out": fifteenth_held_out_clips,
     "sixteenth-held-out": sixteenth_held_out_clips,
+    "seventeenth-held-out": seventeenth_held_out_clips,
 }
 
 

@@ -105,6 +105,8 @@ PIPER_VARIANTS = {
     "piper-flint": (0.91, 89),
     "piper-vale": (1.11, 97),
     "piper-ember": (0.89, 101),
+    "piper-cove": (1.13, 103),
+    "piper-peak": (0.88, 107),
 }
 
 
@@ -621,7 +623,7 @@ TWELFTH_BACKCHANNELS = (
     "Yeah, right.",
     "Hmm, I see.",
     "Fine.",
-    "Uh-huh, great.",
+    "Uh-huh, fine.",
 )
 #: Short questions among them: the eleventh set's "Who are you?" was the commoner miss.
 TWELFTH_INTERRUPTIONS = (
@@ -827,6 +829,52 @@ def sixteenth_held_out_clips() -> list[Clip]:
         SIXTEENTH_VOICES,
         SIXTEENTH_NOISE_SEEDS,
         SIXTEENTH_ECHO_DB,
+    )
+
+
+#: The seventeenth held-out set, written after the sixteenth was looked at and before anything
+#: ran on it, with the length bound waiting for a backchannel's slow second part
+#: (``Overlap._parted_so_far``): backchannels in two parts, slow ones among them, and short
+#: requests that begin with a nasal ("Mute that.", "Make it shorter.") or with a backchannel's
+#: word and a comma, which must still stop the agent.
+SEVENTEENTH_BACKCHANNELS = (
+    "Mhm, good.",
+    "Right, exactly.",
+    "Okay, fine.",
+    "Uh-huh, wow.",
+    "Oh, really?",
+    "Ah, true.",
+)
+SEVENTEENTH_INTERRUPTIONS = (
+    "Mute that.",
+    "Next one, please.",
+    "Okay, go back.",
+    "Yeah, slower please.",
+    "Hmm, say that again.",
+    "Make it shorter.",
+    "What did you say?",
+)
+SEVENTEENTH_VOICES = (
+    "piper-cove",
+    "piper-peak",
+    "en-us+m4",
+    "en-gb-x-rp+f3",
+    "en-gb-scotland+f2",
+    "en-029+m4",
+)
+SEVENTEENTH_NOISE_SEEDS = (28, 29)
+SEVENTEENTH_ECHO_DB = (-10.875, -13.125, -15.375, -17.625, -21.125, -23.875)
+
+
+def seventeenth_held_out_clips() -> list[Clip]:
+    """The seventeenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the sixteenth was looked at."""
+    return held_out(
+        SEVENTEENTH_BACKCHANNELS,
+        SEVENTEENTH_INTERRUPTIONS,
+        SEVENTEENTH_VOICES,
+        SEVENTEENTH_NOISE_SEEDS,
+        SEVENTEENTH_ECHO_DB,
     )
 
 

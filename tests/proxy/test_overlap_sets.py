@@ -234,7 +234,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
 
 
 LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
-LATER += ["SIXTEENTH"]
+LATER += ["SIXTEENTH", "SEVENTEENTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -319,14 +319,16 @@ THIRTEENTH = said(sets.THIRTEENTH_BACKCHANNELS + sets.THIRTEENTH_INTERRUPTIONS)
 FOURTEENTH = said(sets.FOURTEENTH_BACKCHANNELS + sets.FOURTEENTH_INTERRUPTIONS)
 FIFTEENTH = said(sets.FIFTEENTH_BACKCHANNELS + sets.FIFTEENTH_INTERRUPTIONS)
 SIXTEENTH = said(sets.SIXTEENTH_BACKCHANNELS + sets.SIXTEENTH_INTERRUPTIONS)
+SEVENTEENTH = said(sets.SEVENTEENTH_BACKCHANNELS + sets.SEVENTEENTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
-IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH"]
+IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
+SAID |= {"SEVENTEENTH": SEVENTEENTH}
 
 
-@pytest.mark.parametrize("name", ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH"])
+@pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
 def test_a_later_held_out_set_shares_nothing_with_another_set(name):
     before = IN_ORDER[: IN_ORDER.index(name)]
     assert_new(
