@@ -676,7 +676,10 @@ class Overlap:
             if start is not None and self._last_words is None:
                 # Whisper may read the whole worse than each half: decode the last alone.
                 return self._ask_last(start) if self._last_pending is None else None
-            if start is not None and self._second_a_backchannel(read=not going_on):
+            # Past the length bound (``_parted_so_far`` let it wait) its words alone decide too:
+            # the bound stopped such voice before, and a reading is a guess.
+            long = self.voiced_ms - self.joined_ms >= self.settings.max_ms
+            if start is not None and self._second_a_backchannel(read=not (going_on or long)):
                 return self._decide("backchannel", "each a backchannel", now)
             if start is not None and going_on:
                 held = "goes on"
@@ -765,7 +768,8 @@ class Overlap:
         words came within ``near_gap`` ("Yeah, | exactly." in en-us+f2: "It's not complete.",
         "Exactly." likelier by 2.4 nats). On the fifteen sets the second parts of requests
         said after a backchannel read so at 1.44 nats and more. ``read``: the reading may
-        decide (not after a backchannel's word and "and", "but" or "so": its words alone do)."""
+        decide (not after a backchannel's word and "and", "but" or "so", nor past the length
+        bound: its words alone do)."""
         s, said, near = self.settings, self._last_words or [], self._last_near
         if self._last_words is None:
             return False

@@ -623,7 +623,7 @@ TWELFTH_BACKCHANNELS = (
     "Yeah, right.",
     "Hmm, I see.",
     "Fine.",
-    "Uh-huh, fine.",
+    "Uh-huh, great.",
 )
 #: Short questions among them: the eleventh set's "Who are you?" was the commoner miss.
 TWELFTH_INTERRUPTIONS = (

@@ -13,6 +13,7 @@ took. The audio a decode is given is the turn-taker's, so it is cut where the li
 from __future__ import annotations
 
 import asyncio
+import statistics
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -138,6 +139,12 @@ def summary(results: list[tuple[Clip, Replayed]]) -> str:
         f"  paused again after going on: {sum(k != 'interruption' for k in again)} "
         f"backchannels or noises, {sum(k == 'interruption' for k in again)} interruptions",
     ]
+    stops = sorted(r.decided_ms for c, r in results if c.kind == r.kind == "interruption")
+    if stops:
+        lines.append(
+            f"  interruptions stopped {statistics.median(stops):.0f} ms (median) after the "
+            f"overlap began, worst {stops[-1]} ms (the replay's clock)"
+        )
     lines += [
         f"  {c.kind} {c.name!r} ({c.voice}): {r.kind} by {r.why or '-'}; heard {list(r.decodes)}"
         for c, r in wrong

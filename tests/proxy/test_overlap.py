@@ -1644,3 +1644,24 @@ def test_other_stop_words_or_a_long_no_stop_at_once(ms, text):
     d = decided(steps)
     assert (d.kind, d.why) == ("interruption", "stop word")
     assert o.silence_ms <= S.end_ms, "at once"
+
+
+def test_past_the_length_bound_the_second_parts_reading_does_not_decide():
+    """The bound stopped such voice before it waited for a slow second part: a reading in
+    backchannels' words (a guess) does not overturn the part's own words there."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now, steps = 0.0, []
+    near = Reading("Nice.", 0.2)
+    for ms, voiced in [(384, True), (160, False), (960, True), (1600, False)]:
+        for _ in range(ms // 32):
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            while isinstance(step, OverlapDecode):
+                if step.last_stretch:
+                    step = o.heard(step.id, "The ice.", step.voiced_ms, now, -0.8, near)
+                else:
+                    text = "Mm-hmm." if step.voiced_ms <= 480 else "Mm-hmm, the eyes."
+                    step = o.heard(step.id, text, step.voiced_ms, now)
+            steps.append(step)
+    d = decided([s for s in steps if s is not None])
+    assert d.voiced_ms > S.max_ms and (d.kind, d.why) == ("interruption", "words")

@@ -146,3 +146,11 @@ def test_replay_wants_no_server_options():
         timeout=120,
     )
     assert out.returncode == 2 and "--replay" in out.stderr
+
+
+def test_the_summary_gives_when_interruptions_were_stopped():
+    decode, _ = hears("Tell me more.")
+    clip = Clip("Quiet.", "interruption", "en-us", speech("Quiet.", "en-us"))
+    [(_, r)] = replay_clips([clip], decode)
+    assert r.kind == "interruption" and 0 < r.decided_ms < 1000 * len(clip.audio) // 16_000 + 2000
+    assert f"interruptions stopped {r.decided_ms} ms (median)" in summary([(clip, r)])
