@@ -753,13 +753,20 @@ class Overlap:
             return None  # two stretches: ``_after_a_backchannel``
         if not (is_backchannel(said[0]) or said[0] in _HUM_OR_ONSET):
             return None
-        if self._pause_at != self.voiced_ms:
-            self._pause_at = self.voiced_ms
-            self._pause = longest_pause(np.concatenate(self._audio))
-        pause = self._pause
+        pause = self._longest_pause()
         if pause is None or pause.before_ms > s.hum_max_ms:
             return None
         return pause.second_part
+
+    def _longest_pause(self) -> Pause | None:
+        """The longest pause in the overlap's voice (:func:`gateway.audio.pauses.longest_pause`),
+        measured once per stretch of voice heard (None: none, or no audio given)."""
+        if not self._audio:
+            return None
+        if self._pause_at != self.voiced_ms:
+            self._pause_at = self.voiced_ms
+            self._pause = longest_pause(np.concatenate(self._audio))
+        return self._pause
 
     def _second_a_backchannel(self, read: bool = True) -> bool:
         """Whether the decode of the overlap's last part alone heard nothing but a backchannel
@@ -862,12 +869,8 @@ class Overlap:
             return False
         if self.stretches >= 2:
             return self.first_ms <= s.hum_max_ms
-        if not self._audio:
-            return False
-        if self._pause_at != self.voiced_ms:
-            self._pause_at = self.voiced_ms
-            self._pause = longest_pause(np.concatenate(self._audio))
-        return self._pause is not None and self._pause.before_ms <= s.hum_max_ms
+        pause = self._longest_pause()
+        return pause is not None and pause.before_ms <= s.hum_max_ms
 
     def _short_then_backchannel(self) -> bool:
         """A short first stretch, a pause, then a backchannel ("Mhm, okay." heard "And make
