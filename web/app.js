@@ -80,9 +80,22 @@ conn.addEventListener("status", (e) => {
   store.dispatch({ type: LOCAL.connection, status: e.detail });
   if (e.detail.state !== "open") voice.refuse(new Error("connection lost"));
 });
-conn.addEventListener("binary", (e) => voice.play(e.detail));
+// Agent audio received since the last flush, and what it was as each transcript arrived: in the
+// socket's own order, so a test can tell what came between a barge-in's flush and its
+// transcript without racing the page's polling (ofpDebug.audioAtTranscripts).
+let audioSinceFlush = 0;
+const audioAtTranscripts = [];
+conn.addEventListener("binary", (e) => {
+  audioSinceFlush += e.detail.byteLength;
+  voice.play(e.detail);
+});
 conn.addEventListener("message", (e) => {
   const message = e.detail;
+  if (message.type === FROM_GATEWAY.flush) audioSinceFlush = 0;
+  if (message.type === FROM_GATEWAY.transcript) {
+    audioAtTranscripts.push(audioSinceFlush);
+    if (audioAtTranscripts.length > 100) audioAtTranscripts.shift();
+  }
   store.dispatch(message);
   if (Object.hasOwn(effects, message.type)) effects[message.type](message);
 });
@@ -213,6 +226,9 @@ window.ofpDebug = Object.freeze({
   get droppedMs() {
     return voice.droppedMs;
   },
+  /** Bytes of agent audio (WebSocket transport) received after the last flush, as each of the
+   * last 100 transcripts arrived. */
+  audioAtTranscripts: () => [...audioAtTranscripts],
   /** Agent audio queued in the page (WebSocket transport) but not yet played, in ms. */
   bufferedMs: () => voice.pipeStatus.bufferedMs,
   /** Energy of the agent audio played so far (WebSocket transport). */
