@@ -817,6 +817,17 @@ class Overlap:
         s = self.settings
         return bool(said) and len(said) <= s.max_words and not other_words(said)
 
+    def _decode_keeps_up(self) -> bool:
+        """Whether the newest decode's words may speak for the voice at the length bound: they
+        cover it to at most ``decode_every_ms`` behind. A decode on its way (for at most
+        ``decode_every_ms`` more voice) covers the voice up to where it was asked: its words
+        are waited for. flite's slow "Mhm, okay." (1.3 s and more), heard "Mm-hmm." each time,
+        was stopped by the length bound while the next decode was in flight."""
+        s = self.settings
+        waiting = self._pending is not None and self.voiced_ms - self._asked_at <= s.decode_every_ms
+        upto = self._asked_at if waiting else self.voiced_ms
+        return self._text is not None and upto - self._text_ms <= s.decode_every_ms
+
     def _backchannels_so_far(self) -> bool:
         """Whether a decode of the voice up to ``decode_every_ms`` ago heard nothing but a
         backchannel (at most ``max_words``, no stop word): a slow one ("Okay, okay." in en-us+f4,
@@ -825,13 +836,7 @@ class Overlap:
         ``decode_every_ms`` behind the voice (the next was due), and the bound holds again;
         ``max_decide_ms`` bounds it whatever is heard."""
         s = self.settings
-        # A decode on its way (for at most ``decode_every_ms`` more voice) covers the voice up
-        # to where it was asked: wait for its words. flite's slow "Mhm, okay." (1.3 s and
-        # more), heard "Mm-hmm." each time, was stopped by the length bound while the next
-        # decode was in flight.
-        waiting = self._pending is not None and self.voiced_ms - self._asked_at <= s.decode_every_ms
-        upto = self._asked_at if waiting else self.voiced_ms
-        if self._text is None or upto - self._text_ms > s.decode_every_ms:
+        if not self._decode_keeps_up():
             return False
         said = _judged_words(self._text)
         if _has_stop(heard_words(self._text)):
@@ -858,9 +863,7 @@ class Overlap:
         Replayed on the sixteen sets and flite's, the length bound made 16 of 80 false stops,
         most of them such ("Mm, exactly." read "Mm-hmm and Mac", "Mhm, nice." "Mm-hmm, hi.")."""
         s = self.settings
-        waiting = self._pending is not None and self.voiced_ms - self._asked_at <= s.decode_every_ms
-        upto = self._asked_at if waiting else self.voiced_ms
-        if not s.hum or self._text is None or upto - self._text_ms > s.decode_every_ms:
+        if not s.hum or not self._decode_keeps_up():
             return False
         said = _judged_words(self._text)
         if not said or not is_backchannel(said[0]) or _has_stop(heard_words(self._text)):
