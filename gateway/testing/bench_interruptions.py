@@ -54,6 +54,9 @@ backchannel's word);
 ``--set seventeenth-held-out``: the seventeenth, written after the sixteenth was looked at
 (:func:`~gateway.testing.overlap.seventeenth_held_out_clips`: slow backchannels in two parts,
 short requests that begin with a nasal);
+``--set eighteenth-held-out``: the eighteenth, written after the seventeenth was looked at
+(:func:`~gateway.testing.overlap.eighteenth_held_out_clips`: requests that begin with a hum, a
+filler or a backchannel's word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -92,6 +95,7 @@ from gateway.testing.overlap import (
     ContinuationTrial,
     OverlapTrial,
     clips,
+    eighteenth_held_out_clips,
     eighth_held_out_clips,
     eleventh_held_out_clips,
     fifteenth_held_out_clips,
@@ -148,6 +152,7 @@ SETS = {
     "fifteenth-held-out": fifteenth_held_out_clips,
     "sixteenth-held-out": sixteenth_held_out_clips,
     "seventeenth-held-out": seventeenth_held_out_clips,
+    "eighteenth-held-out": eighteenth_held_out_clips,
 }
 
 

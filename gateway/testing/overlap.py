@@ -107,6 +107,8 @@ PIPER_VARIANTS = {
     "piper-ember": (0.89, 101),
     "piper-cove": (1.13, 103),
     "piper-peak": (0.88, 107),
+    "piper-reef": (1.14, 109),
+    "piper-fern": (0.87, 113),
 }
 
 
@@ -875,6 +877,50 @@ def seventeenth_held_out_clips() -> list[Clip]:
         SEVENTEENTH_VOICES,
         SEVENTEENTH_NOISE_SEEDS,
         SEVENTEENTH_ECHO_DB,
+    )
+
+
+#: The eighteenth held-out set, written after the seventeenth was looked at and before anything
+#: ran on it: backchannels in two parts, and requests that begin with a hum, a filler or a
+#: backchannel's word and a comma ("Mm, why?", "Okay, start over."), which must stop the agent.
+EIGHTEENTH_BACKCHANNELS = (
+    "Mhm, I know.",
+    "Uh-huh, yes.",
+    "Yeah, fine.",
+    "Oh, good.",
+    "Okay, right.",
+    "Mm, true.",
+)
+EIGHTEENTH_INTERRUPTIONS = (
+    "Hang on, please.",
+    "Not that one.",
+    "Mm, why?",
+    "Okay, start over.",
+    "Make it louder.",
+    "Uh, who said that?",
+    "Yeah, what time is it?",
+)
+EIGHTEENTH_VOICES = (
+    "piper-reef",
+    "piper-fern",
+    "en-us+f5",
+    "en-gb+m4",
+    "en-gb-x-gbclan+f1",
+    "en-029+m5",
+)
+EIGHTEENTH_NOISE_SEEDS = (30, 31)
+EIGHTEENTH_ECHO_DB = (-11.125, -13.375, -15.625, -17.875, -20.625, -24.125)
+
+
+def eighteenth_held_out_clips() -> list[Clip]:
+    """The eighteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the seventeenth was looked at."""
+    return held_out(
+        EIGHTEENTH_BACKCHANNELS,
+        EIGHTEENTH_INTERRUPTIONS,
+        EIGHTEENTH_VOICES,
+        EIGHTEENTH_NOISE_SEEDS,
+        EIGHTEENTH_ECHO_DB,
     )
 
 
