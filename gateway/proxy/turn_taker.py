@@ -69,11 +69,6 @@ from gateway.voice.words import Reading
 
 State = Literal["idle", "listening", "hearing", "thinking", "speaking"]
 
-#: Chunks before a stretch's first voiced one that a decode of the stretch alone is given: the
-#: VAD hears a word's onset late. Decoding the second halves of the looked-at sets' two-part
-#: overlaps, 2 chunks misread three ("You know." for "yeah", "I-e." for "I see", "Yay."), 4 none.
-LAST_STRETCH_PRE_CHUNKS = 4
-
 # ---------------------------------------------------------------------------------- actions
 
 
@@ -286,9 +281,6 @@ class TurnTaker:
         #: Speech over a paused agent, undecided (None: none).
         self._overlap: Overlap | None = None
         self._overlap_audio: list[np.ndarray] = []
-        #: Where in it the overlap's last stretch of voice begins (a decode of it alone:
-        #: ``OverlapDecode.last_stretch``).
-        self._stretch_at = 0
         self._overlap_state: State = "speaking"  # the state to go back to on a resume
         self._overlap_pause: int | None = None  # voiced_end of a pause within the overlap
         #: The backchannel that last resumed the agent, while an overlap may still join it
@@ -612,18 +604,22 @@ class TurnTaker:
             return [ContinueTurn(), StopPlayback()]
         if not o.decide or self._interrupting:
             return [StopPlayback()]
-        head, joined_ms = list(self._recent), 0
-        self._stretch_at = 0
+        head, joined_ms, stretch_at = list(self._recent), 0, 0
         if self._resumed is not None:
             # Within join_ms of a backchannel: judged with it (its audio, then what came since;
             # the head's older chunks are that one's already).
             before, joined_ms, since = self._resumed
             new = head[-max(1, since // CHUNK_MS) :]
             head = (before + new)[-(o.max_decide_ms // CHUNK_MS) :]  # bounded, however many
-            self._stretch_at = max(0, len(head) - len(new))  # it begins after the last's end
+            stretch_at = max(0, len(head) - len(new))  # it begins after the last's end
         self._resumed = None
         self._overlap = Overlap(
-            o, now, voiced_ms=joined_ms + self._voiced_run, audio=list(head), joined_ms=joined_ms
+            o,
+            now,
+            voiced_ms=joined_ms + self._voiced_run,
+            audio=list(head),
+            joined_ms=joined_ms,
+            stretch_at=stretch_at,
         )
         self._overlap_audio = head
         self._overlap_state = self.state
@@ -633,10 +629,7 @@ class TurnTaker:
     def _overlap_chunk(self, chunk: np.ndarray, voiced: bool, now: float) -> list[Action]:
         assert self._overlap is not None
         self._overlap_audio.append(chunk)
-        stretches = self._overlap.stretches
         step = self._overlap.chunk(voiced, CHUNK_MS, now, chunk)
-        if self._overlap.stretches > stretches:  # a new stretch of voice begins at this chunk
-            self._stretch_at = max(0, len(self._overlap_audio) - 1 - LAST_STRETCH_PRE_CHUNKS)
         return self._overlap_step(step, now)
 
     def overlap_heard(
@@ -662,9 +655,10 @@ class TurnTaker:
         now: float,
     ) -> list[Action]:
         if isinstance(step, OverlapDecode):
-            heard = self._overlap_audio[self._stretch_at :] if step.last_stretch else None
-            audio = np.concatenate(heard or self._overlap_audio)[step.start :]
             assert self._overlap is not None  # the open overlap asked for it
+            at = self._overlap.stretch_at
+            heard = self._overlap_audio[at:] if step.last_stretch else None
+            audio = np.concatenate(heard or self._overlap_audio)[step.start :]
             o = self._overlap.settings
             return [
                 StartOverlapDecode(

@@ -16,6 +16,7 @@ import pytest
 from gateway.audio import read_wav
 from gateway.audio.hum import HumFeatures
 from gateway.proxy.overlap import (
+    LAST_STRETCH_PRE_CHUNKS,
     READING_WORDS,
     Overlap,
     OverlapDecision,
@@ -31,7 +32,6 @@ from gateway.proxy.overlap import (
 from gateway.proxy.session import SessionSettings
 from gateway.proxy.turn_rule import TurnRule
 from gateway.proxy.turn_taker import (
-    LAST_STRETCH_PRE_CHUNKS,
     EndTurn,
     OverlapDecided,
     PausePlayback,
@@ -1454,6 +1454,25 @@ def test_a_second_part_after_a_short_pause_heard_alone_as_a_backchannel_is_one()
 )
 def test_the_second_part_alone_decides_by_its_words_or_its_reading(alone, near, kind):
     d, asked, _ = one_stretch("yeah.piper", 120, "yeah.piper", "Yeah, the eyes.", alone, near)
+    assert any(a.start for a in asked), "the second part decoded alone"
+    assert d.kind == kind, d
+
+
+@pytest.mark.parametrize(
+    ("second", "settings", "kind"),
+    [
+        ("who-are-you.en-us", S, "interruption"),  # no nasal frame: no hum was said
+        ("mm-hmm.en-us", S, "backchannel"),  # a hum's voice
+        ("who-are-you.en-us", replace(S, nasal_floor=None), "backchannel"),
+    ],
+)
+def test_a_second_part_read_as_a_hum_needs_a_hums_voice(second, settings, kind):
+    """ "Okay, | go back." in en-gb-scotland+f2: its second part alone "Go, Ma'a.", read
+    "Mm-hmm." 1.3 nats likelier, over a voice of 8 % nasal frames."""
+    near = Reading("Mm-hmm.", -1.3)
+    d, asked, _ = one_stretch(
+        "yeah.piper", 120, second, "Yeah, go back.", "Go, Ma'a.", near, settings
+    )
     assert any(a.start for a in asked), "the second part decoded alone"
     assert d.kind == kind, d
 
