@@ -81,7 +81,13 @@ _AGREEING = ("true", "exactly", "totally", "indeed", "amen", "ha", "haha", "haha
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING)
 #: Backchannels of more than one word: their words alone are none ("what time is it"). Whisper
 #: writes "Alright." as "All right." (all six voices of the eighth held-out set).
-BACKCHANNEL_PHRASES = (("i", "see"), ("got", "it"), ("i", "got", "it"), ("all", "right"))
+BACKCHANNEL_PHRASES = (
+    ("i", "see"),
+    ("i", "know"),
+    ("got", "it"),
+    ("i", "got", "it"),
+    ("all", "right"),
+)
 #: The words a backchannel is read in when Whisper wrote others (``OverlapSettings.near_gap``):
 #: the backchannels above, as Whisper writes them, and the phrases' words.
 READING_WORDS = tuple(
@@ -147,6 +153,12 @@ _SHUT = re.compile(r"[hm]*m[hm]*")
 #: now?", "Yeah, but why?"): what follows is not another backchannel
 #: (``Overlap._going_on``).
 _GOING_ON = frozenset({"and", "but", "so"})
+#: Words that ask: a decode with one is no backchannel misread ("Mm, | why?" read "Mm-hmm,
+#: why?" nearly as likely as "Mm-hmm, yeah."). Whisper writes a short "Why?" as the letter
+#: ("Mm, Y", "M-N-Y", piper and espeak-ng on the eighteenth held-out set).
+_ASKING = frozenset(
+    {"why", "what", "who", "where", "when", "how", "which", "what's", "who's", "where's", "y"}
+)
 #: The share of a sound's loud frames with a pitch above which it is a voice, not a noise
 #: (:attr:`gateway.audio.hum.HumFeatures.pitched`; every hum and word of the tuning set has
 #: 0.8 or more, as ``HumFeatures.hum_like`` asks).
@@ -257,7 +269,8 @@ class OverlapSettings:
             on the twelve sets and flite's had 0.16 or more (a hum is nasal: :mod:`gateway.audio.hum`).
             But "Mhm," before "yep" in en-gb-x-gbclan+m4 had none at 480 ms of voice, so the
             rule waits ``words_end_ms`` of silence, as other words do: a second stretch within
-            it is judged with the first.
+            it is judged with the first. Likewise a second part decoded alone is not made a
+            backchannel by a reading in a hum's words over a part with less than this share.
         unread_gap: Whisper's words for a noise (:data:`NOISE_WORDS`, "Thank you.") over a
             voice (a pitch in :data:`VOICED_SHARE` of its loud frames), in a short overlap
             (``near_max_ms``) whose reading in backchannels' words is known (``near_gap``), are
@@ -661,7 +674,8 @@ class Overlap:
             if why != "spelled" and (self.hum is None or not self.hum.hum_like()):
                 why = "hum words"
             unsure = not self._sure() and _begins_as_a_hum(self._text)
-            if why != "hum and words" or hum_words(self._text) or unsure:
+            asks = _asks(self._text)
+            if (why != "hum and words" or hum_words(self._text) or unsure) and not asks:
                 return self._decide("backchannel", why, now)
         # The rules below read other words as a backchannel by guesswork; a person going on
         # after one, or a question's rise, says otherwise (``held``: why they did not).
@@ -686,17 +700,18 @@ class Overlap:
             # not its reading (espeak-ng's "Uh-huh, | exactly." read "uh-huh and now", its
             # second part alone "Exactly."). Its words, not a rise: the second part's own decode
             # is no guess ("Mhm, | yes." in flite's awb rises 2 st).
-            going_on = _goes_on(self._text)
+            going_on, asks = _goes_on(self._text), _asks(self._text)
             if start is not None and self._last_words is None:
                 # Whisper may read the whole worse than each half: decode the last alone.
                 return self._ask_last(start) if self._last_pending is None else None
             # Past the length bound (``_parted_so_far`` let it wait) its words alone decide too:
             # the bound stopped such voice before, and a reading is a guess.
             long = self.voiced_ms - self.joined_ms >= self.settings.max_ms
-            if start is not None and self._second_a_backchannel(read=not (going_on or long)):
+            second = not asks and self._second_a_backchannel(read=not (going_on or long))
+            if start is not None and second:
                 return self._decide("backchannel", "each a backchannel", now)
-            if start is not None and going_on:
-                held = "goes on"
+            if start is not None and (going_on or asks):
+                held = "goes on" if going_on else "a question"
         if (
             kind == "interruption"
             and self._near_a_backchannel()
@@ -955,9 +970,12 @@ class Overlap:
     def _going_on(self) -> str | None:
         """Why the newest decode is no backchannel misread, though a rule would read it as
         one: a backchannel's word followed by one that goes on (:data:`_GOING_ON`: "goes on"),
-        or a voice ending in a question's rise (``rise_st``: "a question"); None: neither."""
+        a word that asks (:data:`_ASKING`) or a voice ending in a question's rise
+        (``rise_st``): "a question"; None: none of these."""
         if _goes_on(self._text):
             return "goes on"
+        if _asks(self._text):
+            return "a question"
         s = self.settings
         if s.rise_st is None or not self._audio:
             return None
@@ -1098,6 +1116,11 @@ def _goes_on(text: str | None) -> bool:
     """Whether a backchannel's word is followed by one that goes on (:data:`_GOING_ON`)."""
     said = heard_words(text)
     return any(a in _GOING_ON and is_backchannel(b) for b, a in itertools.pairwise(said))
+
+
+def _asks(text: str | None) -> bool:
+    """Whether a decode has a word that asks (:data:`_ASKING`)."""
+    return not _ASKING.isdisjoint(heard_words(text))
 
 
 def _begins_as_a_hum(text: str | None) -> bool:

@@ -51,7 +51,18 @@ CHUNK_S = CHUNK_SAMPLES / 16_000
 
 @pytest.mark.parametrize(
     "text",
-    ["Mm-hmm.", "Yeah.", "Right.", "Okay.", "I see.", "Sure.", "Uh-huh.", "Yeah, yeah.", "Ha ha."],
+    [
+        "Mm-hmm.",
+        "Yeah.",
+        "Right.",
+        "Okay.",
+        "I see.",
+        "I know.",
+        "Sure.",
+        "Uh-huh.",
+        "Yeah, yeah.",
+        "Ha ha.",
+    ],
 )
 def test_backchannels_once_the_person_stopped(text):
     assert classify(text, ended=True, settings=S) == "backchannel"
@@ -559,6 +570,13 @@ def test_a_short_overlap_spelled_as_letters_is_a_backchannel():
     assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("backchannel", "spelled")
 
 
+@pytest.mark.parametrize("text", ["M-N-Y", "M-H-Y"])
+def test_letters_that_ask_are_no_hum(text):
+    """Whisper writes a short "Why?" as its letter: "Mm, | why?" in piper read "M-N-Y"."""
+    d = stop_after(Overlap(S, 0.0, voiced_ms=96), 480, WORD, text)
+    assert isinstance(d, OverlapDecision) and d.kind == "interruption"
+
+
 def test_a_long_overlap_is_no_hum_whatever_it_sounds_like():
     d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, HUM, "in a moment")
     assert isinstance(d, OverlapDecision) and d.kind == "interruption"
@@ -1033,6 +1051,14 @@ def test_a_questions_rise_is_not_read_as_a_backchannel(semitones, settings, kind
     audio = glide(semitones, faint_ms)
     d = over_a_voice(audio, settings, "In that, please.", Reading("Exactly.", 0.4))
     assert (d.kind, d.why) == (kind, why)
+
+
+@pytest.mark.parametrize("words", ["Mm-hmm, why?", "Mm, Y.", "Who's in that?", "How?"])
+def test_words_that_ask_are_not_read_as_a_backchannel(words):
+    """Words Whisper read nearly as likely as a backchannel, level: a word that asks makes them
+    a question ("Mm, | why?" in espeak-ng en-029+m5 read "Mm-hmm, why?", "Mm-hmm." near)."""
+    d = over_a_voice(glide(0), replace(S, hum=False), words, Reading("Mm-hmm, yeah.", 0.4))
+    assert (d.kind, d.why) == ("interruption", "a question")
 
 
 def test_a_long_first_stretch_is_no_hum_before_a_backchannel():
