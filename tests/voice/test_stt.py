@@ -127,7 +127,9 @@ async def test_partial_transcript_of_speech_so_far(transcriber):
 async def test_a_partial_says_how_sure_whisper_was(transcriber):
     """A partial carries its greedy decode's ``avg_logprob``: a finite negative number, near 0
     for clear speech (tiny.en: -0.08 on this clip) and far lower for the same voice played
-    backwards, which Whisper still turns into words (-1.4: "So the lot in it's in her…")."""
+    backwards, which Whisper still turns into words (-1.4: "So the lot in it's in her…" with
+    the packages of 2026-11; -0.62: "There was a lot in it and" with those of 2026-12-02, so
+    the test asks for a margin below the clear decode, not a number)."""
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)  # finals before it ration partials
     speech = piper_16k(SENTENCES[6])
     clear = await transcriber.transcribe_partial(speech)
@@ -137,7 +139,7 @@ async def test_a_partial_says_how_sure_whisper_was(transcriber):
     assert -0.4 < clear.avg_logprob < 0.0
     backwards = await transcriber.transcribe_partial(speech[::-1].copy())
     assert backwards.text and backwards.avg_logprob is not None
-    assert backwards.avg_logprob < -0.8, backwards
+    assert backwards.avg_logprob < clear.avg_logprob - 0.3, backwards
 
 
 async def test_a_partials_prompt_reaches_the_decoder(transcriber, monkeypatch):
@@ -167,7 +169,9 @@ async def test_a_partial_reads_a_request_in_backchannels_words_far_less_likely(t
         piper_16k("Turn the volume down."), prompt=PROMPT, beam=5, within=READING_WORDS
     )
     assert said.nearest is not None and "volume" in said.text.lower(), said
-    assert set(words(said.nearest.text)) <= set(READING_WORDS), said.nearest
+    # In those words' tokens: a reading may end inside a word ("U-", 2026-12-02's packages).
+    pieces = words(said.nearest.text)
+    assert all(any(w.startswith(p) for w in READING_WORDS) for p in pieces), said.nearest
     assert said.nearest.gap > 2.0, said
     await asyncio.sleep(DecodeQueue.PARTIAL_WINDOW_S)
     yeah = await transcriber.transcribe_partial(
