@@ -512,6 +512,7 @@ class Overlap:
         self._last_words: list[str] | None = None
         self._last_near: Reading | None = None  # its reading in backchannels' words
         self._last_start: int | Literal["stretch"] | None = None  # where that part begins
+        self._last_unhummed: bool | None = None  # that part has no hum (None: not measured)
         #: The longest pause in the voice (``_after_a_pause``), and the voice when measured.
         self._pause: Pause | None = None
         self._pause_at = -1
@@ -832,18 +833,21 @@ class Overlap:
         s = self.settings
         if s.nasal_floor is None or not self._audio or self._last_start is None:
             return False
-        if self._last_start == "stretch":
-            part = np.concatenate(self._audio[self.stretch_at :])
-        else:
-            part = np.concatenate(self._audio)[self._last_start :]
-        return _unhummed(hum_features(part), s.nasal_floor)
+        if self._last_unhummed is None:
+            # Once per part: while the words wait out ``words_end_ms`` only silence is added.
+            if self._last_start == "stretch":
+                part = np.concatenate(self._audio[self.stretch_at :])
+            else:
+                part = np.concatenate(self._audio)[self._last_start :]
+            self._last_unhummed = _unhummed(hum_features(part), s.nasal_floor)
+        return self._last_unhummed
 
     def _ask_last(self, start: int | Literal["stretch"]) -> OverlapDecode:
         """Decode the overlap's last part alone: its last stretch of voice (``"stretch"``) or
         what follows the pause whose second part begins at sample ``start``."""
         self._next_id += 1
         self._last_pending = self._next_id
-        self._last_start = start
+        self._last_start, self._last_unhummed = start, None
         return OverlapDecode(
             self._next_id,
             self.voiced_ms,
