@@ -57,6 +57,9 @@ short requests that begin with a nasal);
 ``--set eighteenth-held-out``: the eighteenth, written after the seventeenth was looked at
 (:func:`~gateway.testing.overlap.eighteenth_held_out_clips`: requests that begin with a hum, a
 filler or a backchannel's word);
+``--set nineteenth-held-out``: the nineteenth, written after the eighteenth was looked at
+(:func:`~gateway.testing.overlap.nineteenth_held_out_clips`: backchannels the lexicon may not
+hold, requests that begin with a backchannel's word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -105,6 +108,7 @@ from gateway.testing.overlap import (
     fourth_held_out_clips,
     held_out_clips,
     new_held_out_clips,
+    nineteenth_held_out_clips,
     ninth_held_out_clips,
     say_in_parts,
     seventeenth_held_out_clips,
@@ -153,6 +157,7 @@ SETS = {
     "sixteenth-held-out": sixteenth_held_out_clips,
     "seventeenth-held-out": seventeenth_held_out_clips,
     "eighteenth-held-out": eighteenth_held_out_clips,
+    "nineteenth-held-out": nineteenth_held_out_clips,
 }
 
 

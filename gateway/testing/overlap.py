@@ -109,6 +109,8 @@ PIPER_VARIANTS = {
     "piper-peak": (0.88, 107),
     "piper-reef": (1.14, 109),
     "piper-fern": (0.87, 113),
+    "piper-moss": (1.16, 127),
+    "piper-sand": (0.86, 131),
 }
 
 
@@ -921,6 +923,51 @@ def eighteenth_held_out_clips() -> list[Clip]:
         EIGHTEENTH_VOICES,
         EIGHTEENTH_NOISE_SEEDS,
         EIGHTEENTH_ECHO_DB,
+    )
+
+
+#: The nineteenth held-out set, written after the eighteenth was looked at and before anything
+#: ran on it: backchannels heard in conversation that the backchannels' lexicon may not hold
+#: ("Makes sense", "gotcha", "of course"), and requests that begin with a backchannel's word, a
+#: hum or a filler ("Right, but how?", "Mm, not now."), which must stop the agent.
+NINETEENTH_BACKCHANNELS = (
+    "That's right.",
+    "Yeah, I know.",
+    "Oh, all right.",
+    "Mhm, makes sense.",
+    "Uh-huh, of course.",
+    "Okay, gotcha.",
+)
+NINETEENTH_INTERRUPTIONS = (
+    "Wait, go back.",
+    "Hmm, what was that?",
+    "Okay, skip ahead.",
+    "Mm, not now.",
+    "Right, but how?",
+    "Stop for now.",
+    "Can you pause?",
+)
+NINETEENTH_VOICES = (
+    "piper-moss",
+    "piper-sand",
+    "en-us+m2",
+    "en-gb+f3",
+    "en-gb-scotland+m5",
+    "en-029+f2",
+)
+NINETEENTH_NOISE_SEEDS = (32, 33)
+NINETEENTH_ECHO_DB = (-11.375, -13.625, -15.875, -18.125, -21.375, -24.375)
+
+
+def nineteenth_held_out_clips() -> list[Clip]:
+    """The nineteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the eighteenth was looked at."""
+    return held_out(
+        NINETEENTH_BACKCHANNELS,
+        NINETEENTH_INTERRUPTIONS,
+        NINETEENTH_VOICES,
+        NINETEENTH_NOISE_SEEDS,
+        NINETEENTH_ECHO_DB,
     )
 
 
