@@ -110,8 +110,14 @@ els.textForm.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = els.textInput.value.trim();
   const message = { type: TO_GATEWAY.text, text, ...addressFields(store.state.address) };
-  if (text && conn.send(message)) els.textInput.value = "";
+  if (text && conn.sendSoon(message)) els.textInput.value = "";
   else if (text) complain("Not connected to the gateway yet; your text is kept, send it again.");
+});
+conn.addEventListener("unsent", (e) => {
+  const typed = e.detail.filter((m) => m.type === TO_GATEWAY.text).map((m) => m.text);
+  if (!typed.length) return;
+  if (!els.textInput.value) els.textInput.value = typed.join(" ");
+  complain("The connection closed before your text went out; it is back in the box, send it again.");
 });
 
 els.inviteForm.addEventListener("submit", (e) => {

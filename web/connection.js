@@ -14,6 +14,10 @@ export function backoffDelay(attempt, random = Math.random) {
 const PING_EVERY_MS = 15000;
 const DEAD_AFTER_MS = 40000;
 
+/** Messages kept while the socket opens (at most this many), sent once the gateway welcomes it:
+ * what a person typed just as the page reconnected (Start reconnects with an audio transport). */
+const OUTBOX_MAX = 8;
+
 /** Close codes after which reconnecting cannot help. */
 const FINAL_CODES = new Set([
   1008, // policy: no hello in time, or a refused request
@@ -25,7 +29,8 @@ const FINAL_CODES = new Set([
  * One logical connection to `/ws` that survives drops.
  *
  * Events: `open`, `message` (detail: parsed JSON), `binary` (detail: ArrayBuffer),
- * `status` (detail: {state: "connecting"|"open"|"waiting"|"closed", delayMs?, code?, reason?}).
+ * `status` (detail: {state: "connecting"|"open"|"waiting"|"closed", delayMs?, code?, reason?}),
+ * `unsent` (detail: the messages kept by `sendSoon` that the socket closed on).
  */
 export class Connection extends EventTarget {
   /** @param {() => object} hello builds the hello message for each (re)connect */
@@ -39,6 +44,8 @@ export class Connection extends EventTarget {
     this.heartbeat = null;
     this.lastHeard = 0;
     this.stopped = true;
+    /** What `sendSoon` kept for the socket being opened. */
+    this.outbox = [];
   }
 
   /** Connect (or reconnect now, with a fresh hello). */
@@ -52,6 +59,7 @@ export class Connection extends EventTarget {
   stop() {
     this.stopped = true;
     this.dropSocket();
+    this.unsent();
   }
 
   /** Whether a message sent now would go out. */
@@ -67,6 +75,16 @@ export class Connection extends EventTarget {
   send(message) {
     if (!this.isOpen) return false;
     this.ws.send(typeof message === "string" ? message : JSON.stringify(message));
+    return true;
+  }
+
+  /** Send now, or, while the socket is being opened, once the gateway has welcomed it; whether
+   * it was sent or kept. Not while waiting to reconnect: the person is told and retries. */
+  sendSoon(message) {
+    if (this.send(message)) return true;
+    const opening = this.ws !== null && this.ws.readyState === WebSocket.CONNECTING;
+    if (!opening || this.outbox.length >= OUTBOX_MAX) return false;
+    this.outbox.push(message);
     return true;
   }
 
@@ -124,6 +142,10 @@ export class Connection extends EventTarget {
       }
       if (message.type === FROM_GATEWAY.welcome) this.attempt = 0; // a full handshake resets the backoff
       this.dispatchEvent(new CustomEvent("message", { detail: message }));
+      if (message.type === FROM_GATEWAY.welcome) {
+        // After the page took in the welcome, so what was typed follows the rejoin.
+        for (const kept of this.outbox.splice(0)) this.send(kept);
+      }
     };
     ws.onclose = (e) => {
       this.ws = null;
@@ -141,6 +163,7 @@ export class Connection extends EventTarget {
   }
 
   dropped(code, reason) {
+    this.unsent();
     clearInterval(this.heartbeat);
     this.heartbeat = null;
     if (this.stopped || FINAL_CODES.has(code)) {
@@ -153,6 +176,12 @@ export class Connection extends EventTarget {
       this.timer = null;
       this.openSocket();
     }, delayMs);
+  }
+
+  /** The socket closed (or was stopped) before its welcome: what `sendSoon` kept goes back to
+   * the page. A reconnect of the page's own (`start`) carries it over to the fresh socket. */
+  unsent() {
+    if (this.outbox.length) this.dispatchEvent(new CustomEvent("unsent", { detail: this.outbox.splice(0) }));
   }
 
   status(detail) {

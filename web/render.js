@@ -206,22 +206,24 @@ function turnElement(doc, turn) {
   return li;
 }
 
-/** Append the turns added since `before`; redraw a turn that grew (a streaming reply) in
- * place; redraw all when the list was replaced (a welcome). */
+/** Append the turns added since `before`; redraw in place a turn that changed and kept its id
+ * (a streaming reply, a bubble that was paused or resumed), wherever it is: one message may
+ * change a bubble higher up and append an aside below. Redraw all when the list was replaced
+ * (a welcome). */
 function renderTurns(list, turns, before) {
   const n = before.length;
-  if (n === turns.length && list.children.length === n) {
-    const grown = turns.map((t, i) => (t === before[i] ? -1 : i)).filter((i) => i >= 0);
-    if (grown.length && grown.every((i) => turns[i].id && turns[i].id === before[i].id)) {
-      for (const i of grown) list.children[i].replaceWith(turnElement(list.ownerDocument, turns[i]));
-      return;
-    }
-  }
-  const appended = n <= turns.length && (n === 0 || turns[n - 1] === before[n - 1]);
-  if (!appended) list.replaceChildren();
+  const doc = list.ownerDocument;
+  const changed = [];
+  for (let i = 0; i < Math.min(n, turns.length); i++) if (turns[i] !== before[i]) changed.push(i);
+  const inPlace =
+    list.children.length === n &&
+    n <= turns.length &&
+    changed.every((i) => turns[i].id && turns[i].id === before[i].id);
+  if (inPlace) for (const i of changed) list.children[i].replaceWith(turnElement(doc, turns[i]));
+  else list.replaceChildren();
   let last = null;
-  for (const turn of turns.slice(appended ? n : 0)) {
-    last = turnElement(list.ownerDocument, turn);
+  for (const turn of turns.slice(inPlace ? n : 0)) {
+    last = turnElement(doc, turn);
     list.appendChild(last);
   }
   if (last) last.scrollIntoView({ block: "end", behavior: "smooth" });

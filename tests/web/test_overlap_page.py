@@ -62,9 +62,13 @@ def test_yeah_over_a_reply_pauses_it_resumes_it_and_it_finishes(context, gateway
     # "resumed" may come first with no why (the agent went on before the decision): wait for it.
     reply.locator("[data-testid=playback][data-why=backchannel]").wait_for(timeout=30000)
     assert "resumed" in resumed.inner_text()
-    aside = page.get_by_test_id("aside")
-    assert aside.count() == 1 and aside.get_attribute("data-why") == "backchannel"
-    assert re.search("yeah", aside.inner_text(), re.I)
+    aside = page.locator("[data-testid=aside][data-why=backchannel]")
+    assert aside.count() == 1 and re.search("yeah", aside.inner_text(), re.I)
+    # Nothing else was made of it. The echo guard may take the word's first 96 ms for the
+    # agent's own voice (seen once in CI: "echo", then "backchannel" on 'yeah'): that is an
+    # aside of its own, never a noise or an interruption.
+    whys = page.get_by_test_id("aside").evaluate_all("els => els.map(e => e.dataset.why)")
+    assert set(whys) <= {"backchannel", "echo"}, whys
     # The reply played on to its end: the session goes back to listening, nothing was flushed,
     # and "Yeah." never became a turn (the one transcript is the typed line).
     page.wait_for_function("() => !ofpDebug.paused", timeout=5000)

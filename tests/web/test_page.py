@@ -238,7 +238,9 @@ RENDER = """async (steps) => {
         cls: li.className, testid: li.dataset.testid || null, who: li.querySelector('.who')?.firstChild.textContent,
         badges: [...li.querySelectorAll('.who .badge')].map((b) => b.textContent),
         html: li.querySelector('.text')?.innerHTML ?? li.textContent,
-        note: li.querySelector('.html-omitted')?.textContent ?? null })),
+        note: li.querySelector('.html-omitted')?.textContent ?? null,
+        playback: li.dataset.playback ?? null,
+        why: li.querySelector('[data-testid=playback]')?.dataset.why ?? null })),
       firstKept: first !== null && els.conversation.firstElementChild === first,
       partial: els.partial.textContent,
       floor: [...els.conversants.children].map((li) => ({
@@ -351,6 +353,22 @@ def test_render_draws_the_welcome_history_floor_and_record(page):
     assert more["state"] == ["idle", "Say “hey jarvis”"]
     # A rejoin's welcome redraws the conversation from its history.
     assert not rejoin["firstKept"] and [t["testid"] for t in rejoin["turns"]] == ["transcript"]
+
+
+def test_speech_over_a_reply_redraws_its_bubble_when_an_aside_came_before(page):
+    """A decision changes the reply's bubble and adds an aside: the bubble is redrawn even
+    when it is no longer the last line (an earlier decision's aside came after it) — in CI a
+    first "echo" aside left the bubble saying "paused" after "Yeah." was decided a backchannel."""
+    reply = {"type": "utterance", "id": "de:9", "speakerUri": "tag:parrot", "text": "Once upon"}
+    paused = {"type": "playback", "outcome": "paused", "reply": "de:9"}
+    decided = {**paused, "outcome": "resumed", "why": "backchannel", "heard": "yeah"}
+    steps = [[WELCOME, reply, paused], [{**paused, "outcome": "ignored", "why": "echo"}]]
+    _, echo, _, resumed = page.evaluate(RENDER, [*steps, [paused], [decided]])
+    assert [t["testid"] for t in echo["turns"]][-2:] == ["agent-utterance", "aside"]
+    bubble = next(t for t in resumed["turns"] if t["testid"] == "agent-utterance" and t["playback"])
+    assert (bubble["playback"], bubble["why"]) == ("resumed", "backchannel")
+    assert [t["testid"] for t in resumed["turns"]][-3:] == ["agent-utterance", "aside", "aside"]
+    assert "yeah" in resumed["turns"][-1]["html"]
 
 
 def test_controls_keep_the_persons_choices_without_a_gateway(page):
