@@ -71,6 +71,40 @@ def test_backchannels_once_the_person_stopped(text):
 
 @pytest.mark.parametrize(
     "text",
+    [
+        "That's right.",
+        "Of course.",
+        "Uh-huh, of course.",
+        "Mm-hmm, makes sense.",
+        "That makes sense.",
+        "Okay, gotcha.",
+        "Fair enough.",
+        "Yeah, absolutely.",
+    ],
+)
+def test_acknowledgements_are_backchannels(text):
+    """Conversation's acknowledgements beyond a sound and a yes; a phrase is one word of the
+    three a backchannel may have ("Uh-huh, of course." is "uh huh of course")."""
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "That's wrong.",
+        "Of course not, stop.",
+        "Makes no sense.",
+        "For now, skip it.",
+        "Uh-huh, of course, but why?",
+        "I see, I know, I agree, I bet.",
+    ],
+)
+def test_an_acknowledgements_words_in_a_request_interrupt(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize(
+    "text",
     ["Wait, stop.", "Stop.", "No.", "Hold on.", "Yeah, but no.", "Okay, wait.", "Mm-hmm, hang on."],
 )
 def test_stop_words_interrupt_at_once(text):
