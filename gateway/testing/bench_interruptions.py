@@ -60,6 +60,9 @@ filler or a backchannel's word);
 ``--set nineteenth-held-out``: the nineteenth, written after the eighteenth was looked at
 (:func:`~gateway.testing.overlap.nineteenth_held_out_clips`: backchannels the lexicon may not
 hold, requests that begin with a backchannel's word);
+``--set twentieth-held-out``: the twentieth, written after the nineteenth was looked at
+(:func:`~gateway.testing.overlap.twentieth_held_out_clips`: acknowledgements and assessments,
+requests that begin with one);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -121,6 +124,7 @@ from gateway.testing.overlap import (
     third_held_out_clips,
     thirteenth_held_out_clips,
     twelfth_held_out_clips,
+    twentieth_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -158,6 +162,7 @@ SETS = {
     "seventeenth-held-out": seventeenth_held_out_clips,
     "eighteenth-held-out": eighteenth_held_out_clips,
     "nineteenth-held-out": nineteenth_held_out_clips,
+    "twentieth-held-out": twentieth_held_out_clips,
 }
 
 

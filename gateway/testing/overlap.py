@@ -111,6 +111,8 @@ PIPER_VARIANTS = {
     "piper-fern": (0.87, 113),
     "piper-moss": (1.16, 127),
     "piper-sand": (0.86, 131),
+    "piper-pine": (1.17, 137),
+    "piper-clay": (0.85, 139),
 }
 
 
@@ -968,6 +970,52 @@ def nineteenth_held_out_clips() -> list[Clip]:
         NINETEENTH_VOICES,
         NINETEENTH_NOISE_SEEDS,
         NINETEENTH_ECHO_DB,
+    )
+
+
+#: The twentieth held-out set, written after the nineteenth was looked at (and the
+#: backchannels' lexicon grown on it) and before anything ran on it: conversation's
+#: acknowledgements and assessments, and requests that begin with one or with a
+#: backchannel's word ("Perfect, now the next one.", "Sure, but when?"), which must stop the
+#: agent.
+TWENTIETH_BACKCHANNELS = (
+    "That's true.",
+    "Yeah, for sure.",
+    "Oh, interesting.",
+    "Mhm, sounds good.",
+    "Uh-huh, perfect.",
+    "Oh my gosh.",
+)
+TWENTIETH_INTERRUPTIONS = (
+    "Perfect, now the next one.",
+    "Sure, but when?",
+    "Uh, can you repeat?",
+    "Hmm, skip that part.",
+    "Okay, that's enough.",
+    "Mhm, now tell me more.",
+    "Sorry, I missed that.",
+)
+TWENTIETH_VOICES = (
+    "piper-pine",
+    "piper-clay",
+    "en-us-nyc+f2",
+    "en-gb-x-gbcwmd+f1",
+    "en-gb+m5",
+    "en-029+m7",
+)
+TWENTIETH_NOISE_SEEDS = (34, 35)
+TWENTIETH_ECHO_DB = (-11.625, -14.125, -16.125, -18.375, -21.625, -24.625)
+
+
+def twentieth_held_out_clips() -> list[Clip]:
+    """The twentieth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the nineteenth was looked at."""
+    return held_out(
+        TWENTIETH_BACKCHANNELS,
+        TWENTIETH_INTERRUPTIONS,
+        TWENTIETH_VOICES,
+        TWENTIETH_NOISE_SEEDS,
+        TWENTIETH_ECHO_DB,
     )
 
 
