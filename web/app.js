@@ -232,6 +232,10 @@ window.ofpDebug = Object.freeze({
   get droppedMs() {
     return voice.droppedMs;
   },
+  /** Flushes the audio player confirmed, having dropped what it held (WebSocket transport). */
+  get playerFlushes() {
+    return voice.playerFlushes;
+  },
   /** Bytes of agent audio (WebSocket transport) received after the last flush, as each of the
    * last 100 transcripts arrived. */
   audioAtTranscripts: () => [...audioAtTranscripts],

@@ -149,11 +149,13 @@ export class PcmPipe {
     this.playback.connect(ctx.destination);
     this.status = { bufferedMs: 0, energy: 0, playedMs: 0, overflowed: 0 };
     this.droppedMs = 0;
+    this.flushed = 0; // flushes the player confirmed (a test hook reads it)
     this.playback.port.onmessage = (e) => {
       if (e.data.type === "status") {
         this.status = e.data;
       } else if (e.data.type === "flushed") {
         this.droppedMs += e.data.droppedMs;
+        this.flushed++;
       }
     };
     this.source = source;

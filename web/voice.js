@@ -208,6 +208,11 @@ export class Voice {
     return this.media && this.media.pipe ? this.media.pipe.droppedMs : 0;
   }
 
+  /** Flushes the audio player confirmed (WebSocket transport). */
+  get playerFlushes() {
+    return this.media && this.media.pipe ? this.media.pipe.flushed : 0;
+  }
+
   inboundAudioEnergy() {
     return this.media && this.media.pc ? inboundAudioEnergy(this.media.pc) : Promise.resolve(0);
   }

@@ -95,9 +95,11 @@ def test_barge_in_drops_audio_queued_in_the_browser(context, gateway):
     page.wait_for_function("() => ofpDebug.bufferedMs() > 20", timeout=15000)
     flushes = page.evaluate("ofpDebug.flushes")
     page.wait_for_function(f"() => ofpDebug.flushes > {flushes}", timeout=20000)
-    # The flush emptied the page's own queue: what was buffered was dropped, not played out,
-    # and nothing more of the interrupted reply plays while the person is still speaking.
-    assert page.evaluate("ofpDebug.droppedMs") > 0
+    # The flush reached the page's player, which dropped what it held (how much depends on the
+    # sender's lead at that moment: none when a busy machine let the buffer run dry, so
+    # tests/web/js/pcm-worklet.test.js checks the dropping itself), and nothing more of the
+    # interrupted reply plays while the person is still speaking.
+    page.wait_for_function("() => ofpDebug.playerFlushes > 0", timeout=5000)
     # Until the interruption's own transcript arrives, the gateway sends none of the reply: read
     # in the socket's order as the transcript arrived, not when a poll saw it (a poll on a busy
     # machine saw the parrot's answer to the interruption already playing: 257–260 ms of it,
