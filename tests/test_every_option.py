@@ -941,6 +941,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--audio-feature": ["url"],
     "--stt-model": ["base"],
     "--stt-language": ["en"],
+    "--stt-second-model": ["none"],
     "--unfinished-wait-ms": ["1200"],
     "--finished-wait-ms": ["400"],
     "--no-semantic": [],

@@ -159,6 +159,7 @@ class Listener:
         turns: TurnTaker,
         vad: VadStreamLike,
         transcriber: SpeechToText,
+        second_reader: SpeechToText | None = None,
         signals: Mapping[str, TurnSignal],
         sink: Sink,
         around: Surroundings,
@@ -170,6 +171,9 @@ class Listener:
         self.turns = turns
         self._vad = vad
         self._transcriber = transcriber
+        #: Reads again the overlaps whose words would interrupt (``StartOverlapDecode.second``;
+        #: None: there is none, and those words interrupt).
+        self._second_reader = second_reader
         self._signals = signals
         self._sink = sink
         self._around = around
@@ -439,6 +443,9 @@ class Listener:
         logprob: float | None = None  # Whisper's avg_logprob of that decode (None: not given)
         near: Reading | None = None  # its reading in ``a.within``'s words (None: not given)
         t = time.monotonic()
+        if a.second:
+            await self._read_again(a)
+            return
         try:
             try:
                 partial = await self._transcriber.transcribe_partial(
@@ -460,6 +467,30 @@ class Listener:
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
         self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near), now)
+
+    async def _read_again(self, a: StartOverlapDecode) -> None:
+        """The second recogniser's reading of an overlap (None: there is none, it is busy
+        with another person's, or it failed: the first reading's words decide)."""
+        text: str | None = None
+        logprob: float | None = None
+        t = time.monotonic()
+        if self._second_reader is not None:
+            try:
+                partial = await self._second_reader.transcribe_partial(
+                    a.audio, prompt=a.prompt, beam=a.beam
+                )
+                text, logprob = partial.text, partial.avg_logprob
+            except asyncio.CancelledError:
+                raise
+            except TranscriberBusy:
+                pass
+            except SpeechError as e:
+                log.warning("the overlap's second reading failed: %s", e)
+            except Exception:  # a model's own bug: its stack is worth having
+                log.exception("the overlap's second reading failed")
+        self.overlap_decode_ms += (time.monotonic() - t) * 1000
+        now = self._services.now()
+        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob), now)
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None

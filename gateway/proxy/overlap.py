@@ -348,6 +348,18 @@ class OverlapSettings:
             was read "okay i did out" and resumed the agent "before its tail". Most questions
             do not rise so (piper's fall, as its statements do).
         rise_slope: see ``rise_st`` (semitones per second over the last 250 ms of voice).
+        second_sure: words that would interrupt (no stop word, no rule reading them as a
+            backchannel, nobody going on or asking) are read again by a second recogniser
+            (``OverlapDecode.second``: Whisper base, ``serve --stt-second-model``), and are a
+            backchannel when it hears one at least this sure (its mean log-probability per
+            token; None: never asked). tiny.en and base misread different voices: replayed on
+            the nineteen sets and flite's, 674 overlaps decided so, base heard a backchannel in
+            10 of the 57 backchannels among them at −0.24 to −0.49, and in 6 of the 617
+            interruptions at −0.55 to −1.29 ("Hmm, say that again." as "Mm-hmm, okay."); on
+            the twentieth set, held out from the choice, 1 of 4 and 0 of 32. Asked once the
+            person has paused (``end_ms``), its answer (~110 ms) comes back within
+            ``words_end_ms``; a driver with no second recogniser answers at once, and the
+            words interrupt.
     """
 
     decide: bool = True
@@ -372,6 +384,7 @@ class OverlapSettings:
     unread_gap: float | None = 1.5
     rise_st: float | None = 2.0
     rise_slope: float = 15.0
+    second_sure: float | None = -0.5
 
     def __post_init__(self) -> None:
         if min(self.end_ms, self.max_ms, self.decode_every_ms, self.first_decode_ms) <= 0:
@@ -392,6 +405,8 @@ class OverlapSettings:
             raise ValueError("need near_max_ms > 0")
         if self.nasal_floor is not None and not 0 <= self.nasal_floor <= 1:
             raise ValueError("need 0 <= nasal_floor <= 1 (a share of frames) or None")
+        if self.second_sure is not None and self.second_sure > 0:
+            raise ValueError("need second_sure <= 0 (a log-probability) or None")
 
 
 def heard_words(text: str | None) -> list[str]:
@@ -482,6 +497,8 @@ class OverlapDecode:
     start: int = 0
     #: Words to read the audio in too, when the decode has others (``near_gap``; (): none).
     within: tuple[str, ...] = ()
+    #: Decode it with the second recogniser (``OverlapSettings.second_sure``), all the audio.
+    second: bool = False
 
 
 @dataclass(frozen=True)
@@ -520,7 +537,8 @@ class OverlapDecision:
     #: for a noise over a voice, with no backchannel reading near: ``unread_gap``), ``goes on``
     #: and ``a question`` (other words a rule would have read as a backchannel, after a
     #: backchannel's word followed by "and", "but" or "so", or ending in a question's rise:
-    #: ``OverlapSettings.rise_st``).
+    #: ``OverlapSettings.rise_st``), ``second reader`` (words that would interrupt, heard as a
+    #: backchannel by the second recogniser: ``OverlapSettings.second_sure``).
     why: str
     decided_ms: int
     #: Judged together with the backchannel just before it (``join_ms``); ``voiced_ms`` and
@@ -601,6 +619,12 @@ class Overlap:
         self._hum_at = -1  # voiced_ms when they were measured
         self._rise = False  # the voice ends in a question's rise (``rise_st``)
         self._rise_at = -1  # voiced_ms when it was measured
+        #: The second recogniser's reading (``second_sure``): the decode under way, and
+        #: (voice it covered, a backchannel heard sure enough) once back.
+        self._second_pending: int | None = None
+        self._second: tuple[int, bool] | None = None
+        self._second_text: str | None = None
+        self._second_early = False  # asked for words that decide at once (``EARLY_WORDS``)
 
     @property
     def went_on(self) -> bool:
@@ -691,6 +715,20 @@ class Overlap:
             if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
                 return self._judge(now)
             return None
+        if decode_id == self._second_pending:
+            self._second_pending = None
+            self._second = (voiced_ms, self._second_backchannel(text, logprob))
+            self._second_text = text
+            if self._second_early and voiced_ms == self.voiced_ms == self._text_ms:
+                # Asked for words that decide at once (``EARLY_WORDS``): so does its answer.
+                return (
+                    self._decide_second(now)
+                    if self._second[1]
+                    else self._decide("interruption", "words", now)
+                )
+            if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
+                return self._judge(now)
+            return None
         if decode_id != self._pending:
             return None
         self._pending = None
@@ -710,6 +748,16 @@ class Overlap:
             if why == "stop word" and self._a_lone_no():
                 pass  # judged at ``words_end_ms``, or with what the person says next
             elif why == "stop word" or not paused or self._after_a_pause() is None:
+                # Once the person paused, words that would interrupt are read again first
+                # (``second_sure``): its answer decides at once.
+                second = self._second_reading() if why == "words" and paused else None
+                if second == "ask":
+                    self._second_early = True
+                    return self._ask_second()
+                if second == "pending":
+                    return None
+                if second is True:
+                    return self._decide_second(now)
                 return self._decide(early, why, now)
         if self.silence_ms >= self.settings.end_ms and voiced_ms == self.voiced_ms:
             return self._judge(now)
@@ -793,8 +841,15 @@ class Overlap:
             and (held := self._going_on()) is None
         ):
             return self._decide("backchannel", "near a backchannel", now)
+        second = self._second_reading() if kind == "interruption" and held is None else None
+        if second == "ask":
+            return self._ask_second()  # asked at once: back while the silence is waited out
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
+        if second == "pending":
+            return None  # its answer is near (``max_decide_ms`` bounds the wait)
+        if second is True:
+            return self._decide_second(now)
         return None if kind is None else self._decide(kind, held or "words", now)
 
     def _go_on(self) -> OverlapGoOn | None:
@@ -1122,6 +1177,47 @@ class Overlap:
         return (
             bool(read) and not _first_words_alone(said, read) and not last and not _has_stop(said)
         )
+
+    def _second_reading(self) -> Literal["ask", "pending"] | bool | None:
+        """What the second recogniser made of the newest decode's voice (``second_sure``):
+        ``ask`` it, its answer ``pending``, whether it heard a backchannel, or None when it is
+        not asked (off, the decode not of all the voice, or the person going on or asking)."""
+        if self.settings.second_sure is None or self._text_ms != self.voiced_ms:
+            return None
+        if self._second is not None and self._second[0] == self.voiced_ms:
+            return self._second[1]
+        if self._going_on() is not None or self._asked():
+            return None
+        return "pending" if self._second_pending is not None else "ask"
+
+    def _asked(self) -> bool:
+        """Whether any decode of the overlap, of part of it or of its last stretch alone, heard
+        a word that asks (:data:`_ASKING`): "Yeah, | but why?" in en-us+m5 was read whole "Yeah,
+        not right.", its second part alone "That's why.", and by the second recogniser "Yeah,
+        that's right." (sure enough): a question was heard, whatever reads it otherwise."""
+        heard = [*self._words_at.values(), self._last_words or []]
+        return any(not _ASKING.isdisjoint(said) for said in heard)
+
+    def _second_backchannel(self, text: str | None, logprob: float | None) -> bool:
+        """Whether the second recogniser's ``text`` is a backchannel it was sure of
+        (``second_sure``); a hum's words alone over a voice with no nasal frames are a guess,
+        as for the first (``nasal_floor``)."""
+        s = self.settings
+        if text is None or logprob is None or s.second_sure is None or logprob < s.second_sure:
+            return False
+        if classify(text, ended=True, settings=s) != "backchannel" or _asks(text):
+            return False
+        unhummed = s.nasal_floor is not None and _unhummed(self._voice(), s.nasal_floor)
+        return not (_shut(heard_words(text)) and unhummed)
+
+    def _decide_second(self, now: float) -> OverlapDecision:
+        self._text = self._second_text  # the words the decision was made on
+        return self._decide("backchannel", "second reader", now)
+
+    def _ask_second(self) -> OverlapDecode:
+        self._next_id += 1
+        self._second_pending = self._next_id
+        return OverlapDecode(self._next_id, self.voiced_ms, second=True)
 
     def _ask(self) -> OverlapDecode:
         self._next_id += 1

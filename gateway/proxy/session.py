@@ -214,6 +214,7 @@ class VoiceSession:
             turns=self.turns,
             vad=models.vad.stream(),
             transcriber=models.transcriber,
+            second_reader=models.second_reader,
             signals=models.turn_signals,
             sink=self,
             around=_Around(self),

@@ -159,6 +159,8 @@ class StartOverlapDecode:
     beam: int = 1
     #: Words to read it in too (``OverlapDecode.within``): answer the reading as ``near``.
     within: tuple[str, ...] = ()
+    #: Decode it with the second recogniser (``OverlapDecode.second``); none: answer None.
+    second: bool = False
 
 
 @dataclass(frozen=True)
@@ -662,7 +664,13 @@ class TurnTaker:
             o = self._overlap.settings
             return [
                 StartOverlapDecode(
-                    step.id, audio, step.voiced_ms, o.prompt or None, o.beam, step.within
+                    step.id,
+                    audio,
+                    step.voiced_ms,
+                    o.prompt or None,
+                    o.beam,
+                    step.within,
+                    step.second,
                 )
             ]
         if isinstance(step, OverlapGoOn):

@@ -59,6 +59,11 @@ class ServeSettings:
 
     gateway: GatewaySettings = field(default_factory=_gateway)
     stt: SttSettings = field(default_factory=_stt)
+    #: A second speech model that reads again speech over an agent whose words would stop it
+    #: (``OverlapSettings.second_sure``; "": none). Loaded only when installed (``pip install
+    #: 'ofp-gateway[base-model]'``; ``scripts/run`` does), when speech is decoded in this
+    #: process and in English, and when it is not ``stt.model`` itself.
+    second_stt_model: str = "base"
     #: The in-process synthesizer's cache of short texts it said before.
     tts_cache: SpeechCacheSettings = field(default_factory=_tts_cache)
     #: Speech on Wyoming servers (--stt/--tts/--wake-service); in process by default.
@@ -217,6 +222,15 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     p.add_argument(
+        "--stt-second-model",
+        dest="second_stt_model",
+        type=_second_model,
+        metavar="MODEL",
+        help="a second speech model that reads again speech over an agent whose words would "
+        "stop it, so a backchannel the first misheard does not ({d.second_stt_model}; loaded "
+        "when installed and speech is in process; none: off)",
+    )
+    p.add_argument(
         "--stt-language",
         dest="language",
         type=stt_language,
@@ -323,6 +337,11 @@ def _ice_server(text: str) -> str:
     return text
 
 
+def _second_model(text: str) -> str:
+    """``--stt-second-model``: a model's name, or ``none`` (off: the empty name)."""
+    return "" if text.strip().lower() in ("none", "off", "") else text
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if value < 0:
@@ -400,6 +419,7 @@ async def serve(s: ServeSettings) -> int:
     voices = VoiceBook.from_file(s.voices) if s.voices else None
     models = VoiceModels(
         s.stt,
+        second_stt_model=s.second_stt_model,
         voices=voices,
         tts_cache=s.tts_cache,
         services=s.speech,

@@ -451,18 +451,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _replay(chosen: list[Clip]) -> int:
+    from gateway.proxy.models import second_reader
+    from gateway.server.cli import ServeSettings
     from gateway.testing.overlap_replay import replay_clips, summary
     from gateway.voice.stt import Partial, Transcriber
 
     print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
     transcriber = Transcriber()
+    served = ServeSettings()  # the recognisers serve loads by default
+    again = second_reader(served.stt, served.second_stt_model)
+    print(f"second reader: {again.settings.model if again else 'none (not installed)'}")
 
     async def decode(
         audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
     ) -> Partial:
         return await transcriber.transcribe_partial(audio, prompt=prompt, beam=beam, within=within)
 
-    results = replay_clips(chosen, decode)
+    async def read_again(
+        audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
+    ) -> Partial:
+        assert again is not None
+        return await again.transcribe_partial(audio, prompt=prompt, beam=beam)
+
+    results = replay_clips(chosen, decode, second=read_again if again else None)
     for clip, r in results:
         print(f"{clip.kind:12} {clip.name!r:42} {clip.voice:15} -> {r.kind:12} {r.why}", flush=True)
     print(summary(results))

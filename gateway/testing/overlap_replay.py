@@ -68,8 +68,11 @@ class Replayed:
         return self.kind == "interruption"
 
 
-async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) -> Replayed:
-    """``clip`` (16 kHz int16) said over an audible agent; see the module."""
+async def replay(
+    clip: np.ndarray, decode: Decode, settings: SessionSettings, second: Decode | None = None
+) -> Replayed:
+    """``clip`` (16 kHz int16) said over an audible agent; see the module. ``second``: the
+    second recogniser (``StartOverlapDecode.second``; None: none, its decodes fail)."""
     turns = TurnTaker(settings)
     vad = VadStream()
     quiet = np.zeros(int(BEFORE_S * SAMPLE_RATE), np.int16)
@@ -85,8 +88,12 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
             asked.remove((due, ask))
-            partial = await decode(ask.audio, ask.prompt, ask.beam, ask.within)
-            heard.append(partial.text)
+            if ask.second and second is None:
+                actions += turns.overlap_heard(ask.id, None, ask.voiced_ms, now)
+                continue
+            reader = second if ask.second and second is not None else decode
+            partial = await reader(ask.audio, ask.prompt, ask.beam, ask.within)
+            heard.append(f"second: {partial.text}" if ask.second else partial.text)
             actions += turns.overlap_heard(
                 ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest
             )
@@ -109,15 +116,19 @@ async def replay(clip: np.ndarray, decode: Decode, settings: SessionSettings) ->
 
 
 def replay_clips(
-    clips: list[Clip], decode: Decode, overlap: OverlapSettings | None = None
+    clips: list[Clip],
+    decode: Decode,
+    overlap: OverlapSettings | None = None,
+    second: Decode | None = None,
 ) -> list[tuple[Clip, Replayed]]:
     """Each clip that can be replayed (not the echo case: it needs the agent's audio), with the
-    session's settings and ``overlap`` (default: the committed rules)."""
+    session's settings and ``overlap`` (default: the committed rules); ``second``: the second
+    recogniser, as :func:`replay` takes it."""
     settings = SessionSettings()
     if overlap is not None:
         settings = replace(settings, overlap=overlap)
     return [
-        (clip, asyncio.run(replay(clip.audio, decode, settings)))
+        (clip, asyncio.run(replay(clip.audio, decode, settings, second)))
         for clip in clips
         if clip.kind != "echo"
     ]

@@ -14,6 +14,7 @@ from unittest.mock import ANY
 import numpy as np
 
 from gateway.proxy.events import (
+    OverlapJudged,
     ProxyEvent,
     SessionEvent,
     StateShown,
@@ -121,6 +122,7 @@ class Recorded:
     wake: object = None
     semantic: object = None
     agent_said: str | None = None
+    second: RecordedTranscriber | None = None  # the second recogniser (None: none)
     ended: list[TurnEnded] = field(default_factory=list)
     listener: Listener = field(init=False)
     model_idle = True
@@ -134,6 +136,7 @@ class Recorded:
             turns=TurnTaker(settings),
             vad=self.vad,
             transcriber=self.transcriber,  # type: ignore[arg-type]
+            second_reader=self.second,  # type: ignore[arg-type]
             signals={"prosody": Voice(0.9)},
             sink=self,  # type: ignore[arg-type]
             around=self,  # type: ignore[arg-type]
@@ -389,3 +392,32 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     assert heard == [("Cohen.", -0.2, Reading("Oh, cool.", 0.4))], "with its backchannel reading"
     assert r.transcriber.beams == [OverlapSettings().beam], "with the overlap's beam"
     assert r.transcriber.withins == [READING_WORDS], "read in backchannels' words too"
+
+
+async def test_words_that_would_stop_the_agent_are_read_again_by_the_second_recogniser() -> None:
+    """Speech over an audible agent that the first recogniser heard as a request ("In my gym,
+    so it's blood.") is read again by the second, with the overlap's prompt and beam; heard as
+    a backchannel, the agent goes on. With no second recogniser, or one busy, the words stop
+    it."""
+
+    async def overlap(second: RecordedTranscriber | None) -> Recorded:
+        r = recorded("", (0.9, 15), (0.0, 40))  # decoded once, when the person paused
+        r.second = second
+        r.__post_init__()  # the listener again, with the second recogniser
+        r.transcriber.partial = "In my gym, so it's blood."
+        r.agent_audible = True
+        r.listener.playing(True, r.now)
+        await r.chunks(LEAD + 60)
+        return r
+
+    again = RecordedTranscriber([], partial="Mm-hmm, sounds good.")
+    r = await overlap(again)
+    [judged] = [e for e in r.events if isinstance(e, OverlapJudged)]
+    assert (judged.decision.kind, judged.decision.why) == ("backchannel", "second reader")
+    assert r.barge_ins == 0
+    assert again.beams == [OverlapSettings().beam] and again.withins == [()]
+    for second in (None, RecordedTranscriber([], partial=None)):  # none; busy
+        r = await overlap(second)
+        [judged] = [e for e in r.events if isinstance(e, OverlapJudged)]
+        assert (judged.decision.kind, judged.decision.why) == ("interruption", "words")
+        assert r.barge_ins == 1

@@ -482,7 +482,7 @@ def said(
         loud = np.sqrt(np.mean(c.astype(np.float64) ** 2)) > 328
         step = o.chunk(bool(loud), 32, now, c)
         now += 0.032
-        if isinstance(step, OverlapDecode) and words is not None:
+        while isinstance(step, OverlapDecode) and words is not None:  # an answer may ask more
             out.append(step)
             text = words(step.voiced_ms) if callable(words) else words
             step = o.heard(step.id, text, step.voiced_ms, now, logprob, near)
@@ -1350,9 +1350,11 @@ def _misread(
     voice_ms: int = 480,
     text: str = "Cohen.",
     reading: str = "Oh, cool.",
+    second: tuple[str | None, float | None] = (None, None),
 ) -> list:
     """A short overlap Whisper wrote as other words (``text``: "Cohen." for "Oh, cool."), its
-    ``reading`` in backchannels' words ``gap`` nats less likely (None: not known); everything
+    ``reading`` in backchannels' words ``gap`` nats less likely (None: not known), and the
+    second recogniser's words and log-probability (``second``; None: it has none); everything
     the overlap said."""
     near = None if gap is None else Reading(reading, gap)
     o = Overlap(settings, 0.0, voiced_ms=96)
@@ -1362,7 +1364,11 @@ def _misread(
     out: list = list(asks)
     last = asks[-1]
     out.append(o.heard(last.id, text, last.voiced_ms, now, -0.9, near))
-    rest, _ = feed(o, settings.words_end_ms, False, now)
+    if isinstance(out[-1], OverlapDecode) and out[-1].second:  # asked at once: answer it
+        out.append(o.heard(out[-1].id, second[0], out[-1].voiced_ms, now, second[1]))
+    rest, now = feed(o, settings.words_end_ms, False, now)
+    for ask in [s for s in rest if isinstance(s, OverlapDecode) and s.second]:
+        rest.append(o.heard(ask.id, second[0], ask.voiced_ms, now, second[1]))
     return out + rest
 
 
@@ -1407,6 +1413,115 @@ def test_a_reading_that_is_the_decodes_first_words_alone_is_no_backchannel():
     assert (d.kind, d.why) == ("interruption", "words")
     d = decided(_misread(0.5, text="Okay, you left.", reading="Okay, yep."))
     assert (d.kind, d.why) == ("backchannel", "near a backchannel")
+
+
+@pytest.mark.parametrize("text", ["In my gym, so it's blood.", "Let's true."])
+def test_words_a_second_recogniser_is_sure_are_a_backchannel_are_one(text):
+    """Whisper base, reading again what tiny.en wrote as "In my gym, so it's blood.", heard
+    "Mm-hmm, sounds good." at -0.25: a backchannel, decided on its words. It reads all the
+    voice, asked as soon as the words would interrupt: at once for words enough to decide
+    (``EARLY_WORDS``), at ``end_ms`` for fewer (their answer back while the silence is waited
+    out)."""
+    steps = _misread(None, text=text, second=("Mm-hmm, sounds good.", -0.25))
+    [ask] = [s for s in steps if isinstance(s, OverlapDecode) and s.second]
+    assert (ask.start, ask.last_stretch, ask.within, ask.voiced_ms) == (0, False, (), 480)
+    d = decided(steps)
+    assert (d.kind, d.why, d.text) == ("backchannel", "second reader", "mm hmm sounds good")
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        ("Mm-hmm, sounds good.", -0.8),  # unsure
+        ("Mm-hmm, sounds good.", None),  # how sure not known
+        ("Let's go, then.", -0.1),  # other words
+        ("Mm, stop.", -0.1),  # a stop word
+        ("Mm-hmm, why?", -0.1),  # it asks
+        (None, None),  # no second recogniser, or it failed
+    ],
+)
+def test_words_a_second_recogniser_does_not_hear_surely_as_a_backchannel_interrupt(second):
+    d = decided(_misread(None, text="In my gym, so it's blood.", second=second))
+    assert (d.kind, d.why) == ("interruption", "words")
+
+
+def test_a_second_recogniser_is_not_asked_when_off_or_when_the_person_asks_or_goes_on():
+    for settings, text in [
+        (replace(S, second_sure=None), "In my gym, so it's blood."),
+        (S, "Mm, why did you say that?"),
+        (S, "Okay, and then what?"),
+    ]:
+        steps = _misread(None, settings, text=text, second=("Mm-hmm.", -0.1))
+        assert not any(isinstance(s, OverlapDecode) and s.second for s in steps), text
+        assert decided(steps).kind == "interruption"
+    with pytest.raises(ValueError, match="second_sure"):
+        OverlapSettings(second_sure=0.5)
+
+
+def _drive(o: Overlap, segments: list[tuple[bool, int]], answer: Callable) -> list:
+    """Feed ``segments`` (voiced or not, ms) in 32 ms chunks, answering each decode at once with
+    ``answer(ask)`` (its text and log-probability), and any decode an answer asks for; all the
+    overlap said."""
+    out: list = []
+    now = 0.0
+    for voiced, ms in segments:
+        for _ in range(ms // 32):
+            step = o.chunk(voiced, 32, now)
+            now += 0.032
+            while isinstance(step, OverlapDecode):
+                out.append(step)
+                text, logprob = answer(step)
+                step = o.heard(step.id, text, step.voiced_ms, now, logprob)
+            if step is not None:
+                out.append(step)
+    return out
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_a_second_recogniser_is_not_asked_when_a_decode_heard_a_question(asked):
+    """ "Yeah, | but why?" in en-us+m5 was read whole "Yeah, not right.", its second part
+    alone "That's why.", and by the second recogniser "Yeah, that's right." sure enough: any
+    decode of the overlap that heard a word that asks keeps it from being asked. Here the
+    decode while the person spoke heard "Mm, why", the whole "Mm, white." (without it, "Mm,
+    wide", the second recogniser is asked).
+    """
+
+    def answer(ask: OverlapDecode) -> tuple[str, float]:
+        if ask.second:
+            return "Mm-hmm, right.", -0.2
+        if ask.voiced_ms < 800:
+            return ("Mm, why" if asked else "Mm, wide"), -0.9
+        return "Mm, white.", -0.9
+
+    o = Overlap(S, 0.0, voiced_ms=96)
+    out = _drive(o, [(True, 704), (False, 800)], answer)
+    assert [s.voiced_ms for s in out if isinstance(s, OverlapDecode) and not s.second] == [
+        640,
+        800,
+    ]
+    seconds = [s for s in out if isinstance(s, OverlapDecode) and s.second]
+    d = decided(out)
+    if asked:
+        assert not seconds and (d.kind, d.why) == ("interruption", "words")
+    else:
+        assert seconds and (d.kind, d.why) == ("backchannel", "second reader")
+
+
+def test_a_second_reading_of_less_voice_than_heard_since_is_asked_again():
+    """Words enough to decide at once (``EARLY_WORDS``), heard when the person paused, are
+    read again first. The person said more while the second recogniser read them: its answer
+    is of less voice than was heard, and the whole is read again."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    _, now = feed(o, 384, True, 0.0)
+    [ask], now = feed(o, 32, False, now)
+    again = o.heard(ask.id, "In my gym, so it's blood.", ask.voiced_ms, now, -0.9)
+    assert isinstance(again, OverlapDecode) and again.second and again.voiced_ms == 480
+    steps, now = feed(o, 160, True, now)  # more voice meanwhile
+    assert o.heard(again.id, "Mm-hmm.", 480, now, -0.1) is None, "of less voice: not decided"
+    steps, now = feed(o, 64, False, now)
+    [ask] = [s for s in steps if isinstance(s, OverlapDecode)]
+    more = o.heard(ask.id, "In my gym, so it's blood.", ask.voiced_ms, now, -0.9)
+    assert isinstance(more, OverlapDecode) and more.second and more.voiced_ms == 640
 
 
 def test_near_max_ms_is_a_length():
