@@ -63,6 +63,9 @@ hold, requests that begin with a backchannel's word);
 ``--set twentieth-held-out``: the twentieth, written after the nineteenth was looked at
 (:func:`~gateway.testing.overlap.twentieth_held_out_clips`: acknowledgements and assessments,
 requests that begin with one);
+``--set twenty-first-held-out``: the twenty-first, written after the twentieth was looked at
+(:func:`~gateway.testing.overlap.twenty_first_held_out_clips`: assents and acknowledgements,
+requests that begin with a backchannel's word or hold no stop word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -125,6 +128,7 @@ from gateway.testing.overlap import (
     thirteenth_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
+    twenty_first_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -163,6 +167,7 @@ SETS = {
     "eighteenth-held-out": eighteenth_held_out_clips,
     "nineteenth-held-out": nineteenth_held_out_clips,
     "twentieth-held-out": twentieth_held_out_clips,
+    "twenty-first-held-out": twenty_first_held_out_clips,
 }
 
 

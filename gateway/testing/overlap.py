@@ -113,6 +113,8 @@ PIPER_VARIANTS = {
     "piper-sand": (0.86, 131),
     "piper-pine": (1.17, 137),
     "piper-clay": (0.85, 139),
+    "piper-oak": (1.18, 149),
+    "piper-ash": (0.84, 151),
 }
 
 
@@ -1016,6 +1018,52 @@ def twentieth_held_out_clips() -> list[Clip]:
         TWENTIETH_VOICES,
         TWENTIETH_NOISE_SEEDS,
         TWENTIETH_ECHO_DB,
+    )
+
+
+#: The twenty-first held-out set, written after the twentieth was looked at (and the second
+#: reader, ``OverlapSettings.second_sure``, chosen on all twenty) and before anything ran on it:
+#: assents and acknowledgements a listener says ("Yeah, definitely.", "Mm, fair enough.",
+#: "Oh, I get it."), and requests that begin with a backchannel's word or a hum, or hold no
+#: stop word ("Hold that thought.", "Mm, I disagree."), which must stop the agent.
+TWENTY_FIRST_BACKCHANNELS = (
+    "Uh-huh, absolutely.",
+    "Oh, I get it.",
+    "Mm, fair enough.",
+    "Yeah, definitely.",
+    "Ah, gotcha.",
+    "Right, of course.",
+)
+TWENTY_FIRST_INTERRUPTIONS = (
+    "Hold that thought.",
+    "Okay, what's the price?",
+    "Mm, I disagree.",
+    "Sorry, go slower.",
+    "Yeah, but how much?",
+    "Can we change topics?",
+    "Wait, say the last part.",
+)
+TWENTY_FIRST_VOICES = (
+    "piper-oak",
+    "piper-ash",
+    "en-us-nyc+m3",
+    "en-gb-x-gbclan+m2",
+    "en-gb-x-rp+f2",
+    "en-029+m8",
+)
+TWENTY_FIRST_NOISE_SEEDS = (36, 37)
+TWENTY_FIRST_ECHO_DB = (-11.875, -14.625, -16.875, -19.125, -22.125, -23.125)
+
+
+def twenty_first_held_out_clips() -> list[Clip]:
+    """The twenty-first held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twentieth was looked at."""
+    return held_out(
+        TWENTY_FIRST_BACKCHANNELS,
+        TWENTY_FIRST_INTERRUPTIONS,
+        TWENTY_FIRST_VOICES,
+        TWENTY_FIRST_NOISE_SEEDS,
+        TWENTY_FIRST_ECHO_DB,
     )
 
 
