@@ -80,6 +80,13 @@ def test_backchannels_once_the_person_stopped(text):
         "Okay, gotcha.",
         "Fair enough.",
         "Yeah, absolutely.",
+        "Oh, I get it.",
+        "Or I get it.",  # tiny.en's "Oh," in espeak-ng
+        "Or true.",
+        "I understand.",
+        "Understood.",
+        "Mm, you're right.",
+        "Good to know.",
     ],
 )
 def test_acknowledgements_are_backchannels(text):
@@ -97,6 +104,11 @@ def test_acknowledgements_are_backchannels(text):
         "For now, skip it.",
         "Uh-huh, of course, but why?",
         "I see, I know, I agree, I bet.",
+        "Or tell me the weather.",
+        "Or.",
+        "I understand, but why?",
+        "I get it, now stop.",
+        "Get it.",
     ],
 )
 def test_an_acknowledgements_words_in_a_request_interrupt(text):
