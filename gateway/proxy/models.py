@@ -136,7 +136,9 @@ def second_reader(stt: SttSettings, name: str) -> Transcriber | None:
         language="en",
     )
     try:
-        return Transcriber(settings)
+        reader = Transcriber(settings)
     except ModelNotAvailable as exc:
         log.info("speech over an agent is read by one recogniser: %s", exc)
         return None
+    log.info("speech over an agent that %s hears as a request is read again by %s", stt.model, name)
+    return reader

@@ -17,10 +17,12 @@ from gateway.voice.stt import SttSettings
 pytestmark = pytest.mark.slow  # loads Whisper base
 
 
-async def test_serve_reads_again_with_whisper_base_in_english():
+async def test_serve_reads_again_with_whisper_base_in_english(caplog):
     served = ServeSettings()
     assert served.second_stt_model == "base"
-    models = VoiceModels(served.stt, second_stt_model=served.second_stt_model, semantic=False)
+    with caplog.at_level(logging.INFO, logger="gateway.proxy.models"):
+        models = VoiceModels(served.stt, second_stt_model=served.second_stt_model, semantic=False)
+    assert "read again by base" in caplog.text, "said once at start-up"
     reader = models.second_reader
     assert reader is not None, "Whisper base is installed by scripts/test"
     assert (reader.settings.model, reader.settings.language) == ("base", "en")
