@@ -437,60 +437,52 @@ class Listener:
         self._sink.emit(TurnEnded(a.utterance, task, timing, started, wake))
 
     async def _decode_overlap(self, a: StartOverlapDecode) -> None:
-        """The overlap's words, fast: a partial decode, or (the model busy with a partial's
-        sibling) a final one, which someone waiting for the agent deserves."""
+        """The overlap's words (failed, unread or busy: None, and the overlap decides without
+        them), timed into ``overlap_decode_ms`` and given to the turn-taker."""
         text: str | None = None
         logprob: float | None = None  # Whisper's avg_logprob of that decode (None: not given)
         near: Reading | None = None  # its reading in ``a.within``'s words (None: not given)
+        what = "second reading" if a.second else "decode"
         t = time.monotonic()
-        if a.second:
-            await self._read_again(a)
-            return
         try:
-            try:
-                partial = await self._transcriber.transcribe_partial(
-                    a.audio, prompt=a.prompt, beam=a.beam, within=a.within
-                )
-                text, logprob = partial.text, partial.avg_logprob
-                near = partial.nearest
-            except TranscriberBusy:
-                final = await self._transcriber.transcribe(a.audio, prompt=a.prompt)
-                text = final.text
-                logprob = final.avg_logprob if final.detailed else None
+            text, logprob, near = await (self._read_again(a) if a.second else self._read(a))
         except asyncio.CancelledError:
             raise
         except SpeechError as e:
             # A speech server down: one line, and the overlap decides without words.
-            log.warning("the overlap's decode failed: %s", e)
+            log.warning("the overlap's %s failed: %s", what, e)
         except Exception:  # a model's own bug: its stack is worth having
-            log.exception("the overlap's decode failed")
+            log.exception("the overlap's %s failed", what)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
         self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near), now)
 
-    async def _read_again(self, a: StartOverlapDecode) -> None:
-        """The second recogniser's reading of an overlap (None: there is none, it is busy
-        with another person's, or it failed: the first reading's words decide)."""
-        text: str | None = None
-        logprob: float | None = None
-        t = time.monotonic()
-        if self._second_reader is not None:
-            try:
-                partial = await self._second_reader.transcribe_partial(
-                    a.audio, prompt=a.prompt, beam=a.beam
-                )
-                text, logprob = partial.text, partial.avg_logprob
-            except asyncio.CancelledError:
-                raise
-            except TranscriberBusy:
-                pass
-            except SpeechError as e:
-                log.warning("the overlap's second reading failed: %s", e)
-            except Exception:  # a model's own bug: its stack is worth having
-                log.exception("the overlap's second reading failed")
-        self.overlap_decode_ms += (time.monotonic() - t) * 1000
-        now = self._services.now()
-        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob), now)
+    async def _read(self, a: StartOverlapDecode) -> tuple[str, float | None, Reading | None]:
+        """A partial decode, or (the model busy with a partial's sibling) a final one, which
+        someone waiting for the agent deserves."""
+        try:
+            partial = await self._transcriber.transcribe_partial(
+                a.audio, prompt=a.prompt, beam=a.beam, within=a.within
+            )
+            return partial.text, partial.avg_logprob, partial.nearest
+        except TranscriberBusy:
+            final = await self._transcriber.transcribe(a.audio, prompt=a.prompt)
+            return final.text, final.avg_logprob if final.detailed else None, None
+
+    async def _read_again(
+        self, a: StartOverlapDecode
+    ) -> tuple[str | None, float | None, Reading | None]:
+        """The second recogniser's reading (None: there is none, or it is busy with another
+        person's: the first reading's words decide)."""
+        if self._second_reader is None:
+            return None, None, None
+        try:
+            partial = await self._second_reader.transcribe_partial(
+                a.audio, prompt=a.prompt, beam=a.beam
+            )
+        except TranscriberBusy:
+            return None, None, None
+        return partial.text, partial.avg_logprob, None
 
     async def _run_partial(self, audio: np.ndarray) -> None:
         text: str | None = None
