@@ -448,6 +448,31 @@ def check_talk_speech_timeout(t: Ctx) -> None:
     assert talk_args(parsed).speech_timeout_s == 2.0
 
 
+def check_talk_stt_second_model(t: Ctx) -> None:
+    """It names the second reader ``talk --wav`` loads (what that reader decides: tests/proxy/
+    test_second_reader.py); with typed words, where nothing is heard, it is refused."""
+    import gateway.proxy.models as models
+
+    loaded: list[tuple[str, bool]] = []
+    real = models.second_reader
+
+    def second_reader(stt: Any, name: str) -> Any:
+        reader = real(stt, name)
+        loaded.append((name, reader is not None))
+        return reader
+
+    t.monkeypatch.setattr(models, "second_reader", second_reader)
+    wav = _clip(t, SAID)
+    assert t.run("talk", "--no-record", "--fast", "--wav", wav)[0] == 0
+    code, _, err = t.run(
+        "talk", "--no-record", "--fast", "--wav", wav, "--stt-second-model", "none"
+    )
+    assert code == 0, err
+    assert loaded == [("base", True), ("", False)]
+    code, _, err = t.run("talk", "--no-record", "--text", "hi", "--stt-second-model", "none")
+    assert code == 2 and "--stt-second-model only work with --wav" in err, err
+
+
 def check_serve_speech_timeout(t: Ctx) -> None:
     """It reaches the speech link's settings the models are built with; alone, refused."""
     stt = ("--stt", "wyoming://127.0.0.1:10300")
@@ -1011,6 +1036,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --tts": (_talk_service_check("--tts", "tts"), SLOW),
     "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
     "talk --speech-timeout": (check_talk_speech_timeout, []),
+    "talk --stt-second-model": (check_talk_stt_second_model, SLOW),
     "serve --speech-timeout": (check_serve_speech_timeout, []),
     "speech serve --uri": (check_speech_uri, SLOW),
     "speech serve --stt-model": (check_speech_stt_model, SLOW),

@@ -17,7 +17,7 @@ from gateway.llm.settings import LlmSettings
 from gateway.options import count, defaults_shown, from_options, seconds
 from gateway.proxy.cli import add_overlap_options, add_turn_options, turn_rule_from_args
 from gateway.server.memory import restart_under_jemalloc
-from gateway.voice.cli import stt_language
+from gateway.voice.cli import SECOND_STT_MODEL, add_second_model_option, stt_language
 
 if TYPE_CHECKING:
     from gateway.render.speech_cache import SpeechCacheSettings
@@ -63,7 +63,7 @@ class ServeSettings:
     #: (``OverlapSettings.second_sure``; "": none). Loaded only when installed (``pip install
     #: 'ofp-gateway[base-model]'``; ``scripts/run`` does), when speech is decoded in this
     #: process and in English, and when it is not ``stt.model`` itself.
-    second_stt_model: str = "base"
+    second_stt_model: str = SECOND_STT_MODEL
     #: The in-process synthesizer's cache of short texts it said before.
     tts_cache: SpeechCacheSettings = field(default_factory=_tts_cache)
     #: Speech on Wyoming servers (--stt/--tts/--wake-service); in process by default.
@@ -221,15 +221,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="MODEL",
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
-    p.add_argument(
-        "--stt-second-model",
-        dest="second_stt_model",
-        type=_second_model,
-        metavar="MODEL",
-        help="a second speech model that reads again speech over an agent whose words would "
-        "stop it, so a backchannel the first misheard does not ({d.second_stt_model}; loaded "
-        "when installed and speech is in process; none: off)",
-    )
+    add_second_model_option(p)
     p.add_argument(
         "--stt-language",
         dest="language",
@@ -335,11 +327,6 @@ def _ice_server(text: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
-
-
-def _second_model(text: str) -> str:
-    """``--stt-second-model``: a model's name, or ``none`` (off: the empty name)."""
-    return "" if text.strip().lower() in ("none", "off", "") else text
 
 
 def _seconds(text: str) -> float:

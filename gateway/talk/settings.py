@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gateway.llm.settings import LlmSettings
+from gateway.voice.cli import SECOND_STT_MODEL
 
 
 @dataclass(frozen=True)
@@ -51,5 +52,8 @@ class TalkSettings:
     #: With ``--stt``/``--tts``: the most one request may take (``--speech-timeout``); None:
     #: ``LinkSettings.timeout_s``.
     speech_timeout_s: float | None = None
+    #: With ``wav``: the second speech model that reads again speech over the reply whose words
+    #: would stop it (``serve --stt-second-model``; "": none). In process and English only.
+    second_stt_model: str = SECOND_STT_MODEL
     #: The built-in assistant's language model.
     llm: LlmSettings = field(default_factory=LlmSettings)
