@@ -27,7 +27,8 @@ partial decodes of its audio (the driver runs them), and decides within a bounde
 * ``noise`` — no words at all (a cough, a clap, typing) once the person stopped: resume;
 * ``interruption`` — any other words, a stop word ("stop", "wait", "hold on", "no") as soon as
   it is heard (a lone "No." of a short voice, Whisper's word for "Oh,", once what follows it is
-  heard, or ``words_end_ms`` of silence), or a voiced overlap of ``max_ms`` with no decision yet
+  heard, or ``words_end_ms`` of silence; in a short overlap with a second recogniser, once the
+  person pauses and it has read the voice again: ``second_sure``), or a voiced overlap of ``max_ms`` with no decision yet
   (unless all it was heard to say so far is a slow backchannel, or a backchannel's word, a
   pause and more: its second part is waited for): the agent stops, its queued speech is
   dropped, and the person's words are the next turn.
@@ -368,7 +369,9 @@ class OverlapSettings:
             the twentieth set, held out from the choice, 1 of 4 and 0 of 32. Asked once the
             person has paused (``end_ms``), its answer (~110 ms) comes back within
             ``words_end_ms``; a driver with no second recogniser answers at once, and the
-            words interrupt.
+            words interrupt (a session without one sets this None: ``read_once``). A stop
+            word in a short overlap (``near_max_ms``) with the agent paused is read again
+            too, at the person's pause (``Overlap._reads_again``).
     """
 
     decide: bool = True
@@ -633,7 +636,9 @@ class Overlap:
         self._second_pending: int | None = None
         self._second: tuple[int, bool] | None = None
         self._second_text: str | None = None
-        self._second_early = False  # asked for words that decide at once (``EARLY_WORDS``)
+        #: Asked for words that decide at once: why they would (``EARLY_WORDS``: "words", or
+        #: "stop word"); None: not so asked.
+        self._second_early: str | None = None
 
     @property
     def went_on(self) -> bool:
@@ -728,12 +733,14 @@ class Overlap:
             self._second_pending = None
             self._second = (voiced_ms, self._second_backchannel(text, logprob))
             self._second_text = text
-            if self._second_early and voiced_ms == self.voiced_ms == self._text_ms:
-                # Asked for words that decide at once (``EARLY_WORDS``): so does its answer.
+            early, self._second_early = self._second_early, None
+            if early is not None and voiced_ms == self.voiced_ms == self._text_ms:
+                # Asked for words that decide at once (``EARLY_WORDS``, a stop word): so does
+                # its answer.
                 return (
                     self._decide_second(now)
                     if self._second[1]
-                    else self._decide("interruption", "words", now)
+                    else self._decide("interruption", early, now)
                 )
             if self.silence_ms >= self.settings.end_ms and self._text_ms == self.voiced_ms:
                 return self._judge(now)
@@ -756,12 +763,14 @@ class Overlap:
             paused = self.silence_ms > 0 and voiced_ms == self.voiced_ms
             if why == "stop word" and self._a_lone_no():
                 pass  # judged at ``words_end_ms``, or with what the person says next
+            elif why == "stop word" and not paused and self._reads_again(why):
+                pass  # read again once the person pauses (``_judge``); the agent is paused
             elif why == "stop word" or not paused or self._after_a_pause() is None:
                 # Once the person paused, words that would interrupt are read again first
                 # (``second_sure``): its answer decides at once.
-                second = self._second_reading() if why == "words" and paused else None
+                second = self._second_reading() if paused and self._reads_again(why) else None
                 if second == "ask":
-                    self._second_early = True
+                    self._second_early = why
                     return self._ask_second()
                 if second == "pending":
                     return None
@@ -785,6 +794,13 @@ class Overlap:
         if _has_stop(heard_words(self._text)):
             if self._a_lone_no() and self.silence_ms < self.settings.words_end_ms:
                 return None  # maybe "Oh, | okay." heard "No.": wait for a second part
+            again = self._second_reading() if self._reads_again("stop word") else None
+            if again == "ask":
+                return self._ask_second()
+            if again == "pending":
+                return None  # its answer is near (``max_decide_ms`` bounds the wait)
+            if again is True:
+                return self._decide_second(now)
             return self._decide("interruption", "stop word", now)
         kind = classify(self._text, ended=True, settings=self.settings)
         if kind == "backchannel" and self._not_a_hum():
@@ -1198,6 +1214,22 @@ class Overlap:
         if self._going_on() is not None or self._asked():
             return None
         return "pending" if self._second_pending is not None else "ask"
+
+    def _reads_again(self, why: str) -> bool:
+        """Whether words that would interrupt for ``why`` are read again by the second
+        recogniser (``second_sure``): other words, and a stop word in a short overlap
+        (``near_max_ms``) while the agent is paused (not gone on: then it stops at once).
+        tiny.en hears stop words in espeak-ng's and flite's backchannels ("Oh, great." as
+        "Oh, wait.", "Oh, all right." as "So hold on.", "Ah, gotcha." as "Uh, stop."), most
+        of them while the voice goes on. Such a stop word is judged once the person pauses,
+        read again then; the agent, paused since the voice began, stops then, silent all
+        along."""
+        if self.settings.second_sure is None:
+            return False
+        if why == "words":
+            return True
+        held = not self.went_on or self.paused_again
+        return why == "stop word" and held and self.voiced_ms <= self.settings.near_max_ms
 
     def _asked(self) -> bool:
         """Whether any decode of the overlap, of part of it or of its last stretch alone, heard

@@ -82,7 +82,7 @@ from gateway.proxy.events import (
 from gateway.proxy.listening import Listener
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.services import Services
-from gateway.proxy.settings import SessionSettings
+from gateway.proxy.settings import SessionSettings, read_once
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
 from gateway.proxy.turn_taker import TurnTaker
@@ -176,6 +176,8 @@ class VoiceSession:
         on_timing: Callable[[Timing], None] | None = None,
     ) -> None:
         self.settings = s = settings or SessionSettings()
+        if models.second_reader is None:
+            self.settings = s = read_once(s)
         self.clock = clock
         #: What the parts use from outside the session, built once: they are handed this and
         #: the session as their event sink, and no functions.

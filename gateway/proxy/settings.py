@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gateway.proxy.overlap import OverlapSettings
 from gateway.proxy.turn_rule import TurnRule
@@ -109,3 +109,12 @@ class SessionSettings:
     wake_listen_ms: int = 5_000
     #: In wake mode, an utterance that is only one of these stops playback and is not sent.
     stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")
+
+
+def read_once(s: SessionSettings) -> SessionSettings:
+    """``s`` for a session with no second recogniser (none named, not installed, or speech on
+    the network): nothing is read again (``OverlapSettings.second_sure`` None), so a stop word
+    decides as soon as it is heard instead of waiting for the person's pause to be read again."""
+    if s.overlap.second_sure is None:
+        return s
+    return replace(s, overlap=replace(s.overlap, second_sure=None))

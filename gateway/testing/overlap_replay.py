@@ -21,7 +21,7 @@ import numpy as np
 
 from gateway.audio import SAMPLE_RATE
 from gateway.proxy.overlap import OverlapSettings
-from gateway.proxy.settings import SessionSettings
+from gateway.proxy.settings import SessionSettings, read_once
 from gateway.proxy.turn_taker import (
     OverlapDecided,
     PausePlayback,
@@ -72,8 +72,9 @@ async def replay(
     clip: np.ndarray, decode: Decode, settings: SessionSettings, second: Decode | None = None
 ) -> Replayed:
     """``clip`` (16 kHz int16) said over an audible agent; see the module. ``second``: the
-    second recogniser (``StartOverlapDecode.second``; None: none, its decodes fail)."""
-    turns = TurnTaker(settings)
+    second recogniser (``StartOverlapDecode.second``; None: none, as a session without one:
+    :func:`gateway.proxy.settings.read_once`)."""
+    turns = TurnTaker(settings if second is not None else read_once(settings))
     vad = VadStream()
     quiet = np.zeros(int(BEFORE_S * SAMPLE_RATE), np.int16)
     audio = np.concatenate([quiet, clip, np.zeros(int(AFTER_S * SAMPLE_RATE), np.int16)])
@@ -88,10 +89,10 @@ async def replay(
         actions = turns.hear(chunk, float(p), now, agent_audible=True)
         for due, ask in [a for a in asked if a[0] <= i]:
             asked.remove((due, ask))
-            if ask.second and second is None:
-                actions += turns.overlap_heard(ask.id, None, ask.voiced_ms, now)
-                continue
-            reader = second if ask.second and second is not None else decode
+            reader = decode
+            if ask.second:
+                assert second is not None, "asked only with a second recogniser (read_once)"
+                reader = second
             partial = await reader(ask.audio, ask.prompt, ask.beam, ask.within)
             heard.append(f"second: {partial.text}" if ask.second else partial.text)
             actions += turns.overlap_heard(

@@ -252,7 +252,9 @@ def test_words_spoken_after_a_decode_are_decoded_too():
 
 
 def test_a_stop_word_decides_while_the_person_still_speaks():
-    o = Overlap(S, 0.0, voiced_ms=96)
+    """With no second recogniser (``second_sure`` None: :func:`read_once`), a stop word heard
+    while the person speaks stops the agent at once."""
+    o = Overlap(replace(S, second_sure=None), 0.0, voiced_ms=96)
     steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
     [ask] = steps
     assert ask.voiced_ms >= S.first_decode_ms, "decoded while speaking"
@@ -345,6 +347,8 @@ def test_a_noise_resumes():
 def test_an_interruption_stops_and_its_words_are_the_next_turn():
     d = Driver()
     d.run(640, 0.9, words="Wait, stop.")
+    assert not d.of(OverlapDecided), "a short overlap's stop word is read again at its pause"
+    d.run(320, 0.0, words="Wait, stop.")  # the second recogniser hears it too (unsure)
     [decided] = d.of(OverlapDecided)
     assert decided.decision.kind == "interruption"
     assert d.of(StopPlayback) and not d.of(ResumePlayback)
@@ -358,6 +362,14 @@ def test_an_interruption_stops_and_its_words_are_the_next_turn():
     assert decode.id is not None
 
 
+def test_with_no_second_recogniser_a_stop_word_stops_while_the_person_speaks():
+    d = Driver(overlap=replace(S, second_sure=None))
+    d.run(640, 0.9, words="Wait, stop.")
+    [decided] = d.of(OverlapDecided)
+    assert (decided.decision.kind, decided.decision.why) == ("interruption", "stop word")
+    assert d.of(StopPlayback) and not [a for a in d.of(StartOverlapDecode) if a.second]
+
+
 def test_an_interruption_decided_in_a_pause_starts_the_turns_decode():
     d = Driver()
     d.run(320, 0.9)  # a decode asked, left unanswered
@@ -365,6 +377,11 @@ def test_an_interruption_decided_in_a_pause_starts_the_turns_decode():
     assert not d.of(StartDecode), "no turn decode while the overlap is undecided"
     [ask] = d.of(StartOverlapDecode)[-1:]
     d.actions += d.turns.overlap_heard(ask.id, "Hold on.", ask.voiced_ms, d.now)
+    # A stop word in a short overlap is read again first (``_reads_again``); the agent stays
+    # paused meanwhile, and the second recogniser hears it too.
+    [again] = d.of(StartOverlapDecode)[-1:]
+    assert again.second and not d.of(StopPlayback)
+    d.actions += d.turns.overlap_heard(again.id, "Hold on.", again.voiced_ms, d.now, -0.2)
     assert d.of(StopPlayback) and d.of(StartDecode)
 
 
@@ -1410,11 +1427,74 @@ def test_a_backchannel_reading_is_looked_for_only_in_a_short_overlap():
 
 
 def test_a_stop_word_stops_however_near_its_backchannel_reading():
-    o = Overlap(S, 0.0, voiced_ms=96)
+    o = Overlap(replace(S, second_sure=None), 0.0, voiced_ms=96)
     _, now = feed(o, 384, True, 0.0)
     [ask], now = feed(o, 32, False, now)
     d = o.heard(ask.id, "Oh, no.", ask.voiced_ms, now, -0.9, Reading("Oh, okay.", -2.0))
     assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "stop word")
+
+
+@pytest.mark.parametrize(
+    ("second", "kind"),
+    [
+        (("Oh, great.", -0.3), "backchannel"),  # sure of a backchannel: "Oh, wait." misheard
+        (("Oh, great.", -0.8), "interruption"),  # unsure
+        (("Oh, wait.", -0.1), "interruption"),  # it hears the stop word too
+        (("Oh, great?", -0.1), "backchannel"),  # a mark is no word that asks
+        (("Oh, what?", -0.1), "interruption"),  # it asks
+        ((None, None), "interruption"),  # no second recogniser, or it failed
+    ],
+)
+def test_a_stop_word_in_a_short_overlap_is_read_again(second, kind):
+    """tiny.en hears stop words in espeak-ng's backchannels ("Oh, great." as "Oh, wait.", "Ah,
+    gotcha." as "Uh, stop."): once the person has paused, a short overlap's stop word is read
+    again by the second recogniser, as other words are; what it is sure is a backchannel is
+    one, anything else stops the agent on the stop word."""
+    steps = _misread(None, text="Oh, wait.", second=second)
+    [ask] = [s for s in steps if isinstance(s, OverlapDecode) and s.second]
+    assert ask.voiced_ms == 480
+    d = decided(steps)
+    assert (d.kind, d.why) == (kind, "second reader" if kind == "backchannel" else "stop word")
+
+
+def test_a_stop_word_heard_while_the_person_speaks_is_read_again_at_their_pause():
+    """tiny.en heard "Oh, wait" while espeak-ng's "Oh, great." went on: in a short overlap,
+    with the agent paused, the stop word waits for the person's pause and is read again then
+    (the second recogniser hears "Oh, great." and the agent resumes)."""
+
+    def answer(ask: OverlapDecode) -> tuple[str, float]:
+        return ("Oh, great.", -0.2) if ask.second else ("Oh, wait", -0.9)
+
+    o = Overlap(S, 0.0, voiced_ms=96)
+    out = _drive(o, [(True, 704), (False, 600)], answer)
+    asks = [s for s in out if isinstance(s, OverlapDecode)]
+    assert asks[0].voiced_ms == 640 and not asks[0].second, "heard while the person spoke"
+    assert asks[-1].second and asks[-1].voiced_ms == 800
+    d = decided(out)
+    assert (d.kind, d.why, d.text) == ("backchannel", "second reader", "oh great")
+
+
+def test_a_stop_word_after_the_agent_went_on_stops_at_once():
+    """Resumed before the decision (``go_on``), the agent is audible: a stop word heard then
+    ("Okay, | stop there.") stops it as soon as it is heard, not read again."""
+
+    def answer(ask: OverlapDecode) -> tuple[str, float]:
+        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
+
+    o = Overlap(S, 0.0, voiced_ms=96)
+    out = _drive(o, [(True, 224), (False, 128), (True, 480)], answer)
+    assert any(isinstance(s, OverlapGoOn) for s in out)
+    assert not any(isinstance(s, OverlapDecode) and s.second for s in out)
+    d = decided(out)
+    assert (d.kind, d.why, d.voiced_ms) == ("interruption", "stop word", 640)
+
+
+def test_a_stop_word_in_a_long_overlap_stops_at_once():
+    """Paused, in an overlap longer than ``near_max_ms``, a stop word is not read again."""
+    settings = replace(S, near_max_ms=320, max_ms=2000)
+    steps = _misread(None, settings, text="Oh, wait.", second=("Oh, great.", -0.1))
+    assert not any(isinstance(s, OverlapDecode) and s.second for s in steps)
+    assert (decided(steps).kind, decided(steps).why) == ("interruption", "stop word")
 
 
 def test_a_reading_that_is_the_decodes_first_words_alone_is_no_backchannel():

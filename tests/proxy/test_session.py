@@ -199,6 +199,16 @@ def _timed_session(
     return conv, session, events
 
 
+async def test_a_session_with_no_second_recogniser_reads_nothing_again(models) -> None:
+    """The shared models have no second recogniser here (none named): the session's overlap
+    rules ask for none (``read_once``), so a stop word decides as soon as it is heard."""
+    assert models.second_reader is None
+    _, session, _ = _timed_session("once", models)
+    assert SessionSettings().overlap.second_sure is not None
+    assert session.settings.overlap.second_sure is None
+    assert session.turns.settings.overlap.second_sure is None
+
+
 async def test_barge_in_stops_playback_within_100_ms(models) -> None:
     conv, session, events = _timed_session("barge", models)
     #: Per frame the player took: whether the barge-in had flushed by then (in the event
