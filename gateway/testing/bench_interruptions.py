@@ -66,6 +66,9 @@ requests that begin with one);
 ``--set twenty-first-held-out``: the twenty-first, written after the twentieth was looked at
 (:func:`~gateway.testing.overlap.twenty_first_held_out_clips`: assents and acknowledgements,
 requests that begin with a backchannel's word or hold no stop word);
+``--set twenty-second-held-out``: the twenty-second, written after the twenty-first was looked
+at (:func:`~gateway.testing.overlap.twenty_second_held_out_clips`: assents, requests that
+begin with a backchannel's word or a hum);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -129,6 +132,7 @@ from gateway.testing.overlap import (
     twelfth_held_out_clips,
     twentieth_held_out_clips,
     twenty_first_held_out_clips,
+    twenty_second_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -168,6 +172,7 @@ SETS = {
     "nineteenth-held-out": nineteenth_held_out_clips,
     "twentieth-held-out": twentieth_held_out_clips,
     "twenty-first-held-out": twenty_first_held_out_clips,
+    "twenty-second-held-out": twenty_second_held_out_clips,
 }
 
 

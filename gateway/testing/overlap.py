@@ -115,6 +115,8 @@ PIPER_VARIANTS = {
     "piper-clay": (0.85, 139),
     "piper-oak": (1.18, 149),
     "piper-ash": (0.84, 151),
+    "piper-elm": (1.19, 157),
+    "piper-birch": (0.83, 163),
 }
 
 
@@ -1064,6 +1066,52 @@ def twenty_first_held_out_clips() -> list[Clip]:
         TWENTY_FIRST_VOICES,
         TWENTY_FIRST_NOISE_SEEDS,
         TWENTY_FIRST_ECHO_DB,
+    )
+
+
+#: The twenty-second held-out set, written after the twenty-first was looked at (and a short
+#: overlap's stop word was made to be read again by the second reader) and before anything ran
+#: on it: assents a listener says ("Sure thing.", "Right, makes sense.", "Okay, perfect."), and
+#: requests that begin with a backchannel's word or a hum, or hold no stop word ("Okay, I'm
+#: confused.", "Mm, that's too long."), which must stop the agent.
+TWENTY_SECOND_BACKCHANNELS = (
+    "Sure thing.",
+    "Yeah, absolutely.",
+    "Ah, nice.",
+    "Right, makes sense.",
+    "Okay, perfect.",
+    "Mhm, true.",
+)
+TWENTY_SECOND_INTERRUPTIONS = (
+    "Okay, I'm confused.",
+    "Mm, that's too long.",
+    "Sorry, say it again.",
+    "Actually, skip it.",
+    "Could you summarise?",
+    "Yeah, what about Friday?",
+    "Right, how much is it?",
+)
+TWENTY_SECOND_VOICES = (
+    "piper-elm",
+    "piper-birch",
+    "en-gb+m2",
+    "en-us-nyc+f4",
+    "en-gb-x-gbcwmd+f2",
+    "en-gb-scotland+m1",
+)
+TWENTY_SECOND_NOISE_SEEDS = (38, 39)
+TWENTY_SECOND_ECHO_DB = (-12.125, -12.375, -16.625, -18.875, -20.375, -23.75)
+
+
+def twenty_second_held_out_clips() -> list[Clip]:
+    """The twenty-second held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-first was looked at."""
+    return held_out(
+        TWENTY_SECOND_BACKCHANNELS,
+        TWENTY_SECOND_INTERRUPTIONS,
+        TWENTY_SECOND_VOICES,
+        TWENTY_SECOND_NOISE_SEEDS,
+        TWENTY_SECOND_ECHO_DB,
     )
 
 
