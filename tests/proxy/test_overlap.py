@@ -87,6 +87,15 @@ def test_backchannels_once_the_person_stopped(text):
         "Understood.",
         "Mm, you're right.",
         "Good to know.",
+        "Sure thing.",
+        "Okay, sounds great.",
+        "Oh, that's perfect.",
+        "Mhm, very true.",
+        "Right on.",
+        "Me too.",
+        "Yeah, I think so.",
+        "Whoa.",
+        "Sweet.",
     ],
 )
 def test_acknowledgements_are_backchannels(text):
@@ -109,6 +118,11 @@ def test_acknowledgements_are_backchannels(text):
         "I understand, but why?",
         "I get it, now stop.",
         "Get it.",
+        "Sure thing, but when?",
+        "Right on to the next one.",
+        "I guess not.",
+        "Sounds like a question.",
+        "Very slowly, please.",
     ],
 )
 def test_an_acknowledgements_words_in_a_request_interrupt(text):
@@ -597,7 +611,7 @@ def test_a_hum_is_decided_on_one_decode_of_all_its_voice():
     """The first decode while speaking waits for first_decode_ms: a short backchannel is
     decoded once, when the person stops (two decodes in a row made the agent wait)."""
     steps = said("mm-hmm.piper", Overlap(S, 0.0, audio=[]), "Inema")
-    asks = [s for s in steps if isinstance(s, OverlapDecode)]
+    asks = [s for s in steps if isinstance(s, OverlapDecode) and not s.second]
     assert len(asks) == 1
 
 
@@ -645,6 +659,41 @@ def test_a_long_overlap_is_no_hum_whatever_it_sounds_like():
     assert isinstance(d, OverlapDecision) and d.kind == "interruption"
     d = stop_after(Overlap(S, 0.0, voiced_ms=96), S.hum_max_ms + 64, WORD, "M-H-N")
     assert isinstance(d, OverlapDecision) and d.kind == "interruption"
+
+
+def _hum_read_twice(second: str | None) -> OverlapDecision:
+    """A short hum-like voice tiny.en wrote "Enough." unsure (a hum rule would let it go), and
+    the second recogniser's reading ``second`` of it (None: it failed, or there is none)."""
+    o, now, step = Overlap(S, 0.0, voiced_ms=96), 0.0, None
+    asked: list[OverlapDecode] = []
+    for i in range((480 - 96) // 32 + 1 + S.words_end_ms // 32):
+        voiced = i < (480 - 96) // 32
+        if not voiced and o.hum is None:
+            o.hum = HUM
+        step = o.chunk(voiced, 32, now)
+        now += 0.032
+        while isinstance(step, OverlapDecode):
+            asked.append(step)
+            text, logprob = (second, -0.5) if step.second else ("Enough.", -0.5)
+            step = o.heard(step.id, text, step.voiced_ms, now, logprob)
+        if isinstance(step, OverlapDecision):
+            assert [a.second for a in asked] == [False, True], "read again once, all of it"
+            return step
+    raise AssertionError("undecided")
+
+
+def test_words_a_hum_rule_would_let_go_that_both_recognisers_wrote_interrupt():
+    """flite's "Enough." is nasal and voiced throughout: decided a hum in three of its four
+    voices, tiny.en and Whisper base both writing "Enough.". Written alike by both, the words
+    were said: they interrupt; the second reading otherwise leaves the hum a backchannel."""
+    d = _hum_read_twice("Enough.")
+    assert (d.kind, d.why, d.text) == ("interruption", "both read", "enough")
+    for second in ("Mm-hmm.", "In us.", "Enough, enough.", None):
+        d = _hum_read_twice(second)
+        if second == "Enough, enough.":  # a loop counts once: the same words
+            assert (d.kind, d.why) == ("interruption", "both read")
+        else:
+            assert (d.kind, d.why) == ("backchannel", "hum and words"), second
 
 
 def test_a_short_word_that_is_no_hum_interrupts():
@@ -759,7 +808,9 @@ def test_the_turn_taker_hands_the_overlap_its_audio():
         for a in got:
             if isinstance(a, StartOverlapDecode):
                 assert a.prompt == S.prompt, "decoded with the backchannel prompt"
-                got += turns.overlap_heard(a.id, "Inema", a.voiced_ms, now)
+                # The second recogniser (asked: words, not a hum's syllables) reads the hum.
+                heard = "Mm-hmm." if a.second else "Inema"
+                got += turns.overlap_heard(a.id, heard, a.voiced_ms, now)
         out += got
         now += CHUNK_S
     [d] = [a.decision for a in out if isinstance(a, OverlapDecided)]
