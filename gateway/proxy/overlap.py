@@ -1282,8 +1282,8 @@ class Overlap:
             return False
         if why == "words":
             return True
-        held = not self.went_on or self.paused_again
-        return why == "stop word" and held and self.voiced_ms <= self.settings.near_max_ms
+        agent_paused = not self.went_on or self.paused_again
+        return why == "stop word" and agent_paused and self.voiced_ms <= self.settings.near_max_ms
 
     def _both_read(self) -> bool:
         """Whether the second recogniser, reading all the voice, wrote the same words that
