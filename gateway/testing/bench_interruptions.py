@@ -69,6 +69,9 @@ requests that begin with a backchannel's word or hold no stop word);
 ``--set twenty-second-held-out``: the twenty-second, written after the twenty-first was looked
 at (:func:`~gateway.testing.overlap.twenty_second_held_out_clips`: assents, requests that
 begin with a backchannel's word or a hum);
+``--set twenty-third-held-out``: the twenty-third, written after the twenty-second was looked
+at (:func:`~gateway.testing.overlap.twenty_third_held_out_clips`: acknowledgements and
+continuers, requests that begin with a backchannel's word or a hum);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -133,6 +136,7 @@ from gateway.testing.overlap import (
     twentieth_held_out_clips,
     twenty_first_held_out_clips,
     twenty_second_held_out_clips,
+    twenty_third_held_out_clips,
 )
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
@@ -173,6 +177,7 @@ SETS = {
     "twentieth-held-out": twentieth_held_out_clips,
     "twenty-first-held-out": twenty_first_held_out_clips,
     "twenty-second-held-out": twenty_second_held_out_clips,
+    "twenty-third-held-out": twenty_third_held_out_clips,
 }
 
 

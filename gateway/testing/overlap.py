@@ -117,6 +117,8 @@ PIPER_VARIANTS = {
     "piper-ash": (0.84, 151),
     "piper-elm": (1.19, 157),
     "piper-birch": (0.83, 163),
+    "piper-maple": (1.2, 167),
+    "piper-willow": (0.82, 173),
 }
 
 
@@ -1112,6 +1114,53 @@ def twenty_second_held_out_clips() -> list[Clip]:
         TWENTY_SECOND_VOICES,
         TWENTY_SECOND_NOISE_SEEDS,
         TWENTY_SECOND_ECHO_DB,
+    )
+
+
+#: The twenty-third held-out set, written after the twenty-second was looked at (and the common
+#: list of backchannels written down, and two readers that agree made to interrupt) and before
+#: anything ran on it: acknowledgements and continuers a listener says ("Okay, got it.",
+#: "Uh-huh, go on.", "Mm, interesting."), and requests that begin with a backchannel's word or a
+#: hum, or hold no stop word ("Hmm, that's not it.", "Sorry, I don't follow."), which must stop
+#: the agent.
+TWENTY_THIRD_BACKCHANNELS = (
+    "Okay, got it.",
+    "Yeah, that's right.",
+    "Mm, interesting.",
+    "Uh-huh, go on.",
+    "Right, yeah.",
+    "Oh, lovely.",
+)
+TWENTY_THIRD_INTERRUPTIONS = (
+    "Sorry, I don't follow.",
+    "Hmm, that's not it.",
+    "Okay, how about Monday?",
+    "Uh, one more thing.",
+    "Right, go to the next step.",
+    "Yeah, which one is cheaper?",
+    "Turn that off.",
+)
+TWENTY_THIRD_VOICES = (
+    "piper-maple",
+    "piper-willow",
+    "en-us-nyc+m5",
+    "en-gb-x-rp+m4",
+    "en-gb-scotland+f3",
+    "en-us+m8",
+)
+TWENTY_THIRD_NOISE_SEEDS = (40, 41)
+TWENTY_THIRD_ECHO_DB = (-14.375, -16.375, -18.625, -19.875, -22.375, -23.375)
+
+
+def twenty_third_held_out_clips() -> list[Clip]:
+    """The twenty-third held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-second was looked at."""
+    return held_out(
+        TWENTY_THIRD_BACKCHANNELS,
+        TWENTY_THIRD_INTERRUPTIONS,
+        TWENTY_THIRD_VOICES,
+        TWENTY_THIRD_NOISE_SEEDS,
+        TWENTY_THIRD_ECHO_DB,
     )
 
 
