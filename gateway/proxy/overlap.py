@@ -185,6 +185,16 @@ _ACKNOWLEDGING_PHRASES = (
     ("i", "guess"),
     ("you", "got", "it"),
     ("oh", "dear"),
+    # Continuers: a listener asking the speaker to keep going, which resuming does (the
+    # twenty-third held-out set's "Uh-huh, go on." stopped the agent in all six voices over the
+    # WebSocket). "Go on to the next one." and "Go ahead and stop." hold other words, and stop.
+    ("go", "on"),
+    ("go", "ahead"),
+    ("keep", "going"),
+    ("carry", "on"),
+    ("please", "continue"),
+    ("i'm", "listening"),
+    ("i'm", "with", "you"),
 )
 BACKCHANNEL_PHRASES = _PHRASES_READ + _ACKNOWLEDGING_PHRASES
 #: The words a backchannel is read in when Whisper wrote others (``OverlapSettings.near_gap``):

@@ -96,6 +96,10 @@ def test_backchannels_once_the_person_stopped(text):
         "Yeah, I think so.",
         "Whoa.",
         "Sweet.",
+        "Uh-huh, go on.",
+        "Okay, go ahead.",
+        "Mm, keep going.",
+        "Yeah, I'm listening.",
     ],
 )
 def test_acknowledgements_are_backchannels(text):
@@ -123,6 +127,10 @@ def test_acknowledgements_are_backchannels(text):
         "I guess not.",
         "Sounds like a question.",
         "Very slowly, please.",
+        "Go on to the next one.",
+        "Go ahead and stop.",
+        "Keep going with the weather.",
+        "Go back.",
     ],
 )
 def test_an_acknowledgements_words_in_a_request_interrupt(text):
@@ -1818,7 +1826,7 @@ def test_four_words_heard_after_the_person_stopped_wait_for_the_second_part():
     whole, so_far = "And they can go.", "And they can."
     d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Cool.", so_far=so_far)
     assert (d.kind, d.why) == ("backchannel", "each a backchannel")
-    d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Go on.", so_far=so_far)
+    d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Go back.", so_far=so_far)
     assert (d.kind, d.why) == ("interruption", "words")
     d, _, _ = one_stretch("mm-hmm.piper", 120, "yeah.piper", whole, "Cool.", so_far=whole)
     assert (d.kind, d.why) == ("interruption", "words"), "heard while speaking: at once"
