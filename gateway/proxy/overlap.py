@@ -731,7 +731,10 @@ class Overlap:
             and not self._backchannels_so_far()
             and not self._parted_so_far()
         ):
-            return self._decide("interruption", "length", now)
+            # A stop word heard, waiting to be read again (``_pauses_to_read_again``): it
+            # decides, the person having talked on past the bound.
+            why = "stop word" if _has_stop(heard_words(self._text)) else "length"
+            return self._decide("interruption", why, now)
         elapsed = max((now - self.began) * 1000, self.heard_ms)
         if elapsed >= self.settings.max_decide_ms:
             return self._decide("interruption", "bound", now)
@@ -761,7 +764,7 @@ class Overlap:
         now: float,
         logprob: float | None = None,
         near: Reading | None = None,
-    ) -> OverlapDecode | OverlapGoOn | OverlapDecision | None:
+    ) -> OverlapDecode | OverlapGoOn | OverlapPauseAgain | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
         failed) at Whisper's mean log-probability per token ``logprob`` (None: not known);
         ``near``: its likeliest reading in :attr:`OverlapDecode.within`'s words (None: not
@@ -813,6 +816,11 @@ class Overlap:
             paused = self.silence_ms > 0 and voiced_ms == self.voiced_ms
             if why == "stop word" and self._a_lone_no():
                 pass  # judged at ``words_end_ms``, or with what the person says next
+            elif why == "stop word" and self._pauses_to_read_again():
+                # The agent went on: quiet again at once, and the stop word read again once
+                # the person pauses (``_judge``), as if it had stayed paused.
+                self.paused_again = True
+                return OverlapPauseAgain()
             elif why == "stop word" and not paused and self._reads_again(why):
                 pass  # read again once the person pauses (``_judge``); the agent is paused
             elif why == "stop word" or not paused or self._after_a_pause() is None:
@@ -1282,7 +1290,8 @@ class Overlap:
     def _reads_again(self, why: str) -> bool:
         """Whether words that would interrupt for ``why`` are read again by the second
         recogniser (``second_sure``): other words, and a stop word in a short overlap
-        (``near_max_ms``) while the agent is paused (not gone on: then it stops at once).
+        (``near_max_ms``) while the agent is paused (gone on, it is paused again first:
+        ``_pauses_to_read_again``).
         tiny.en hears stop words in espeak-ng's and flite's backchannels ("Oh, great." as
         "Oh, wait.", "Oh, all right." as "So hold on.", "Ah, gotcha." as "Uh, stop."), most
         of them while the voice goes on. Such a stop word is judged once the person pauses,
@@ -1294,6 +1303,19 @@ class Overlap:
             return True
         agent_paused = not self.went_on or self.paused_again
         return why == "stop word" and agent_paused and self.voiced_ms <= self.settings.near_max_ms
+
+    def _pauses_to_read_again(self) -> bool:
+        """Whether a stop word heard after the agent went on (``go_on``), in a short overlap,
+        pauses it again to be read again (``_reads_again``) rather than stopping it at once.
+        Paused again the agent is as quiet as stopped, and a stop word heard after a first
+        part read as a backchannel is often the first part's misreading carried on: replayed
+        on the twenty-two sets and flite's, six of the seven false stops on a stop word came so
+        ("Oh, all right." read "Oh." then "Oh, hold on.", "Uh-huh, nice." "Uh-huh." then
+        "Uh-huh, no.")."""
+        s = self.settings
+        if s.second_sure is None or not self.went_on or self.paused_again:
+            return False
+        return self.voiced_ms <= s.near_max_ms
 
     def _both_read(self) -> bool:
         """Whether the second recogniser, reading all the voice, wrote the same words that

@@ -1256,8 +1256,9 @@ def test_what_follows_going_on_still_interrupts():
     steps = stretches(
         [(224, True), (128, False), (480, True), (480, False)], okay_then("Okay, stop there.")
     )
-    assert [type(s) for s, _ in steps] == [OverlapGoOn, OverlapDecision]
-    assert (steps[1][0].kind, steps[1][0].why) == ("interruption", "stop word")
+    # Quiet again as soon as the stop word is heard, stopped once it is read again.
+    assert [type(s) for s, _ in steps] == [OverlapGoOn, OverlapPauseAgain, OverlapDecision]
+    assert (steps[2][0].kind, steps[2][0].why) == ("interruption", "stop word")
     steps = stretches(
         [(224, True), (128, False), (480, True), (640, False)], okay_then("Okay, but why?")
     )
@@ -1533,16 +1534,56 @@ def test_a_stop_word_heard_while_the_person_speaks_is_read_again_at_their_pause(
     assert (d.kind, d.why, d.text) == ("backchannel", "second reader", "oh great")
 
 
-def test_a_stop_word_after_the_agent_went_on_stops_at_once():
+@pytest.mark.parametrize(
+    ("second", "kind", "why"),
+    [
+        (("Okay, great.", -0.2), "backchannel", "second reader"),  # "Okay, stop" misheard
+        (("Okay, stop.", -0.2), "interruption", "stop word"),  # meant: it stops
+        (("Okay, great.", -0.9), "interruption", "stop word"),  # read unsure
+    ],
+)
+def test_a_stop_word_after_the_agent_went_on_pauses_it_again_to_be_read_again(
+    second, kind, why
+):
     """Resumed before the decision (``go_on``), the agent is audible: a stop word heard then
-    ("Okay, | stop there.") stops it as soon as it is heard, not read again."""
+    ("Okay, | stop there.", or tiny.en's "Oh, hold on." for "Oh, all right.") pauses it again
+    as soon as it is heard, and the second recogniser reads the voice once the person pauses,
+    as if the agent had stayed paused."""
 
     def answer(ask: OverlapDecode) -> tuple[str, float]:
+        if ask.second:
+            return second
         return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
 
     o = Overlap(S, 0.0, voiced_ms=96)
+    out = _drive(o, [(True, 224), (False, 128), (True, 480), (False, 600)], answer)
+    went_on = next(i for i, s in enumerate(out) if isinstance(s, OverlapGoOn))
+    again = next(i for i, s in enumerate(out) if isinstance(s, OverlapPauseAgain))
+    [read] = [s for s in out if isinstance(s, OverlapDecode) and s.second]
+    assert went_on < again < out.index(read), "quiet again before it is read again"
+    assert read.voiced_ms == 800, "read once the person paused, all of the voice"
+    d = decided(out)
+    assert (d.kind, d.why, d.voiced_ms) == (kind, why, 800)
+
+
+def test_a_stop_word_after_the_agent_went_on_stops_at_once_without_a_second_reader():
+    def answer(ask: OverlapDecode) -> tuple[str, float]:
+        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
+
+    o = Overlap(replace(S, second_sure=None), 0.0, voiced_ms=96)
     out = _drive(o, [(True, 224), (False, 128), (True, 480)], answer)
     assert any(isinstance(s, OverlapGoOn) for s in out)
+    assert not any(isinstance(s, OverlapPauseAgain) for s in out)
+    d = decided(out)
+    assert (d.kind, d.why, d.voiced_ms) == ("interruption", "stop word", 640)
+
+
+def test_a_stop_word_after_the_agent_went_on_in_a_long_overlap_stops_at_once():
+    def answer(ask: OverlapDecode) -> tuple[str, float]:
+        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
+
+    o = Overlap(replace(S, near_max_ms=480, max_ms=2000), 0.0, voiced_ms=96)
+    out = _drive(o, [(True, 224), (False, 128), (True, 480)], answer)
     assert not any(isinstance(s, OverlapDecode) and s.second for s in out)
     d = decided(out)
     assert (d.kind, d.why, d.voiced_ms) == ("interruption", "stop word", 640)
