@@ -356,6 +356,27 @@ def test_a_backchannel_pauses_then_resumes_and_is_no_turn():
     assert d.turns.overlaps == {"backchannel": 1}
 
 
+def test_a_stop_word_after_going_on_pauses_the_agent_again_then_stops_it():
+    """Through the turn-taker: "Okay," resumes the agent (``go_on``); "Okay, hold on." heard
+    next pauses it again at once, the second recogniser is asked once the person pauses, and
+    the agent stops (it read no backchannel it was sure of)."""
+    d = Driver()
+
+    def words(audio: np.ndarray) -> str:
+        return "Okay." if len(audio) < 400 * 16 else "Okay, hold on."
+
+    d.run(320, 0.9, words=words)
+    d.run(128, 0.0, words=words)
+    assert d.of(ResumePlayback), "gone on after the first stretch"
+    out = d.run(480, 0.9, words=words)
+    assert d.of(PausePlayback, out) and not d.of(StopPlayback, out), "quiet again at once"
+    out = d.run(800, 0.0, words=words)
+    assert [a for a in d.of(StartOverlapDecode, out) if a.second], "read again at the pause"
+    [decided] = d.of(OverlapDecided)
+    assert (decided.decision.kind, decided.decision.why) == ("interruption", "stop word")
+    assert d.of(StopPlayback, out)
+
+
 def test_a_noise_resumes():
     d = Driver()
     d.run(192, 0.9, words="")
@@ -1542,9 +1563,7 @@ def test_a_stop_word_heard_while_the_person_speaks_is_read_again_at_their_pause(
         (("Okay, great.", -0.9), "interruption", "stop word"),  # read unsure
     ],
 )
-def test_a_stop_word_after_the_agent_went_on_pauses_it_again_to_be_read_again(
-    second, kind, why
-):
+def test_a_stop_word_after_the_agent_went_on_pauses_it_again_to_be_read_again(second, kind, why):
     """Resumed before the decision (``go_on``), the agent is audible: a stop word heard then
     ("Okay, | stop there.", or tiny.en's "Oh, hold on." for "Oh, all right.") pauses it again
     as soon as it is heard, and the second recogniser reads the voice once the person pauses,
