@@ -1270,7 +1270,9 @@ class Overlap:
         # true." in en-gb-x-gbclan+m4 was read "Or, true.", "All true." 1.2 nats likelier, and
         # its second half alone "Let's move.".
         last = self._last_words is not None and bool(other_words(self._last_words))
-        last = last and near.gap >= 0
+        # A stop word in the last part alone, though, is no misreading a reading outweighs:
+        # "Mm, no." in en-gb-x-rp+f4, read "Mm-hmm, load." after "Mm-hmm, no.", alone "No.".
+        last = last and (near.gap >= 0 or self._last_words == ["stop"])
         return (
             bool(read) and not _first_words_alone(said, read) and not last and not _has_stop(said)
         )

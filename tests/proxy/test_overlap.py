@@ -1746,7 +1746,7 @@ def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_n
     "But right.": it interrupts. Heard alone as a backchannel, the near reading decides; and
     so does a reading Whisper found likelier than its own words ("Oh, | true." in
     en-gb-x-gbclan+m4: "Or, true.", "All true." 1.2 nats likelier, its second half alone "Let's
-    move.")."""
+    move."), unless that second half alone is a stop word."""
 
     def run(second_alone: str, gap: float = 0.79) -> OverlapDecision:
         o = Overlap(S, 0.0, voiced_ms=96)
@@ -1774,6 +1774,9 @@ def test_a_second_stretch_heard_alone_as_other_words_is_no_backchannel_however_n
     assert (run("Right.").kind, run("Right.").why) == ("backchannel", "each a backchannel")
     likelier = run("But right.", gap=-1.2)
     assert (likelier.kind, likelier.why) == ("backchannel", "near a backchannel")
+    # A stop word alone is no misreading a likelier reading outweighs ("Mm, no." in
+    # en-gb-x-rp+f4: "Mm-hmm, load.", alone "No.").
+    assert run("No.", gap=-1.2).kind == "interruption"
 
 
 # ------------------------------------------------------------------ two parts in one stretch
