@@ -44,8 +44,9 @@ A backchannel said in two parts ("Yeah, | yeah.") is judged whole: an overlap th
 The agent goes on before the decision when a stretch of the person's voice ends and its words are
 all backchannels (``go_on``): "Okay, | okay." resumes it after the first "Okay,", as a speaker
 goes on when the listener says "okay", and the decision follows on the whole. Words after it that
-interrupt ("Okay, | stop there.") still stop it, and a person who keeps talking past a
-backchannel's length (``go_on_ms``) pauses it again until the decision.
+interrupt ("Okay, | stop there.") still stop it (a stop word in a short overlap pauses it again
+at once and is read again first), and a person who keeps talking past a backchannel's length
+(``go_on_ms``) pauses it again until the decision.
 
 The agent's own voice (``echo``) is kept out before an overlap starts: the driver marks the
 chunks its echo guard (:mod:`gateway.audio.echo`) recognises, and they count as silence.
