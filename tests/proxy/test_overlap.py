@@ -1555,6 +1555,11 @@ def test_a_stop_word_heard_while_the_person_speaks_is_read_again_at_their_pause(
     assert (d.kind, d.why, d.text) == ("backchannel", "second reader", "oh great")
 
 
+def _okay_then_stop(ask: OverlapDecode) -> tuple[str, float]:
+    """ "Okay." for the first stretch (320 ms of voice), "Okay, stop" for more."""
+    return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
+
+
 @pytest.mark.parametrize(
     ("second", "kind", "why"),
     [
@@ -1570,9 +1575,7 @@ def test_a_stop_word_after_the_agent_went_on_pauses_it_again_to_be_read_again(se
     as if the agent had stayed paused."""
 
     def answer(ask: OverlapDecode) -> tuple[str, float]:
-        if ask.second:
-            return second
-        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
+        return second if ask.second else _okay_then_stop(ask)
 
     o = Overlap(S, 0.0, voiced_ms=96)
     out = _drive(o, [(True, 224), (False, 128), (True, 480), (False, 600)], answer)
@@ -1586,11 +1589,8 @@ def test_a_stop_word_after_the_agent_went_on_pauses_it_again_to_be_read_again(se
 
 
 def test_a_stop_word_after_the_agent_went_on_stops_at_once_without_a_second_reader():
-    def answer(ask: OverlapDecode) -> tuple[str, float]:
-        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
-
     o = Overlap(replace(S, second_sure=None), 0.0, voiced_ms=96)
-    out = _drive(o, [(True, 224), (False, 128), (True, 480)], answer)
+    out = _drive(o, [(True, 224), (False, 128), (True, 480)], _okay_then_stop)
     assert any(isinstance(s, OverlapGoOn) for s in out)
     assert not any(isinstance(s, OverlapPauseAgain) for s in out)
     d = decided(out)
@@ -1598,11 +1598,8 @@ def test_a_stop_word_after_the_agent_went_on_stops_at_once_without_a_second_read
 
 
 def test_a_stop_word_after_the_agent_went_on_in_a_long_overlap_stops_at_once():
-    def answer(ask: OverlapDecode) -> tuple[str, float]:
-        return ("Okay.", -0.2) if ask.voiced_ms <= 320 else ("Okay, stop", -0.2)
-
     o = Overlap(replace(S, near_max_ms=480, max_ms=2000), 0.0, voiced_ms=96)
-    out = _drive(o, [(True, 224), (False, 128), (True, 480)], answer)
+    out = _drive(o, [(True, 224), (False, 128), (True, 480)], _okay_then_stop)
     assert not any(isinstance(s, OverlapDecode) and s.second for s in out)
     d = decided(out)
     assert (d.kind, d.why, d.voiced_ms) == ("interruption", "stop word", 640)
