@@ -72,6 +72,9 @@ begin with a backchannel's word or a hum);
 ``--set twenty-third-held-out``: the twenty-third, written after the twenty-second was looked
 at (:func:`~gateway.testing.overlap.twenty_third_held_out_clips`: acknowledgements and
 continuers, requests that begin with a backchannel's word or a hum);
+``--set twenty-fourth-held-out``: the twenty-fourth, written after the twenty-third was looked
+at (:func:`~gateway.testing.overlap.twenty_fourth_held_out_clips`: assents and continuers,
+requests that begin with a backchannel's word or a hum or hold no stop word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -135,6 +138,7 @@ from gateway.testing.overlap import (
     twelfth_held_out_clips,
     twentieth_held_out_clips,
     twenty_first_held_out_clips,
+    twenty_fourth_held_out_clips,
     twenty_second_held_out_clips,
     twenty_third_held_out_clips,
 )
@@ -178,6 +182,7 @@ SETS = {
     "twenty-first-held-out": twenty_first_held_out_clips,
     "twenty-second-held-out": twenty_second_held_out_clips,
     "twenty-third-held-out": twenty_third_held_out_clips,
+    "twenty-fourth-held-out": twenty_fourth_held_out_clips,
 }
 
 

@@ -119,6 +119,8 @@ PIPER_VARIANTS = {
     "piper-birch": (0.83, 163),
     "piper-maple": (1.2, 167),
     "piper-willow": (0.82, 173),
+    "piper-cedar": (1.21, 179),
+    "piper-aspen": (0.81, 181),
 }
 
 
@@ -1161,6 +1163,52 @@ def twenty_third_held_out_clips() -> list[Clip]:
         TWENTY_THIRD_VOICES,
         TWENTY_THIRD_NOISE_SEEDS,
         TWENTY_THIRD_ECHO_DB,
+    )
+
+
+#: The twenty-fourth held-out set, written after the twenty-third was looked at (and continuers
+#: made backchannels, and a stop word after going on read again) and before anything ran on it:
+#: assents and continuers a listener says ("Mhm, go ahead.", "Yes, of course.", "Ah, that's
+#: good."), and requests that begin with a backchannel's word or a hum, or hold no stop word
+#: ("Hmm, I don't think so.", "Yeah, but is it open now?"), which must stop the agent.
+TWENTY_FOURTH_BACKCHANNELS = (
+    "Yes, of course.",
+    "Ah, that's good.",
+    "Mhm, go ahead.",
+    "Oh, I understand.",
+    "Yeah, makes sense.",
+    "Right, sounds good.",
+)
+TWENTY_FOURTH_INTERRUPTIONS = (
+    "Sorry, can you stop?",
+    "Hmm, I don't think so.",
+    "Okay, what about tomorrow?",
+    "Wait, which one?",
+    "Yeah, but is it open now?",
+    "Uh, go back to the start.",
+    "Switch it off.",
+)
+TWENTY_FOURTH_VOICES = (
+    "piper-cedar",
+    "piper-aspen",
+    "en-gb+f4",
+    "en-us-nyc+m1",
+    "en-gb-x-rp+m6",
+    "en-gb-scotland+m4",
+)
+TWENTY_FOURTH_NOISE_SEEDS = (42, 43)
+TWENTY_FOURTH_ECHO_DB = (-17.125, -19.375, -19.625, -20.125, -21.875, -22.625)
+
+
+def twenty_fourth_held_out_clips() -> list[Clip]:
+    """The twenty-fourth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-third was looked at."""
+    return held_out(
+        TWENTY_FOURTH_BACKCHANNELS,
+        TWENTY_FOURTH_INTERRUPTIONS,
+        TWENTY_FOURTH_VOICES,
+        TWENTY_FOURTH_NOISE_SEEDS,
+        TWENTY_FOURTH_ECHO_DB,
     )
 
 
