@@ -84,8 +84,9 @@ after it, holding the last word of each part.
 Run ``scripts/bench_interruptions.py`` (``--limit N`` for a quick look, ``--url`` for a gateway
 already running; its log is then not read). ``--replay`` decides the chosen set offline instead
 (:mod:`gateway.testing.overlap_replay`: the VAD, the turn-taker and Whisper, no server; no echo
-trials, no times), in a minute or two, to compare rules on looked-at sets. Latency figures depend on the machine's load: the
-report prints ``uptime`` before and after.
+trials, no times), in a minute or two, to compare rules on looked-at sets; ``--decode-lag-ms``
+answers its decodes as late as a slower recogniser would. Latency figures depend on the
+machine's load: the report prints ``uptime`` before and after.
 """
 
 from __future__ import annotations
@@ -142,9 +143,11 @@ from gateway.testing.overlap import (
     twenty_second_held_out_clips,
     twenty_third_held_out_clips,
 )
+from gateway.testing.overlap_replay import DECODE_CHUNKS
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
 from gateway.testing.speech import normalise
+from gateway.voice.vad import CHUNK_MS
 
 _DECISION = re.compile(
     r"overlap: (\w+) by ([\w ]+) on '(.*)' after (\d+) ms of voice, (\d+) ms after it began, "
@@ -428,7 +431,17 @@ def main(argv: list[str] | None = None) -> int:
         help="decide the clips offline (VAD, turn-taker, Whisper; no server, no echo trials, "
         "no times) and print false stops and missed interruptions",
     )
+    parser.add_argument(
+        "--decode-lag-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="(--replay only) answer each overlap decode this long after it was asked (default "
+        f"{DECODE_CHUNKS * CHUNK_MS} ms); 400 is a recogniser as slow as a busy CPU makes it live",
+    )
     args = parser.parse_args(argv)
+    if args.decode_lag_ms is not None and (not args.replay or args.decode_lag_ms < 0):
+        parser.error("--decode-lag-ms is for --replay, and at least 0")
     if args.replay and (args.set == "continuations" or args.url or args.transport != "ws"):
         parser.error("--replay plays no continuations and needs no --url or --transport")
     if args.set in FLITE_SETS and not args.replay:
@@ -447,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     chosen = select({**SETS, **FLITE_SETS}[args.set](), args.limit, args.kind)
     if args.replay:
-        return _replay(chosen)
+        lag = DECODE_CHUNKS * CHUNK_MS if args.decode_lag_ms is None else args.decode_lag_ms
+        return _replay(chosen, max(1, round(lag / CHUNK_MS)))
     print(f"transport: {args.transport}; load before: {_uptime()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         served = None if args.url else start_gateway(Path(tmp), *PARROT_ON_LOOPBACK)
@@ -470,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _replay(chosen: list[Clip]) -> int:
+def _replay(chosen: list[Clip], decode_chunks: int) -> int:
     from gateway.proxy.models import second_reader
     from gateway.server.cli import ServeSettings
     from gateway.testing.overlap_replay import replay_clips, summary
@@ -481,6 +495,7 @@ def _replay(chosen: list[Clip]) -> int:
     served = ServeSettings()  # the recognisers serve loads by default
     again = second_reader(served.stt, served.second_stt_model)
     print(f"second reader: {again.settings.model if again else 'none (not installed)'}")
+    print(f"each decode answered {decode_chunks * CHUNK_MS} ms after it was asked")
 
     async def decode(
         audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
@@ -493,7 +508,8 @@ def _replay(chosen: list[Clip]) -> int:
         assert again is not None
         return await again.transcribe_partial(audio, prompt=prompt, beam=beam)
 
-    results = replay_clips(chosen, decode, second=read_again if again else None)
+    second = read_again if again else None
+    results = replay_clips(chosen, decode, second=second, decode_chunks=decode_chunks)
     for clip, r in results:
         print(f"{clip.kind:12} {clip.name!r:42} {clip.voice:15} -> {r.kind:12} {r.why}", flush=True)
     print(summary(results))

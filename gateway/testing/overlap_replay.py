@@ -69,11 +69,16 @@ class Replayed:
 
 
 async def replay(
-    clip: np.ndarray, decode: Decode, settings: SessionSettings, second: Decode | None = None
+    clip: np.ndarray,
+    decode: Decode,
+    settings: SessionSettings,
+    second: Decode | None = None,
+    decode_chunks: int = DECODE_CHUNKS,
 ) -> Replayed:
     """``clip`` (16 kHz int16) said over an audible agent; see the module. ``second``: the
     second recogniser (``StartOverlapDecode.second``; None: none, as a session without one:
-    :func:`gateway.proxy.settings.read_once`)."""
+    :func:`gateway.proxy.settings.read_once`); ``decode_chunks``: VAD chunks between a decode
+    asked for and its words (more: a recogniser slowed by a busy CPU, as over WebRTC)."""
     turns = TurnTaker(settings if second is not None else read_once(settings))
     vad = VadStream()
     quiet = np.zeros(int(BEFORE_S * SAMPLE_RATE), np.int16)
@@ -100,7 +105,7 @@ async def replay(
             )
         for action in actions:
             if isinstance(action, StartOverlapDecode):
-                asked.append((i + DECODE_CHUNKS, action))
+                asked.append((i + decode_chunks, action))
             elif isinstance(action, OverlapDecided):
                 decided.append(action)
             elif isinstance(action, ResumePlayback) and action.heard is not None:
@@ -121,15 +126,16 @@ def replay_clips(
     decode: Decode,
     overlap: OverlapSettings | None = None,
     second: Decode | None = None,
+    decode_chunks: int = DECODE_CHUNKS,
 ) -> list[tuple[Clip, Replayed]]:
     """Each clip that can be replayed (not the echo case: it needs the agent's audio), with the
-    session's settings and ``overlap`` (default: the committed rules); ``second``: the second
-    recogniser, as :func:`replay` takes it."""
+    session's settings and ``overlap`` (default: the committed rules); ``second`` and
+    ``decode_chunks`` as :func:`replay` takes them."""
     settings = SessionSettings()
     if overlap is not None:
         settings = replace(settings, overlap=overlap)
     return [
-        (clip, asyncio.run(replay(clip.audio, decode, settings, second)))
+        (clip, asyncio.run(replay(clip.audio, decode, settings, second, decode_chunks)))
         for clip in clips
         if clip.kind != "echo"
     ]

@@ -1386,9 +1386,25 @@ def test_a_backchannel_decode_left_behind_the_voice_keeps_the_length_bound():
     steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
     [ask] = steps
     assert o.heard(ask.id, "Okay,", ask.voiced_ms, now) is None
-    steps, _ = feed(o, S.max_ms, True, now)  # later decodes never answered: the bound holds
+    steps, now = feed(o, S.decode_every_ms, True, now)
+    [ask] = steps
+    assert o.heard(ask.id, None, ask.voiced_ms, now) is None  # failed: nothing on its way
+    steps, _ = feed(o, S.max_ms, True, now)
     d = decided(steps)
     assert (d.kind, d.why) == ("interruption", "length")
+
+
+def test_a_stalled_recogniser_is_waited_for_no_longer_than_max_decide_ms():
+    """Its words are waited for at the length bound (the person's turn waits for it too), up
+    to ``max_decide_ms``: then the person is talking."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    steps, now = feed(o, S.first_decode_ms - 96, True, 0.0)
+    [ask] = steps
+    assert o.heard(ask.id, "Okay,", ask.voiced_ms, now) is None
+    steps, _ = feed(o, S.max_decide_ms, True, now)  # the next decode never answers
+    d = decided(steps)
+    assert (d.kind, d.why) == ("interruption", "bound")
+    assert d.voiced_ms >= S.max_decide_ms - 96, "the bound is of time or of audio heard"
 
 
 def test_a_slow_backchannel_waits_for_the_decode_on_its_way_at_the_length_bound():
@@ -1405,6 +1421,47 @@ def test_a_slow_backchannel_waits_for_the_decode_on_its_way_at_the_length_bound(
     assert o.heard(ask.id, "Mm-hmm, okay.", ask.voiced_ms, now) is not None  # asks again
     steps, now = feed(o, S.end_ms + 32, False, now)
     assert o.open, "the newest decode is on its way"
+
+
+def _answered_late(
+    o: Overlap, plan: list[tuple[int, bool]], lag_ms: int, answer: Callable[[int], str]
+) -> list:
+    """Voice and silence (``plan``: ms, voiced), each decode answered ``lag_ms`` after it was
+    asked with ``answer(its voiced_ms)``; the steps that were not decodes."""
+    now, out, asked = 0.0, [], []
+    for ms, voiced in plan:
+        for _ in range(ms // 32):
+            steps = [o.chunk(voiced, 32, now)]
+            now += 0.032
+            for due, a in [x for x in asked if x[0] <= now]:
+                asked.remove((due, a))
+                steps.append(o.heard(a.id, answer(a.voiced_ms), a.voiced_ms, now))
+            for step in steps:
+                if isinstance(step, OverlapDecode):
+                    asked.append((now + lag_ms / 1000, step))
+                elif step is not None:
+                    out.append(step)
+    return out
+
+
+def test_a_backchannel_whose_decode_lags_is_not_cut_by_the_length_bound():
+    """Over WebRTC a decode took longer than ``decode_every_ms`` of voice: three "Mm,
+    interesting."s of the twenty-third held-out set (1.2–1.3 s), heard "Mm-hmm" so far, were
+    stopped by the length bound while the next decode was in flight. Its words decide: a
+    backchannel's resume the agent, other words stop it."""
+    lag = S.decode_every_ms + 96
+    voice = S.max_ms + 160
+    plan = [(voice - 96, True), (lag + S.words_end_ms + 96, False)]
+
+    def heard(final: str) -> Callable[[int], str]:
+        return lambda voiced_ms: "Mm-hmm." if voiced_ms < S.max_ms - lag else final
+
+    o = Overlap(S, 0.0, voiced_ms=96)
+    d = decided(_answered_late(o, plan, lag, heard("Mm-hmm, interesting.")))
+    assert (d.kind, d.why, d.text) == ("backchannel", "words", "mm hmm interesting"), d
+    o = Overlap(S, 0.0, voiced_ms=96)
+    d = decided(_answered_late(o, plan, lag, heard("Mm-hmm, what about Sunday?")))
+    assert d.kind == "interruption" and d.voiced_ms > S.max_ms, d
 
 
 def _tail_case(more_voice_ms: int, *, pause_ms: int = 0) -> OverlapDecision:

@@ -126,6 +126,8 @@ def test_the_command_line_replays_with_the_real_recogniser():
             "backchannel",
             "--kind",
             "interruption",
+            "--decode-lag-ms",
+            "400",
         ],
         cwd=ROOT,
         capture_output=True,
@@ -137,6 +139,7 @@ def test_the_command_line_replays_with_the_real_recogniser():
     assert out.count(" -> ") == 2, out
     # scripts/test installs Whisper base (the base-model extra): the replay reads with it too.
     assert "second reader: base" in out, out
+    assert "each decode answered 384 ms after it was asked" in out, out  # 12 VAD chunks
 
 
 async def test_a_second_reader_sure_of_a_backchannel_resumes_the_agent():
@@ -155,3 +158,34 @@ async def test_a_second_reader_sure_of_a_backchannel_resumes_the_agent():
     for reader in (unsure, other, None):
         r = await replay(clip, first, SessionSettings(), reader)
         assert (r.kind, r.why) == ("interruption", "words"), r
+
+
+async def test_a_slow_recogniser_is_waited_for_at_the_length_bound():
+    """A backchannel longer than the length bound (1.5 s), heard "Mm-hmm." until its decodes
+    hold all of it, its decodes answered late (``decode_chunks``: as over WebRTC on a busy
+    CPU): the words decide, not the bound; the decision comes later the slower they are."""
+    clip = speech("Mm-hmm, interesting.", "en-us")
+    asked: list[int] = []
+
+    async def decode(
+        audio: np.ndarray, prompt: str | None, beam: int, within: tuple[str, ...]
+    ) -> Partial:
+        asked.append(audio.size)
+        said = "Mm-hmm." if audio.size < clip.size * 2 // 3 else "Mm-hmm, interesting."
+        return Partial(said, None, None)
+
+    quick = await replay(clip, decode, SessionSettings())
+    slow = await replay(clip, decode, SessionSettings(), decode_chunks=14)
+    for r in (quick, slow):
+        assert (r.kind, r.why, r.text) == ("backchannel", "words", "mm hmm interesting"), r
+    assert slow.decided_ms > quick.decided_ms
+    assert max(asked) > clip.size * 2 // 3, "some decodes held all of it"
+
+
+def test_the_command_line_takes_the_decode_lag_for_the_replay_only(capsys):
+    from gateway.testing.bench_interruptions import main
+
+    for argv in (["--decode-lag-ms", "400"], ["--replay", "--decode-lag-ms", "-1"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "--decode-lag-ms is for --replay, and at least 0" in capsys.readouterr().err
