@@ -1423,27 +1423,6 @@ def test_a_slow_backchannel_waits_for_the_decode_on_its_way_at_the_length_bound(
     assert o.open, "the newest decode is on its way"
 
 
-def _answered_late(
-    o: Overlap, plan: list[tuple[int, bool]], lag_ms: int, answer: Callable[[int], str]
-) -> list:
-    """Voice and silence (``plan``: ms, voiced), each decode answered ``lag_ms`` after it was
-    asked with ``answer(its voiced_ms)``; the steps that were not decodes."""
-    now, out, asked = 0.0, [], []
-    for ms, voiced in plan:
-        for _ in range(ms // 32):
-            steps = [o.chunk(voiced, 32, now)]
-            now += 0.032
-            for due, a in [x for x in asked if x[0] <= now]:
-                asked.remove((due, a))
-                steps.append(o.heard(a.id, answer(a.voiced_ms), a.voiced_ms, now))
-            for step in steps:
-                if isinstance(step, OverlapDecode):
-                    asked.append((now + lag_ms / 1000, step))
-                elif step is not None:
-                    out.append(step)
-    return out
-
-
 def test_a_backchannel_whose_decode_lags_is_not_cut_by_the_length_bound():
     """Over WebRTC a decode took longer than ``decode_every_ms`` of voice: three "Mm,
     interesting."s of the twenty-third held-out set (1.2–1.3 s), heard "Mm-hmm" so far, were
@@ -1451,16 +1430,16 @@ def test_a_backchannel_whose_decode_lags_is_not_cut_by_the_length_bound():
     backchannel's resume the agent, other words stop it."""
     lag = S.decode_every_ms + 96
     voice = S.max_ms + 160
-    plan = [(voice - 96, True), (lag + S.words_end_ms + 96, False)]
+    plan = [(True, voice - 96), (False, lag + S.words_end_ms + 96)]
 
-    def heard(final: str) -> Callable[[int], str]:
-        return lambda voiced_ms: "Mm-hmm." if voiced_ms < S.max_ms - lag else final
+    def heard(final: str) -> Callable[[OverlapDecode], tuple[str, None]]:
+        return lambda ask: ("Mm-hmm." if ask.voiced_ms < S.max_ms - lag else final, None)
 
     o = Overlap(S, 0.0, voiced_ms=96)
-    d = decided(_answered_late(o, plan, lag, heard("Mm-hmm, interesting.")))
+    d = decided(_drive(o, plan, heard("Mm-hmm, interesting."), lag_ms=lag))
     assert (d.kind, d.why, d.text) == ("backchannel", "words", "mm hmm interesting"), d
     o = Overlap(S, 0.0, voiced_ms=96)
-    d = decided(_answered_late(o, plan, lag, heard("Mm-hmm, what about Sunday?")))
+    d = decided(_drive(o, plan, heard("Mm-hmm, what about Sunday?"), lag_ms=lag))
     assert d.kind == "interruption" and d.voiced_ms > S.max_ms, d
 
 
@@ -1723,22 +1702,29 @@ def test_a_second_recogniser_is_not_asked_when_off_or_when_the_person_asks_or_go
         OverlapSettings(second_sure=0.5)
 
 
-def _drive(o: Overlap, segments: list[tuple[bool, int]], answer: Callable) -> list:
-    """Feed ``segments`` (voiced or not, ms) in 32 ms chunks, answering each decode at once with
-    ``answer(ask)`` (its text and log-probability), and any decode an answer asks for; all the
-    overlap said."""
+def _drive(
+    o: Overlap, segments: list[tuple[bool, int]], answer: Callable, lag_ms: int = 0
+) -> list:
+    """Feed ``segments`` (voiced or not, ms) in 32 ms chunks, answering each decode ``lag_ms``
+    after it was asked (0: at once, and any decode an answer asks for) with ``answer(ask)``
+    (its text and log-probability); all the overlap said."""
     out: list = []
     now = 0.0
+    waiting: list[tuple[float, OverlapDecode]] = []
     for voiced, ms in segments:
         for _ in range(ms // 32):
-            step = o.chunk(voiced, 32, now)
+            steps = [o.chunk(voiced, 32, now)]
             now += 0.032
-            while isinstance(step, OverlapDecode):
-                out.append(step)
-                text, logprob = answer(step)
-                step = o.heard(step.id, text, step.voiced_ms, now, logprob)
-            if step is not None:
-                out.append(step)
+            while steps:
+                step = steps.pop(0)
+                if isinstance(step, OverlapDecode):
+                    waiting.append((now + lag_ms / 1000, step))
+                if step is not None:
+                    out.append(step)
+                for due, ask in [w for w in waiting if w[0] <= now]:
+                    waiting.remove((due, ask))
+                    text, logprob = answer(ask)
+                    steps.append(o.heard(ask.id, text, ask.voiced_ms, now, logprob))
     return out
 
 
