@@ -75,6 +75,9 @@ continuers, requests that begin with a backchannel's word or a hum);
 ``--set twenty-fourth-held-out``: the twenty-fourth, written after the twenty-third was looked
 at (:func:`~gateway.testing.overlap.twenty_fourth_held_out_clips`: assents and continuers,
 requests that begin with a backchannel's word or a hum or hold no stop word);
+``--set twenty-fifth-held-out``: the twenty-fifth, written after the twenty-fourth was looked
+at (:func:`~gateway.testing.overlap.twenty_fifth_held_out_clips`: assents and assessments,
+requests that begin with a backchannel's word or a hum or hold no stop word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -138,6 +141,7 @@ from gateway.testing.overlap import (
     thirteenth_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
+    twenty_fifth_held_out_clips,
     twenty_first_held_out_clips,
     twenty_fourth_held_out_clips,
     twenty_second_held_out_clips,
@@ -186,6 +190,7 @@ SETS = {
     "twenty-second-held-out": twenty_second_held_out_clips,
     "twenty-third-held-out": twenty_third_held_out_clips,
     "twenty-fourth-held-out": twenty_fourth_held_out_clips,
+    "twenty-fifth-held-out": twenty_fifth_held_out_clips,
 }
 
 

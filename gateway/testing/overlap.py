@@ -121,6 +121,8 @@ PIPER_VARIANTS = {
     "piper-willow": (0.82, 173),
     "piper-cedar": (1.21, 179),
     "piper-aspen": (0.81, 181),
+    "piper-hazel": (1.22, 191),
+    "piper-rowan": (0.8, 193),
 }
 
 
@@ -1209,6 +1211,52 @@ def twenty_fourth_held_out_clips() -> list[Clip]:
         TWENTY_FOURTH_VOICES,
         TWENTY_FOURTH_NOISE_SEEDS,
         TWENTY_FOURTH_ECHO_DB,
+    )
+
+
+#: The twenty-fifth held-out set, written after the twenty-fourth was looked at (and the length
+#: bound made to wait for a decode on its way) and before anything ran on it: assents and
+#: assessments a listener says ("Yeah, I guess so.", "Mm, good point.", "Right, I suppose."), and
+#: requests that begin with a backchannel's word or a hum, or hold no stop word ("Mm, what's the
+#: weather like?", "Right, but what's the cost?"), which must stop the agent.
+TWENTY_FIFTH_BACKCHANNELS = (
+    "Oh, that's nice.",
+    "Yeah, I guess so.",
+    "Uh-huh, sounds great.",
+    "Mm, good point.",
+    "Okay, I hear you.",
+    "Right, I suppose.",
+)
+TWENTY_FIFTH_INTERRUPTIONS = (
+    "Oh, can you say it slower?",
+    "Mm, what's the weather like?",
+    "Okay, skip to the end.",
+    "Yeah, how long does it take?",
+    "Right, but what's the cost?",
+    "Hang on, that's not it.",
+    "Volume down, please.",
+)
+TWENTY_FIFTH_VOICES = (
+    "piper-hazel",
+    "piper-rowan",
+    "en-gb+m7",
+    "en-us-nyc+f5",
+    "en-gb-x-rp+m7",
+    "en-gb-scotland+f5",
+)
+TWENTY_FIFTH_NOISE_SEEDS = (44, 45)
+TWENTY_FIFTH_ECHO_DB = (-10.0625, -12.9375, -15.5625, -18.0625, -22.9375, -24.9375)
+
+
+def twenty_fifth_held_out_clips() -> list[Clip]:
+    """The twenty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-fourth was looked at."""
+    return held_out(
+        TWENTY_FIFTH_BACKCHANNELS,
+        TWENTY_FIFTH_INTERRUPTIONS,
+        TWENTY_FIFTH_VOICES,
+        TWENTY_FIFTH_NOISE_SEEDS,
+        TWENTY_FIFTH_ECHO_DB,
     )
 
 
