@@ -1112,14 +1112,26 @@ class Overlap:
             return True
         return self.voiced_ms - self._text_ms <= self.settings.decode_every_ms
 
+    def _first_words_on_their_way(self) -> bool:
+        """Whether no decode has answered yet and the first is on its way: at the length bound
+        its words are waited for, as a later decode's are (``_decode_keeps_up``), up to
+        ``max_decide_ms``. The first decode is asked at ``first_decode_ms`` (640 ms) of voice;
+        answered more than 560 ms later, as on a node busy with many people, the bound fell on
+        voice nobody had read yet, a backchannel's as often as a request's. A decode that
+        failed is no words on their way: the bound holds."""
+        return self._text is None and not self._failed and self._pending is not None
+
     def _backchannels_so_far(self) -> bool:
         """Whether a decode of the voice up to ``decode_every_ms`` ago heard nothing but a
         backchannel (at most ``max_words``, no stop word): a slow one ("Okay, okay." in en-us+f4,
         "Mm-hmm, sure." in en-gb-x-rp+f4, 1.3–1.4 s) is no person talking on, and the length
         bound stopped the agent on both, decoded right. Words that are none, or a decode
         ``decode_every_ms`` behind the voice (the next was due), and the bound holds again;
-        ``max_decide_ms`` bounds it whatever is heard."""
+        ``max_decide_ms`` bounds it whatever is heard. With no words yet, the first decode on
+        its way is waited for too (``_first_words_on_their_way``)."""
         s = self.settings
+        if self._first_words_on_their_way():
+            return True
         if not self._decode_keeps_up():
             return False
         said = _judged_words(self._text)

@@ -286,9 +286,27 @@ def test_a_stop_word_decides_while_the_person_still_speaks():
 
 def test_a_long_overlap_with_no_decision_is_an_interruption():
     o = Overlap(S, 0.0, voiced_ms=96)
-    steps, _ = feed(o, S.max_ms, True, 0.0)  # every decode left unanswered
-    d = steps[-1]
-    assert isinstance(d, OverlapDecision) and (d.kind, d.why) == ("interruption", "length")
+    d = decided(_drive(o, [(True, S.max_ms)], lambda ask: (None, None)))  # every decode fails
+    assert (d.kind, d.why) == ("interruption", "length")
+    assert d.voiced_ms <= S.max_ms + 96
+
+
+def test_at_the_length_bound_the_first_decode_on_its_way_is_waited_for():
+    """With no words yet at the bound (the first decode, asked at ``first_decode_ms``, answered
+    later than ``max_ms`` as on a node busy with many people), its words decide: a slow
+    backchannel's resume the agent, a request's stop it; unanswered, ``max_decide_ms`` bounds
+    the wait."""
+    lag = S.max_ms - S.first_decode_ms + 256
+    plan = [(True, S.max_ms + 160), (False, lag + S.words_end_ms + 96)]
+    o = Overlap(S, 0.0, voiced_ms=96)
+    d = decided(_drive(o, plan, lambda ask: ("Mm-hmm, okay.", None), lag_ms=lag))
+    assert (d.kind, d.why) == ("backchannel", "words"), d
+    o = Overlap(S, 0.0, voiced_ms=96)
+    d = decided(_drive(o, plan, lambda ask: ("Turn it up a bit.", None), lag_ms=lag))
+    assert d.kind == "interruption" and d.voiced_ms > S.max_ms, d
+    o = Overlap(S, 0.0, voiced_ms=96)
+    d = decided(_drive(o, [(True, S.max_decide_ms + 96)], lambda ask: ("Okay.", None), lag_ms=9e3))
+    assert (d.kind, d.why) == ("interruption", "bound"), d
 
 
 def test_an_unanswered_decode_is_bounded():
@@ -942,11 +960,12 @@ def test_the_length_bound_counts_a_joined_overlaps_own_voice():
     """flite's slow "Mhm, | yes.": its first part (896 ms) a backchannel, the second joined
     was stopped by the length bound at its onset, before any decode of it."""
     o = Overlap(S, 0.0, voiced_ms=896 + 96, joined_ms=896)
-    steps, now = feed(o, S.max_ms - 896 + 96, True, 0.0)
+    steps, _ = feed(o, S.max_ms - 896 + 96, True, 0.0)
     assert [s for s in steps if isinstance(s, OverlapDecision)] == []
     assert o.voiced_ms > S.max_ms
-    steps, _ = feed(o, S.max_ms, True, now)  # its decodes never answered
+    steps = _drive(o, [(True, S.max_ms)], lambda ask: (None, None))  # its decodes failed
     assert (decided(steps).kind, decided(steps).why) == ("interruption", "length")
+    assert decided(steps).voiced_ms - 896 <= S.max_ms + 96
 
 
 # ------------------------------------------------------------------ Whisper's words for a hum
