@@ -120,6 +120,12 @@ _ACKNOWLEDGING = (
     "aw",
     "aww",
     "yay",
+    # Assent with a reservation (see ``_ACKNOWLEDGING_PHRASES``'s "I suppose").
+    "probably",
+    "perhaps",
+    "maybe",
+    "possibly",
+    "presumably",
 )
 BACKCHANNELS = frozenset(_HUMS + _YES + _FOLLOWING + _AGREEING + _ACKNOWLEDGING)
 #: Backchannels of more than one word: their words alone are none ("what time is it"). Whisper
@@ -184,6 +190,20 @@ _ACKNOWLEDGING_PHRASES = (
     ("i", "think", "so"),
     ("i", "guess", "so"),
     ("i", "guess"),
+    # Assent with a reservation, as a listener grants a point ("Right, I suppose." stopped the
+    # agent in all six voices of the twenty-fifth held-out set over the WebSocket, heard right
+    # in three): the family written down in one go, not the one phrase the set said.
+    ("i", "suppose"),
+    ("i", "suppose", "so"),
+    ("suppose", "so"),
+    ("guess", "so"),
+    ("i", "reckon"),
+    ("i", "reckon", "so"),
+    ("i", "imagine"),
+    ("i", "imagine", "so"),
+    ("i", "believe", "so"),
+    ("i", "hope", "so"),
+    ("could", "be"),
     ("you", "got", "it"),
     ("oh", "dear"),
     # Continuers: a listener asking the speaker to keep going, which resuming does (the

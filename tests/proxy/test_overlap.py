@@ -100,6 +100,13 @@ def test_backchannels_once_the_person_stopped(text):
         "Okay, go ahead.",
         "Mm, keep going.",
         "Yeah, I'm listening.",
+        "Right, I suppose.",
+        "Mm, I suppose so.",
+        "Yeah, I reckon.",
+        "Okay, I imagine so.",
+        "Uh-huh, probably.",
+        "Hmm, maybe.",
+        "Could be.",
     ],
 )
 def test_acknowledgements_are_backchannels(text):
@@ -131,6 +138,11 @@ def test_acknowledgements_are_backchannels(text):
         "Go ahead and stop.",
         "Keep going with the weather.",
         "Go back.",
+        "I suppose you could skip it.",
+        "Maybe later.",
+        "Probably the second one.",
+        "Could be shorter.",
+        "I imagine that's wrong.",
     ],
 )
 def test_an_acknowledgements_words_in_a_request_interrupt(text):
