@@ -277,11 +277,24 @@ def held_out(
     return spoken(backchannels, interruptions, voices) + noises(*seeds) + echoes(echo_db)
 
 
+def _named(name: str) -> list[Clip]:
+    """The held-out set (:func:`held_out`) whose parts are this module's ``{name}_BACKCHANNELS``,
+    ``{name}_INTERRUPTIONS``, ``{name}_VOICES``, ``{name}_NOISE_SEED`` (or ``_SEEDS``) and
+    ``{name}_ECHO_DB``: each set's function says which it is, its constants what it holds."""
+    parts = globals()
+    seeds = parts.get(f"{name}_NOISE_SEEDS") or parts[f"{name}_NOISE_SEED"]
+    return held_out(
+        parts[f"{name}_BACKCHANNELS"],
+        parts[f"{name}_INTERRUPTIONS"],
+        parts[f"{name}_VOICES"],
+        seeds,
+        parts[f"{name}_ECHO_DB"],
+    )
+
+
 def third_held_out_clips() -> list[Clip]:
     """The third held-out set (:func:`held_out`)."""
-    return held_out(
-        THIRD_BACKCHANNELS, THIRD_INTERRUPTIONS, THIRD_VOICES, THIRD_NOISE_SEED, THIRD_ECHO_DB
-    )
+    return _named("THIRD")
 
 
 #: The fourth held-out set (issue 38, fourth pass), written and committed on 2026-11-28 before
@@ -317,9 +330,7 @@ FOURTH_ECHO_DB = (-12, -20, -24)
 
 def fourth_held_out_clips() -> list[Clip]:
     """The fourth held-out set (:func:`held_out`)."""
-    return held_out(
-        FOURTH_BACKCHANNELS, FOURTH_INTERRUPTIONS, FOURTH_VOICES, FOURTH_NOISE_SEED, FOURTH_ECHO_DB
-    )
+    return _named("FOURTH")
 
 
 #: The fifth held-out set (issue 38, fifth pass), written and committed on 2026-11-28 before
@@ -355,9 +366,7 @@ FIFTH_ECHO_DB = (-11, -15, -21)
 
 def fifth_held_out_clips() -> list[Clip]:
     """The fifth held-out set (:func:`held_out`)."""
-    return held_out(
-        FIFTH_BACKCHANNELS, FIFTH_INTERRUPTIONS, FIFTH_VOICES, FIFTH_NOISE_SEED, FIFTH_ECHO_DB
-    )
+    return _named("FIFTH")
 
 
 #: The sixth held-out set (issue 38, fifth pass), written and committed on 2026-11-28 before
@@ -393,9 +402,7 @@ SIXTH_ECHO_DB = (-14, -17, -23)
 
 def sixth_held_out_clips() -> list[Clip]:
     """The sixth held-out set (:func:`held_out`)."""
-    return held_out(
-        SIXTH_BACKCHANNELS, SIXTH_INTERRUPTIONS, SIXTH_VOICES, SIXTH_NOISE_SEED, SIXTH_ECHO_DB
-    )
+    return _named("SIXTH")
 
 
 #: The seventh held-out set (issue 38, sixth pass), written and committed on 2026-11-28 before
@@ -433,13 +440,7 @@ SEVENTH_ECHO_DB = (-19.0, -12.5, -22.5)
 
 def seventh_held_out_clips() -> list[Clip]:
     """The seventh held-out set (:func:`held_out`)."""
-    return held_out(
-        SEVENTH_BACKCHANNELS,
-        SEVENTH_INTERRUPTIONS,
-        SEVENTH_VOICES,
-        SEVENTH_NOISE_SEED,
-        SEVENTH_ECHO_DB,
-    )
+    return _named("SEVENTH")
 
 
 #: The eighth held-out set (issue 38, seventh pass), written and committed on 2026-11-28 before
@@ -486,9 +487,7 @@ EIGHTH_ECHO_DB = (-10.5, -14.5, -16.5, -18.5, -20.5, -24.5)
 def eighth_held_out_clips() -> list[Clip]:
     """The eighth held-out set: each backchannel and interruption in each of six voices, the
     four noises in two renditions and the echo case at six levels (92 trials)."""
-    return held_out(
-        EIGHTH_BACKCHANNELS, EIGHTH_INTERRUPTIONS, EIGHTH_VOICES, EIGHTH_NOISE_SEEDS, EIGHTH_ECHO_DB
-    )
+    return _named("EIGHTH")
 
 
 #: The ninth held-out set (issue 38, seventh pass), written and committed on 2026-11-28 before
@@ -533,9 +532,7 @@ NINTH_ECHO_DB = (-11.5, -13.5, -15.5, -17.5, -21.5, -23.5)
 
 def ninth_held_out_clips() -> list[Clip]:
     """The ninth held-out set: the eighth's shape (:func:`eighth_held_out_clips`), 92 trials."""
-    return held_out(
-        NINTH_BACKCHANNELS, NINTH_INTERRUPTIONS, NINTH_VOICES, NINTH_NOISE_SEEDS, NINTH_ECHO_DB
-    )
+    return _named("NINTH")
 
 
 #: The tenth held-out set (issue 38, eighth pass), written and committed on 2026-11-28 before
@@ -578,9 +575,7 @@ TENTH_ECHO_DB = (-10.75, -12.75, -14.75, -16.75, -19.75, -22.75)
 
 def tenth_held_out_clips() -> list[Clip]:
     """The tenth held-out set: the ninth's shape (:func:`ninth_held_out_clips`), 92 trials."""
-    return held_out(
-        TENTH_BACKCHANNELS, TENTH_INTERRUPTIONS, TENTH_VOICES, TENTH_NOISE_SEEDS, TENTH_ECHO_DB
-    )
+    return _named("TENTH")
 
 
 #: The eleventh held-out set (issue 38, ninth pass), written and committed on 2026-12-01 before
@@ -624,13 +619,7 @@ ELEVENTH_ECHO_DB = (-11.25, -13.25, -15.25, -17.25, -20.25, -23.25)
 
 def eleventh_held_out_clips() -> list[Clip]:
     """The eleventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92 trials."""
-    return held_out(
-        ELEVENTH_BACKCHANNELS,
-        ELEVENTH_INTERRUPTIONS,
-        ELEVENTH_VOICES,
-        ELEVENTH_NOISE_SEEDS,
-        ELEVENTH_ECHO_DB,
-    )
+    return _named("ELEVENTH")
 
 
 TWELFTH_BACKCHANNELS = (
@@ -666,13 +655,7 @@ TWELFTH_ECHO_DB = (-10.25, -12.25, -14.25, -16.25, -19.25, -21.25)
 def twelfth_held_out_clips() -> list[Clip]:
     """The twelfth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92 trials;
     its short questions and Festival's HTS voice (a statistical synthesizer) are new."""
-    return held_out(
-        TWELFTH_BACKCHANNELS,
-        TWELFTH_INTERRUPTIONS,
-        TWELFTH_VOICES,
-        TWELFTH_NOISE_SEEDS,
-        TWELFTH_ECHO_DB,
-    )
+    return _named("TWELFTH")
 
 
 THIRTEENTH_BACKCHANNELS = (
@@ -707,13 +690,7 @@ THIRTEENTH_ECHO_DB = (-11.75, -13.75, -15.75, -18.25, -20.75, -24.75)
 def thirteenth_held_out_clips() -> list[Clip]:
     """The thirteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twelfth was looked at."""
-    return held_out(
-        THIRTEENTH_BACKCHANNELS,
-        THIRTEENTH_INTERRUPTIONS,
-        THIRTEENTH_VOICES,
-        THIRTEENTH_NOISE_SEEDS,
-        THIRTEENTH_ECHO_DB,
-    )
+    return _named("THIRTEENTH")
 
 
 #: The fourteenth held-out set, written before anything ran on it, after the thirteenth was
@@ -751,13 +728,7 @@ FOURTEENTH_ECHO_DB = (-10.125, -13.875, -17.75, -18.75, -21.75, -24.25)
 def fourteenth_held_out_clips() -> list[Clip]:
     """The fourteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the thirteenth was looked at."""
-    return held_out(
-        FOURTEENTH_BACKCHANNELS,
-        FOURTEENTH_INTERRUPTIONS,
-        FOURTEENTH_VOICES,
-        FOURTEENTH_NOISE_SEEDS,
-        FOURTEENTH_ECHO_DB,
-    )
+    return _named("FOURTEENTH")
 
 
 #: The fifteenth held-out set, written after the fourteenth was looked at and before anything
@@ -794,13 +765,7 @@ FIFTEENTH_ECHO_DB = (-10.625, -12.875, -15.125, -19.5, -22.25, -24.875)
 def fifteenth_held_out_clips() -> list[Clip]:
     """The fifteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the fourteenth was looked at."""
-    return held_out(
-        FIFTEENTH_BACKCHANNELS,
-        FIFTEENTH_INTERRUPTIONS,
-        FIFTEENTH_VOICES,
-        FIFTEENTH_NOISE_SEEDS,
-        FIFTEENTH_ECHO_DB,
-    )
+    return _named("FIFTEENTH")
 
 
 #: The sixteenth held-out set, written after the fifteenth was looked at and before anything ran
@@ -839,13 +804,7 @@ SIXTEENTH_ECHO_DB = (-10.375, -12.625, -14.875, -17.375, -20.875, -23.625)
 def sixteenth_held_out_clips() -> list[Clip]:
     """The sixteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the fifteenth was looked at."""
-    return held_out(
-        SIXTEENTH_BACKCHANNELS,
-        SIXTEENTH_INTERRUPTIONS,
-        SIXTEENTH_VOICES,
-        SIXTEENTH_NOISE_SEEDS,
-        SIXTEENTH_ECHO_DB,
-    )
+    return _named("SIXTEENTH")
 
 
 #: The seventeenth held-out set, written after the sixteenth was looked at and before anything
@@ -885,13 +844,7 @@ SEVENTEENTH_ECHO_DB = (-10.875, -13.125, -15.375, -17.625, -21.125, -23.875)
 def seventeenth_held_out_clips() -> list[Clip]:
     """The seventeenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the sixteenth was looked at."""
-    return held_out(
-        SEVENTEENTH_BACKCHANNELS,
-        SEVENTEENTH_INTERRUPTIONS,
-        SEVENTEENTH_VOICES,
-        SEVENTEENTH_NOISE_SEEDS,
-        SEVENTEENTH_ECHO_DB,
-    )
+    return _named("SEVENTEENTH")
 
 
 #: The eighteenth held-out set, written after the seventeenth was looked at and before anything
@@ -929,13 +882,7 @@ EIGHTEENTH_ECHO_DB = (-11.125, -13.375, -15.625, -17.875, -20.625, -24.125)
 def eighteenth_held_out_clips() -> list[Clip]:
     """The eighteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the seventeenth was looked at."""
-    return held_out(
-        EIGHTEENTH_BACKCHANNELS,
-        EIGHTEENTH_INTERRUPTIONS,
-        EIGHTEENTH_VOICES,
-        EIGHTEENTH_NOISE_SEEDS,
-        EIGHTEENTH_ECHO_DB,
-    )
+    return _named("EIGHTEENTH")
 
 
 #: The nineteenth held-out set, written after the eighteenth was looked at and before anything
@@ -974,13 +921,7 @@ NINETEENTH_ECHO_DB = (-11.375, -13.625, -15.875, -18.125, -21.375, -24.375)
 def nineteenth_held_out_clips() -> list[Clip]:
     """The nineteenth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the eighteenth was looked at."""
-    return held_out(
-        NINETEENTH_BACKCHANNELS,
-        NINETEENTH_INTERRUPTIONS,
-        NINETEENTH_VOICES,
-        NINETEENTH_NOISE_SEEDS,
-        NINETEENTH_ECHO_DB,
-    )
+    return _named("NINETEENTH")
 
 
 #: The twentieth held-out set, written after the nineteenth was looked at (and the
@@ -1020,13 +961,7 @@ TWENTIETH_ECHO_DB = (-11.625, -14.125, -16.125, -18.375, -21.625, -24.625)
 def twentieth_held_out_clips() -> list[Clip]:
     """The twentieth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the nineteenth was looked at."""
-    return held_out(
-        TWENTIETH_BACKCHANNELS,
-        TWENTIETH_INTERRUPTIONS,
-        TWENTIETH_VOICES,
-        TWENTIETH_NOISE_SEEDS,
-        TWENTIETH_ECHO_DB,
-    )
+    return _named("TWENTIETH")
 
 
 #: The twenty-first held-out set, written after the twentieth was looked at (and the second
@@ -1066,13 +1001,7 @@ TWENTY_FIRST_ECHO_DB = (-11.875, -14.625, -16.875, -19.125, -22.125, -23.125)
 def twenty_first_held_out_clips() -> list[Clip]:
     """The twenty-first held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twentieth was looked at."""
-    return held_out(
-        TWENTY_FIRST_BACKCHANNELS,
-        TWENTY_FIRST_INTERRUPTIONS,
-        TWENTY_FIRST_VOICES,
-        TWENTY_FIRST_NOISE_SEEDS,
-        TWENTY_FIRST_ECHO_DB,
-    )
+    return _named("TWENTY_FIRST")
 
 
 #: The twenty-second held-out set, written after the twenty-first was looked at (and a short
@@ -1112,13 +1041,7 @@ TWENTY_SECOND_ECHO_DB = (-12.125, -12.375, -16.625, -18.875, -20.375, -23.75)
 def twenty_second_held_out_clips() -> list[Clip]:
     """The twenty-second held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-first was looked at."""
-    return held_out(
-        TWENTY_SECOND_BACKCHANNELS,
-        TWENTY_SECOND_INTERRUPTIONS,
-        TWENTY_SECOND_VOICES,
-        TWENTY_SECOND_NOISE_SEEDS,
-        TWENTY_SECOND_ECHO_DB,
-    )
+    return _named("TWENTY_SECOND")
 
 
 #: The twenty-third held-out set, written after the twenty-second was looked at (and the common
@@ -1159,13 +1082,7 @@ TWENTY_THIRD_ECHO_DB = (-14.375, -16.375, -18.625, -19.875, -22.375, -23.375)
 def twenty_third_held_out_clips() -> list[Clip]:
     """The twenty-third held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-second was looked at."""
-    return held_out(
-        TWENTY_THIRD_BACKCHANNELS,
-        TWENTY_THIRD_INTERRUPTIONS,
-        TWENTY_THIRD_VOICES,
-        TWENTY_THIRD_NOISE_SEEDS,
-        TWENTY_THIRD_ECHO_DB,
-    )
+    return _named("TWENTY_THIRD")
 
 
 #: The twenty-fourth held-out set, written after the twenty-third was looked at (and continuers
@@ -1205,13 +1122,7 @@ TWENTY_FOURTH_ECHO_DB = (-17.125, -19.375, -19.625, -20.125, -21.875, -22.625)
 def twenty_fourth_held_out_clips() -> list[Clip]:
     """The twenty-fourth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-third was looked at."""
-    return held_out(
-        TWENTY_FOURTH_BACKCHANNELS,
-        TWENTY_FOURTH_INTERRUPTIONS,
-        TWENTY_FOURTH_VOICES,
-        TWENTY_FOURTH_NOISE_SEEDS,
-        TWENTY_FOURTH_ECHO_DB,
-    )
+    return _named("TWENTY_FOURTH")
 
 
 #: The twenty-fifth held-out set, written after the twenty-fourth was looked at (and the length
@@ -1251,13 +1162,7 @@ TWENTY_FIFTH_ECHO_DB = (-10.0625, -12.9375, -15.5625, -18.0625, -22.9375, -24.93
 def twenty_fifth_held_out_clips() -> list[Clip]:
     """The twenty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-fourth was looked at."""
-    return held_out(
-        TWENTY_FIFTH_BACKCHANNELS,
-        TWENTY_FIFTH_INTERRUPTIONS,
-        TWENTY_FIFTH_VOICES,
-        TWENTY_FIFTH_NOISE_SEEDS,
-        TWENTY_FIFTH_ECHO_DB,
-    )
+    return _named("TWENTY_FIFTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
