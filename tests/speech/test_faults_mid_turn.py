@@ -235,7 +235,10 @@ async def test_talk_keeps_the_reply_when_the_tts_connection_is_cut(
         _no_traceback(log)
         assert proxy.acted == int(action == "cut"), log
         # The cut fell on the reply's audio, not on a describe (the link's probes and warm-up).
-        assert ("mid-request" in log) == (action == "cut"), log
+        # The link reads it as a reset mid-request, or, when the abort lands between two events
+        # (the reset drops what was on its way), as the stream ending before the next chunk.
+        broke = "mid-request" in log or "the stream ended before audio-chunk" in log
+        assert broke == (action == "cut"), log
         assert [n for n in result["notices"] if n["reason"] == "@error"] == [], result["notices"]
         audio, rate = read_wav(out)
         lengths.append(len(audio) / rate)
