@@ -749,6 +749,7 @@ class Overlap:
         # | yes." was stopped by the bound at its second half's onset, before any decode of it.
         if (
             self.voiced_ms - self.joined_ms >= self.settings.max_ms
+            and not self._first_words_on_their_way()
             and not self._backchannels_so_far()
             and not self._parted_so_far()
         ):
@@ -1138,7 +1139,8 @@ class Overlap:
         ``max_decide_ms``. The first decode is asked at ``first_decode_ms`` (640 ms) of voice;
         answered more than 560 ms later, as on a node busy with many people, the bound fell on
         voice nobody had read yet, a backchannel's as often as a request's. A decode that
-        failed is no words on their way: the bound holds."""
+        failed is no words on their way: the bound holds. (Otherwise the bound waits only
+        for ``_backchannels_so_far`` and ``_parted_so_far``.)"""
         return self._text is None and not self._failed and self._pending is not None
 
     def _backchannels_so_far(self) -> bool:
@@ -1147,11 +1149,8 @@ class Overlap:
         "Mm-hmm, sure." in en-gb-x-rp+f4, 1.3–1.4 s) is no person talking on, and the length
         bound stopped the agent on both, decoded right. Words that are none, or a decode
         ``decode_every_ms`` behind the voice (the next was due), and the bound holds again;
-        ``max_decide_ms`` bounds it whatever is heard. With no words yet, the first decode on
-        its way is waited for too (``_first_words_on_their_way``)."""
+        ``max_decide_ms`` bounds it whatever is heard."""
         s = self.settings
-        if self._first_words_on_their_way():
-            return True
         if not self._decode_keeps_up():
             return False
         said = _judged_words(self._text)
