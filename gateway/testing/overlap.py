@@ -123,6 +123,8 @@ PIPER_VARIANTS = {
     "piper-aspen": (0.81, 181),
     "piper-hazel": (1.22, 191),
     "piper-rowan": (0.8, 193),
+    "piper-linden": (1.23, 197),
+    "piper-yew": (0.79, 199),
 }
 
 
@@ -1163,6 +1165,48 @@ def twenty_fifth_held_out_clips() -> list[Clip]:
     """The twenty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-fourth was looked at."""
     return _named("TWENTY_FIFTH")
+
+
+#: The twenty-sixth held-out set, written after the twenty-fifth was looked at and before
+#: anything ran on it: assents, assessments and acknowledgements a listener says ("Yeah, I think
+#: so.", "Right, fair enough.", "Uh-huh, I follow."), and requests that begin with a backchannel's
+#: word or a hum, or hold no stop word ("Uh-huh, but where is it?", "Mm, give me the short
+#: version.", "Sorry, too fast."), which must stop the agent.
+TWENTY_SIXTH_BACKCHANNELS = (
+    "Yeah, I think so.",
+    "Oh, that's interesting.",
+    "Okay, I understand.",
+    "Uh-huh, I follow.",
+    "Right, fair enough.",
+    "Mhm, that's true.",
+)
+TWENTY_SIXTH_INTERRUPTIONS = (
+    "Yeah, can you go faster?",
+    "Oh, what's the date today?",
+    "Right, can you spell that?",
+    "Uh-huh, but where is it?",
+    "Mm, give me the short version.",
+    "Sorry, too fast.",
+    "Start again, please.",
+)
+TWENTY_SIXTH_VOICES = (
+    "piper-linden",
+    "piper-yew",
+    # Not "en-gb+m6": espeak-ng ignores a variant after "en-gb" (every "en-gb+" voice of the
+    # sets before is its plain en-gb); after "en" it does not.
+    "en+m6",
+    "en-us-nyc+m7",
+    "en-gb-x-rp+f5",
+    "en-gb-scotland+m8",
+)
+TWENTY_SIXTH_NOISE_SEEDS = (46, 47)
+TWENTY_SIXTH_ECHO_DB = (-11.3125, -13.6875, -16.4375, -19.8125, -21.1875, -23.5625)
+
+
+def twenty_sixth_held_out_clips() -> list[Clip]:
+    """The twenty-sixth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-fifth was looked at."""
+    return _named("TWENTY_SIXTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
