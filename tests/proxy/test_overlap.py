@@ -229,6 +229,24 @@ def test_a_loop_of_other_words_still_interrupts(text):
     assert classify(text, ended=True, settings=S) == "interruption"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Right, I don't. Right, I don't. Right, I don't.",  # espeak-ng "Right, I suppose." cut
+        "Mm, that's a shame. Mm, that's a shame. Mm, that's a sh",
+    ],
+)
+def test_a_loop_of_a_phrase_counts_once_while_the_person_speaks(text):
+    """Counted once, the loop is two other words at most, too few to decide on before the person
+    stops (``EARLY_WORDS``); counted each time, it was six."""
+    assert classify(text, ended=False, settings=S) is None
+
+
+def test_a_loop_longer_than_a_phrase_is_words():
+    text = "Tell me about the weather. Tell me about the weather."
+    assert classify(text, ended=False, settings=S) == "interruption"
+
+
 def test_a_cut_word_is_dropped_only_from_a_loop():
     """ "Sure, su" is no loop: "su" is a word the person said, and no backchannel."""
     assert classify("Sure, su", ended=True, settings=S) == "interruption"
