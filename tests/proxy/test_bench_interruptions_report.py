@@ -3,6 +3,8 @@ here: what it counts as the agent paused again. No server, no model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from gateway.testing.bench_interruptions import report
@@ -32,3 +34,24 @@ def test_a_pause_after_going_on_is_told_from_a_second_overlaps():
     assert "paused again after going on, by kind: {'backchannel': 1}" in text
     assert "paused again by a second overlap, by kind: {'backchannel': 1}" in text
     assert "false stops (backchannel, noise, echo): 0/3" in text
+
+
+def test_the_serve_logs_decisions_are_all_read_words_with_an_apostrophe_too(tmp_path: Path):
+    """The session logs the words as a repr (gateway/proxy/session.py): in double quotes when
+    they hold an apostrophe."""
+    line = "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms%s"
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "\n".join(
+            [
+                line % ("backchannel", "words", "okay i understand", 1312, 1700, 300, ""),
+                line % ("interruption", "bound", "okay i'd understand", 1120, 2506, 1761, ""),
+                line % ("backchannel", "words", "right", 320, 400, 100, "; joined"),
+            ]
+        )
+    )
+    yeah = Clip("Okay.", "backchannel", "en-us", np.zeros(0, np.int16))
+    text = report([(yeah, trial(("paused", None), ("resumed", "backchannel")))], log)
+    assert "decisions in the serve log: 3" in text
+    assert "interruption by bound on \"okay i'd understand\" after 1120 ms" in text
+    assert "judged with the backchannel before (join_ms): 1" in text
