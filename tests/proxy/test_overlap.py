@@ -107,6 +107,13 @@ def test_backchannels_once_the_person_stopped(text):
         "Uh-huh, probably.",
         "Hmm, maybe.",
         "Could be.",
+        "Uh-huh, I follow.",
+        "Mm, I'm following you.",
+        "Okay, with you.",
+        "Yeah, I know what you mean.",
+        "Right, I see what you're saying.",
+        "Oh, I got it.",
+        "Mhm, that's clear.",
     ],
 )
 def test_acknowledgements_are_backchannels(text):
@@ -143,6 +150,11 @@ def test_acknowledgements_are_backchannels(text):
         "Probably the second one.",
         "Could be shorter.",
         "I imagine that's wrong.",
+        "I follow the news, what's new?",
+        "Follow me.",
+        "I got a question.",
+        "Clear the list.",
+        "I know what you mean, but why?",
     ],
 )
 def test_an_acknowledgements_words_in_a_request_interrupt(text):
