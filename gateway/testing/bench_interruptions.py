@@ -81,6 +81,10 @@ requests that begin with a backchannel's word or a hum or hold no stop word);
 ``--set twenty-sixth-held-out``: the twenty-sixth, written after the twenty-fifth was looked
 at (:func:`~gateway.testing.overlap.twenty_sixth_held_out_clips`: assents, assessments and
 acknowledgements, requests that begin with a backchannel's word or a hum or hold no stop word);
+``--set twenty-seventh-held-out``: the twenty-seventh, written after the twenty-sixth was
+looked at (:func:`~gateway.testing.overlap.twenty_seventh_held_out_clips`: assents,
+assessments and acknowledgements, requests that begin with a backchannel's word or a hum or
+hold no stop word);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -148,6 +152,7 @@ from gateway.testing.overlap import (
     twenty_first_held_out_clips,
     twenty_fourth_held_out_clips,
     twenty_second_held_out_clips,
+    twenty_seventh_held_out_clips,
     twenty_sixth_held_out_clips,
     twenty_third_held_out_clips,
 )
@@ -198,6 +203,7 @@ SETS = {
     "twenty-fourth-held-out": twenty_fourth_held_out_clips,
     "twenty-fifth-held-out": twenty_fifth_held_out_clips,
     "twenty-sixth-held-out": twenty_sixth_held_out_clips,
+    "twenty-seventh-held-out": twenty_seventh_held_out_clips,
 }
 
 

@@ -125,6 +125,8 @@ PIPER_VARIANTS = {
     "piper-rowan": (0.8, 193),
     "piper-linden": (1.23, 197),
     "piper-yew": (0.79, 199),
+    "piper-spruce": (1.24, 211),
+    "piper-alder": (0.78, 223),
 }
 
 
@@ -1207,6 +1209,46 @@ def twenty_sixth_held_out_clips() -> list[Clip]:
     """The twenty-sixth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-fifth was looked at."""
     return _named("TWENTY_SIXTH")
+
+
+#: The twenty-seventh held-out set, written after the twenty-sixth was looked at and before
+#: anything ran on it: assents, assessments and acknowledgements a listener says ("Yeah, that's
+#: fair.", "Oh, I didn't know that.", "Right, no problem."), and requests that begin with a
+#: backchannel's word or a hum, or hold no stop word ("Okay, but what's the catch?", "Give me a
+#: minute."), which must stop the agent.
+TWENTY_SEVENTH_BACKCHANNELS = (
+    "Yeah, that's fair.",
+    "Oh, I didn't know that.",
+    "Mm, I can see that.",
+    "Okay, that works.",
+    "Uh-huh, I remember.",
+    "Right, no problem.",
+)
+TWENTY_SEVENTH_INTERRUPTIONS = (
+    "Yeah, who wrote it?",
+    "Oh, is it far from here?",
+    "Okay, but what's the catch?",
+    "Mm, can you make it simpler?",
+    "Right, what does it cost in euros?",
+    "Uh, is that today?",
+    "Give me a minute.",
+)
+TWENTY_SEVENTH_VOICES = (
+    "piper-spruce",
+    "piper-alder",
+    "en+f5",
+    "en-us-nyc+m8",
+    "en-gb-x-rp+m8",
+    "en-gb-scotland+m6",
+)
+TWENTY_SEVENTH_NOISE_SEEDS = (48, 49)
+TWENTY_SEVENTH_ECHO_DB = (-10.8125, -14.1875, -16.8125, -18.4375, -20.6875, -24.3125)
+
+
+def twenty_seventh_held_out_clips() -> list[Clip]:
+    """The twenty-seventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-sixth was looked at."""
+    return _named("TWENTY_SEVENTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no

@@ -236,6 +236,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
 LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
 LATER += ["SIXTEENTH", "SEVENTEENTH", "EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST"]
 LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
+LATER += ["TWENTY_SEVENTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -330,17 +331,19 @@ TWENTY_THIRD = said(sets.TWENTY_THIRD_BACKCHANNELS + sets.TWENTY_THIRD_INTERRUPT
 TWENTY_FOURTH = said(sets.TWENTY_FOURTH_BACKCHANNELS + sets.TWENTY_FOURTH_INTERRUPTIONS)
 TWENTY_FIFTH = said(sets.TWENTY_FIFTH_BACKCHANNELS + sets.TWENTY_FIFTH_INTERRUPTIONS)
 TWENTY_SIXTH = said(sets.TWENTY_SIXTH_BACKCHANNELS + sets.TWENTY_SIXTH_INTERRUPTIONS)
+TWENTY_SEVENTH = said(sets.TWENTY_SEVENTH_BACKCHANNELS + sets.TWENTY_SEVENTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
 IN_ORDER += ["EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST", "TWENTY_SECOND"]
-IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
+IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "TWENTY_SEVENTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
 SAID |= {"TWENTIETH": TWENTIETH, "TWENTY_FIRST": TWENTY_FIRST, "TWENTY_SECOND": TWENTY_SECOND}
 SAID |= {"TWENTY_THIRD": TWENTY_THIRD, "TWENTY_FOURTH": TWENTY_FOURTH}
 SAID |= {"TWENTY_FIFTH": TWENTY_FIFTH, "TWENTY_SIXTH": TWENTY_SIXTH}
+SAID |= {"TWENTY_SEVENTH": TWENTY_SEVENTH}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -386,6 +389,7 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["ninth-held-out"] is sets.ninth_held_out_clips
     assert SETS["eighth-held-out"] is sets.eighth_held_out_clips
     assert SETS["seventh-held-out"] is sets.seventh_held_out_clips
+    assert SETS["twenty-seventh-held-out"] is sets.twenty_seventh_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -437,7 +441,8 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
     for voice in espeak:
         alike.setdefault(sets.speech("Okay, fair enough.", voice).tobytes(), []).append(voice)
     shared = [names for names in alike.values() if len(names) > 1]
-    before = {voice for k, each in voices.items() if k != "TWENTY_SIXTH_VOICES" for voice in each}
+    later = ("TWENTY_SIXTH_VOICES", "TWENTY_SEVENTH_VOICES")
+    before = {voice for k, each in voices.items() if k not in later for voice in each}
     assert shared == [sorted(v for v in espeak if v.startswith("en-gb+"))]
     assert set(shared[0]) <= before
     assert len(espeak) - len(alike) == len(shared[0]) - 1
