@@ -85,6 +85,9 @@ acknowledgements, requests that begin with a backchannel's word or a hum or hold
 looked at (:func:`~gateway.testing.overlap.twenty_seventh_held_out_clips`: assents,
 assessments and acknowledgements, requests that begin with a backchannel's word or a hum or
 hold no stop word);
+``--set twenty-eighth-held-out``: the twenty-eighth, written after the twenty-seventh was
+looked at (:func:`~gateway.testing.overlap.twenty_eighth_held_out_clips`: a listener's
+comments and assessments, requests some of which are a statement);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -148,6 +151,7 @@ from gateway.testing.overlap import (
     thirteenth_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
+    twenty_eighth_held_out_clips,
     twenty_fifth_held_out_clips,
     twenty_first_held_out_clips,
     twenty_fourth_held_out_clips,
@@ -204,6 +208,7 @@ SETS = {
     "twenty-fifth-held-out": twenty_fifth_held_out_clips,
     "twenty-sixth-held-out": twenty_sixth_held_out_clips,
     "twenty-seventh-held-out": twenty_seventh_held_out_clips,
+    "twenty-eighth-held-out": twenty_eighth_held_out_clips,
 }
 
 

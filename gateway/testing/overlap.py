@@ -127,6 +127,8 @@ PIPER_VARIANTS = {
     "piper-yew": (0.79, 199),
     "piper-spruce": (1.24, 211),
     "piper-alder": (0.78, 223),
+    "piper-juniper": (1.25, 227),
+    "piper-poplar": (0.77, 229),
 }
 
 
@@ -1249,6 +1251,46 @@ def twenty_seventh_held_out_clips() -> list[Clip]:
     """The twenty-seventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-sixth was looked at."""
     return _named("TWENTY_SEVENTH")
+
+
+#: The twenty-eighth held-out set, written after the twenty-seventh was looked at (and a
+#: listener's comment made a backchannel by its form) and before anything ran on it: comments
+#: and assessments a listener says ("Okay, I like that.", "Uh-huh, it does.", "Right, that's a
+#: shame."), and requests, some of them a statement ("Right, I'm looking for a pharmacy.",
+#: "Okay, I'm not sure about that."), which must stop the agent.
+TWENTY_EIGHTH_BACKCHANNELS = (
+    "Yeah, that sounds nice.",
+    "Oh, I see it now.",
+    "Mm, that's a good idea.",
+    "Okay, I like that.",
+    "Uh-huh, it does.",
+    "Right, that's a shame.",
+)
+TWENTY_EIGHTH_INTERRUPTIONS = (
+    "Okay, I'm not sure about that.",
+    "Yeah, I want the weather instead.",
+    "Oh, that's the wrong city.",
+    "Mm, tell me the score.",
+    "Right, I'm looking for a pharmacy.",
+    "Uh, how far is it?",
+    "Let's talk about something else.",
+)
+TWENTY_EIGHTH_VOICES = (
+    "piper-juniper",
+    "piper-poplar",
+    "en+m7",
+    "en-us-nyc+m6",
+    "en-gb-x-rp+m1",
+    "en-gb-x-gbclan+f3",
+)
+TWENTY_EIGHTH_NOISE_SEEDS = (50, 51)
+TWENTY_EIGHTH_ECHO_DB = (-11.6875, -13.3125, -15.8125, -17.4375, -22.3125, -24.6875)
+
+
+def twenty_eighth_held_out_clips() -> list[Clip]:
+    """The twenty-eighth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-seventh was looked at."""
+    return _named("TWENTY_EIGHTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
