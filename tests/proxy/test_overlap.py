@@ -163,6 +163,75 @@ def test_an_acknowledgements_words_in_a_request_interrupt(text):
 
 @pytest.mark.parametrize(
     "text",
+    [
+        "Okay, that works.",
+        "Uh-huh, I remember.",
+        "Mm, I can see that.",
+        "I see that.",
+        "Yeah, that's really interesting.",
+        "Oh, I love it.",
+        "Sounds fun.",
+        "Right, it makes sense now.",
+        "That'd be great, yeah.",
+        "Okay, I'd understand.",  # tiny.en's "I understand." in piper
+        "Oh, I didn't know that.",
+        "Wow, I had no idea.",
+        "Right, no problem.",
+        "Yeah, no worries.",
+    ],
+)
+def test_a_listeners_comment_is_a_backchannel(text):
+    """A short clause about the listener or what was said, asking, wanting, refusing and
+    correcting nothing, is a comment however it is worded; news received holds a negation."""
+    assert classify(text, ended=True, settings=S) == "backchannel"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hmm, I don't think so.",
+        "Mm, I disagree.",
+        "Okay, I'm confused.",
+        "I have a question.",
+        "I need help.",
+        "I want the weather.",
+        "I'd like the news.",
+        "Mm, that's too long.",
+        "Okay, that's enough.",
+        "Okay, that's it.",
+        "I mean the other one.",
+        "I think you're wrong.",
+        "I said Paris.",
+        "I see, and then?",
+        "I see, I know, I agree, I bet.",
+        "Uh, is that today?",
+        "Turn that off.",
+        "Read it again.",
+        "That one.",
+        "I'll check.",
+        "It's for my mother.",
+        "I remember it was a lot cheaper last year.",
+        "No, problem is the price.",
+        "No problem, but stop.",
+        # Whisper's misreadings of requests into a clause: not a comment's words
+        "It's awkward.",  # "Softer." (piper)
+        "It's a timer.",  # "Set a timer." (espeak-ng)
+        "I'm speaking.",  # "Who's speaking?"
+        "I will drop.",  # "Hold up."
+        "I made mail.",  # "I need help."
+    ],
+)
+def test_a_clause_that_asks_wants_refuses_or_says_more_interrupts(text):
+    assert classify(text, ended=True, settings=S) == "interruption"
+
+
+def test_a_no_that_refuses_nothing_is_no_stop_word_while_the_person_speaks():
+    assert classify("Right, no problem", ended=False, settings=S) is None
+    assert classify("Right, no", ended=False, settings=S) == "interruption"
+
+
+@pytest.mark.parametrize(
+    "text",
     ["Wait, stop.", "Stop.", "No.", "Hold on.", "Yeah, but no.", "Okay, wait.", "Mm-hmm, hang on."],
 )
 def test_stop_words_interrupt_at_once(text):
