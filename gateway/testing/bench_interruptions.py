@@ -88,6 +88,9 @@ hold no stop word);
 ``--set twenty-eighth-held-out``: the twenty-eighth, written after the twenty-seventh was
 looked at (:func:`~gateway.testing.overlap.twenty_eighth_held_out_clips`: a listener's
 comments and assessments, requests some of which are a statement);
+``--set twenty-ninth-held-out``: the twenty-ninth, written after a listener's comment was made
+a backchannel by its form (:func:`~gateway.testing.overlap.twenty_ninth_held_out_clips`:
+comments in words the rule may not hold, requests some of which are a statement);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -155,6 +158,7 @@ from gateway.testing.overlap import (
     twenty_fifth_held_out_clips,
     twenty_first_held_out_clips,
     twenty_fourth_held_out_clips,
+    twenty_ninth_held_out_clips,
     twenty_second_held_out_clips,
     twenty_seventh_held_out_clips,
     twenty_sixth_held_out_clips,
@@ -209,6 +213,7 @@ SETS = {
     "twenty-sixth-held-out": twenty_sixth_held_out_clips,
     "twenty-seventh-held-out": twenty_seventh_held_out_clips,
     "twenty-eighth-held-out": twenty_eighth_held_out_clips,
+    "twenty-ninth-held-out": twenty_ninth_held_out_clips,
 }
 
 

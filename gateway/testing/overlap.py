@@ -129,6 +129,8 @@ PIPER_VARIANTS = {
     "piper-alder": (0.78, 223),
     "piper-juniper": (1.25, 227),
     "piper-poplar": (0.77, 229),
+    "piper-larch": (1.26, 233),
+    "piper-holly": (0.76, 239),
 }
 
 
@@ -1291,6 +1293,47 @@ def twenty_eighth_held_out_clips() -> list[Clip]:
     """The twenty-eighth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-seventh was looked at."""
     return _named("TWENTY_EIGHTH")
+
+
+#: The twenty-ninth held-out set, written after a listener's comment was made a backchannel by
+#: its form and its words (so by someone who knew that rule: the twenty-eighth was written
+#: before its words were) and before anything ran on it: comments a listener says, in words the
+#: rule may not hold ("Uh-huh, I know the feeling.", "Right, that explains it."), and requests,
+#: some of them a statement ("Okay, I need a taxi.", "Mm, I think it's closed today."), which
+#: must stop the agent.
+TWENTY_NINTH_BACKCHANNELS = (
+    "Yeah, that's pretty cool.",
+    "Oh, that's so funny.",
+    "Mm, I totally agree.",
+    "Okay, that's good to hear.",
+    "Uh-huh, I know the feeling.",
+    "Right, that explains it.",
+)
+TWENTY_NINTH_INTERRUPTIONS = (
+    "Okay, I need a taxi.",
+    "Yeah, that's not my question.",
+    "Mm, I think it's closed today.",
+    "Oh, can I book it?",
+    "Right, where do I park?",
+    "Uh, say the address again.",
+    "Forget it.",
+)
+TWENTY_NINTH_VOICES = (
+    "piper-larch",
+    "piper-holly",
+    "en+m8",
+    "en-gb-x-gbcwmd+m5",
+    "en-gb-x-gbclan+m6",
+    "en+f3",
+)
+TWENTY_NINTH_NOISE_SEEDS = (52, 53)
+TWENTY_NINTH_ECHO_DB = (-10.4375, -12.5625, -15.0625, -18.8125, -21.5625, -23.9375)
+
+
+def twenty_ninth_held_out_clips() -> list[Clip]:
+    """The twenty-ninth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written after the twenty-eighth."""
+    return _named("TWENTY_NINTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no

@@ -236,7 +236,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
 LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
 LATER += ["SIXTEENTH", "SEVENTEENTH", "EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST"]
 LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
-LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH"]
+LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -333,12 +333,13 @@ TWENTY_FIFTH = said(sets.TWENTY_FIFTH_BACKCHANNELS + sets.TWENTY_FIFTH_INTERRUPT
 TWENTY_SIXTH = said(sets.TWENTY_SIXTH_BACKCHANNELS + sets.TWENTY_SIXTH_INTERRUPTIONS)
 TWENTY_SEVENTH = said(sets.TWENTY_SEVENTH_BACKCHANNELS + sets.TWENTY_SEVENTH_INTERRUPTIONS)
 TWENTY_EIGHTH = said(sets.TWENTY_EIGHTH_BACKCHANNELS + sets.TWENTY_EIGHTH_INTERRUPTIONS)
+TWENTY_NINTH = said(sets.TWENTY_NINTH_BACKCHANNELS + sets.TWENTY_NINTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
 IN_ORDER += ["EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST", "TWENTY_SECOND"]
 IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "TWENTY_SEVENTH"]
-IN_ORDER += ["TWENTY_EIGHTH"]
+IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -346,6 +347,7 @@ SAID |= {"TWENTIETH": TWENTIETH, "TWENTY_FIRST": TWENTY_FIRST, "TWENTY_SECOND": 
 SAID |= {"TWENTY_THIRD": TWENTY_THIRD, "TWENTY_FOURTH": TWENTY_FOURTH}
 SAID |= {"TWENTY_FIFTH": TWENTY_FIFTH, "TWENTY_SIXTH": TWENTY_SIXTH}
 SAID |= {"TWENTY_SEVENTH": TWENTY_SEVENTH, "TWENTY_EIGHTH": TWENTY_EIGHTH}
+SAID |= {"TWENTY_NINTH": TWENTY_NINTH}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -393,6 +395,7 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["seventh-held-out"] is sets.seventh_held_out_clips
     assert SETS["twenty-seventh-held-out"] is sets.twenty_seventh_held_out_clips
     assert SETS["twenty-eighth-held-out"] is sets.twenty_eighth_held_out_clips
+    assert SETS["twenty-ninth-held-out"] is sets.twenty_ninth_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -444,7 +447,8 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
     for voice in espeak:
         alike.setdefault(sets.speech("Okay, fair enough.", voice).tobytes(), []).append(voice)
     shared = [names for names in alike.values() if len(names) > 1]
-    later = ("TWENTY_SIXTH_VOICES", "TWENTY_SEVENTH_VOICES", "TWENTY_EIGHTH_VOICES")
+    later = ("TWENTY_SIXTH", "TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH")
+    later = tuple(f"{name}_VOICES" for name in later)
     before = {voice for k, each in voices.items() if k not in later for voice in each}
     assert shared == [sorted(v for v in espeak if v.startswith("en-gb+"))]
     assert set(shared[0]) <= before
