@@ -706,7 +706,7 @@ def _a_comment(clause: list[str]) -> bool:
         return False  # "I'd like the news.", "I would love a song.": wanting
     if any(w in _FIRST_PERSON for w in clause[1:]):
         return False  # two clauses ("I see, I know, I agree, I bet."): more than a comment
-    if any(w in HUM_WORDS and w not in ("a", "and", "in", "an") for w in clause):
+    if any(w in HUM_WORDS and w not in _COMMENT_GLUE for w in clause):
         return False  # Whisper's syllables for a hum ("Oh, it's M, yeah."), judged as such
     core = list(clause)
     while len(core) > 1 and core[-1] in _YES_OR_HUM:
