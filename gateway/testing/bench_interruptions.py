@@ -91,6 +91,9 @@ comments and assessments, requests some of which are a statement);
 ``--set twenty-ninth-held-out``: the twenty-ninth, written after a listener's comment was made
 a backchannel by its form (:func:`~gateway.testing.overlap.twenty_ninth_held_out_clips`:
 comments in words the rule may not hold, requests some of which are a statement);
+``--set thirtieth-held-out`` and ``--set thirty-first-held-out``: written by someone who did not
+know the rules (:func:`~gateway.testing.overlap.thirtieth_held_out_clips`: listeners' comments
+and idioms, requests that are a correction or a statement);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -152,6 +155,8 @@ from gateway.testing.overlap import (
     tenth_held_out_clips,
     third_held_out_clips,
     thirteenth_held_out_clips,
+    thirtieth_held_out_clips,
+    thirty_first_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
     twenty_eighth_held_out_clips,
@@ -214,6 +219,8 @@ SETS = {
     "twenty-seventh-held-out": twenty_seventh_held_out_clips,
     "twenty-eighth-held-out": twenty_eighth_held_out_clips,
     "twenty-ninth-held-out": twenty_ninth_held_out_clips,
+    "thirtieth-held-out": thirtieth_held_out_clips,
+    "thirty-first-held-out": thirty_first_held_out_clips,
 }
 
 

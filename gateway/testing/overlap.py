@@ -131,6 +131,10 @@ PIPER_VARIANTS = {
     "piper-poplar": (0.77, 229),
     "piper-larch": (1.26, 233),
     "piper-holly": (0.76, 239),
+    "piper-laurel": (1.27, 241),
+    "piper-myrtle": (0.75, 251),
+    "piper-sorrel": (1.28, 257),
+    "piper-acacia": (0.74, 263),
 }
 
 
@@ -1334,6 +1338,84 @@ def twenty_ninth_held_out_clips() -> list[Clip]:
     """The twenty-ninth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written after the twenty-eighth."""
     return _named("TWENTY_NINTH")
+
+
+#: The thirtieth and thirty-first held-out sets, written (2026-12-05) by a helper told what a
+#: backchannel and a meant interruption are, shown the phrases every earlier set said (to say
+#: none of them again) and kept from the rules (it read no code and no docs), before anything
+#: ran on them: listeners' comments and idioms ("Uh-huh, better safe than sorry.", "Right,
+#: rather them than me."), and requests that are a correction or a statement ("Yeah, you've got
+#: the wrong address.", "Uh, I'm allergic to nuts.").
+THIRTIETH_BACKCHANNELS = (
+    "Yeah, that's always the way.",
+    "Oh, that sounds gorgeous.",
+    "Mm, can't argue with that.",
+    "Okay, that's handy to know.",
+    "Uh-huh, better safe than sorry.",
+    "Right, that's a relief.",
+)
+THIRTIETH_INTERRUPTIONS = (
+    "Okay, cut to the chase.",
+    "Yeah, you've got the wrong address.",
+    "Mm, is there a vegetarian option?",
+    "Oh, I wanted the walking route.",
+    "Right, which platform was that?",
+    "Uh, I don't have an oven.",
+    "Just the highlights, please.",
+)
+THIRTIETH_VOICES = (
+    "piper-laurel",
+    "piper-myrtle",
+    "en+m4",
+    "en-gb-x-gbcwmd+m4",
+    "en-gb-x-gbclan+f4",
+    "en+f2",
+)
+THIRTIETH_NOISE_SEEDS = (54, 55)
+THIRTIETH_ECHO_DB = (-11.40625, -13.59375, -16.1875, -19.09375, -21.21875, -24.53125)
+
+
+def thirtieth_held_out_clips() -> list[Clip]:
+    """The thirtieth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTIETH")
+
+
+#: The thirty-first held-out set, written with the thirtieth (see there) and kept unplayed
+#: until a change made after the thirtieth was looked at needed a set nobody had seen.
+THIRTY_FIRST_BACKCHANNELS = (
+    "Yeah, I'd have guessed that.",
+    "Oh, that's music to my ears.",
+    "Mm, sounds about right.",
+    "Okay, so far so good.",
+    "Uh-huh, that rings a bell.",
+    "Right, rather them than me.",
+)
+THIRTY_FIRST_INTERRUPTIONS = (
+    "Okay, I asked about Saturday.",
+    "Yeah, I'd like it in Celsius.",
+    "Mm, does that include parking?",
+    "Oh, back up a step.",
+    "Right, what's the nearest station?",
+    "Uh, I'm allergic to nuts.",
+    "Way too much detail.",
+)
+THIRTY_FIRST_VOICES = (
+    "piper-sorrel",
+    "piper-acacia",
+    "en+m2",
+    "en-gb-x-gbclan+m8",
+    "en-gb-x-gbcwmd+f5",
+    "en+f1",
+)
+THIRTY_FIRST_NOISE_SEEDS = (56, 57)
+THIRTY_FIRST_ECHO_DB = (-10.90625, -13.09375, -15.40625, -17.6875, -22.09375, -23.3125)
+
+
+def thirty_first_held_out_clips() -> list[Clip]:
+    """The thirty-first held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written with the thirtieth."""
+    return _named("THIRTY_FIRST")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no

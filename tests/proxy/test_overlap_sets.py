@@ -236,7 +236,7 @@ def test_the_ninth_held_out_set_shares_nothing_with_another_set():
 LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "FIFTEENTH"]
 LATER += ["SIXTEENTH", "SEVENTEENTH", "EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST"]
 LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
-LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH"]
+LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -334,12 +334,14 @@ TWENTY_SIXTH = said(sets.TWENTY_SIXTH_BACKCHANNELS + sets.TWENTY_SIXTH_INTERRUPT
 TWENTY_SEVENTH = said(sets.TWENTY_SEVENTH_BACKCHANNELS + sets.TWENTY_SEVENTH_INTERRUPTIONS)
 TWENTY_EIGHTH = said(sets.TWENTY_EIGHTH_BACKCHANNELS + sets.TWENTY_EIGHTH_INTERRUPTIONS)
 TWENTY_NINTH = said(sets.TWENTY_NINTH_BACKCHANNELS + sets.TWENTY_NINTH_INTERRUPTIONS)
+THIRTIETH = said(sets.THIRTIETH_BACKCHANNELS + sets.THIRTIETH_INTERRUPTIONS)
+THIRTY_FIRST = said(sets.THIRTY_FIRST_BACKCHANNELS + sets.THIRTY_FIRST_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
 IN_ORDER += ["EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST", "TWENTY_SECOND"]
 IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "TWENTY_SEVENTH"]
-IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH"]
+IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -347,7 +349,7 @@ SAID |= {"TWENTIETH": TWENTIETH, "TWENTY_FIRST": TWENTY_FIRST, "TWENTY_SECOND": 
 SAID |= {"TWENTY_THIRD": TWENTY_THIRD, "TWENTY_FOURTH": TWENTY_FOURTH}
 SAID |= {"TWENTY_FIFTH": TWENTY_FIFTH, "TWENTY_SIXTH": TWENTY_SIXTH}
 SAID |= {"TWENTY_SEVENTH": TWENTY_SEVENTH, "TWENTY_EIGHTH": TWENTY_EIGHTH}
-SAID |= {"TWENTY_NINTH": TWENTY_NINTH}
+SAID |= {"TWENTY_NINTH": TWENTY_NINTH, "THIRTIETH": THIRTIETH, "THIRTY_FIRST": THIRTY_FIRST}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -396,6 +398,8 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["twenty-seventh-held-out"] is sets.twenty_seventh_held_out_clips
     assert SETS["twenty-eighth-held-out"] is sets.twenty_eighth_held_out_clips
     assert SETS["twenty-ninth-held-out"] is sets.twenty_ninth_held_out_clips
+    assert SETS["thirtieth-held-out"] is sets.thirtieth_held_out_clips
+    assert SETS["thirty-first-held-out"] is sets.thirty_first_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -447,7 +451,8 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
     for voice in espeak:
         alike.setdefault(sets.speech("Okay, fair enough.", voice).tobytes(), []).append(voice)
     shared = [names for names in alike.values() if len(names) > 1]
-    later = ("TWENTY_SIXTH", "TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH")
+    later = ("TWENTY_SIXTH", "TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH")
+    later += ("THIRTY_FIRST",)
     later = tuple(f"{name}_VOICES" for name in later)
     before = {voice for k, each in voices.items() if k not in later for voice in each}
     assert shared == [sorted(v for v in espeak if v.startswith("en-gb+"))]
