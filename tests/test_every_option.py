@@ -473,6 +473,30 @@ def check_talk_stt_second_model(t: Ctx) -> None:
     assert code == 2 and "--stt-second-model only work with --wav" in err, err
 
 
+def check_talk_no_feedback_reader(t: Ctx) -> None:
+    """It keeps ``talk --wav`` from loading the feedback reader (what the reader decides:
+    tests/proxy/test_overlap_feedback.py); with typed words, where nothing is heard, it is
+    refused."""
+    import gateway.proxy.models as models
+
+    loaded: list[bool] = []
+    real = models.default_feedback
+
+    def default_feedback(*args: Any, **kwargs: Any) -> Any:
+        reader = real(*args, **kwargs)
+        loaded.append(reader is not None)
+        return reader
+
+    t.monkeypatch.setattr(models, "default_feedback", default_feedback)
+    wav = _clip(t, SAID)
+    assert t.run("talk", "--no-record", "--fast", "--wav", wav)[0] == 0
+    code, _, err = t.run("talk", "--no-record", "--fast", "--wav", wav, "--no-feedback-reader")
+    assert code == 0, err
+    assert loaded == [True], "loaded without the option, not with it"
+    code, _, err = t.run("talk", "--no-record", "--text", "hi", "--no-feedback-reader")
+    assert code == 2 and "--no-feedback-reader only work with --wav" in err, err
+
+
 def check_serve_speech_timeout(t: Ctx) -> None:
     """It reaches the speech link's settings the models are built with; alone, refused."""
     stt = ("--stt", "wyoming://127.0.0.1:10300")
@@ -977,6 +1001,7 @@ SERVE_VALUES: dict[str, list[str]] = {
     "--wake": ["alexa"],
     "--barge-in": ["stop"],
     "--no-echo-guard": [],
+    "--no-feedback-reader": [],
     "--continuation-ms": ["0"],
     "--rejoin": ["30"],
     "--drain-seconds": ["5"],
@@ -1037,6 +1062,7 @@ CHECKS: dict[str, tuple[Callable[[Ctx], None], list[pytest.MarkDecorator]]] = {
     "talk --wake-service": (_talk_service_check("--wake-service", "wake"), SLOW),
     "talk --speech-timeout": (check_talk_speech_timeout, []),
     "talk --stt-second-model": (check_talk_stt_second_model, SLOW),
+    "talk --no-feedback-reader": (check_talk_no_feedback_reader, SLOW),
     "serve --speech-timeout": (check_serve_speech_timeout, []),
     "speech serve --uri": (check_speech_uri, SLOW),
     "speech serve --stt-model": (check_speech_stt_model, SLOW),

@@ -73,6 +73,9 @@ class LlamaSettings:
     context: int = 2048
     #: Requests served at once (each a slot with its own cache of the prompt it last saw).
     slots: int = 1
+    #: Serve sentence embeddings (mean-pooled, L2-normalised) at ``/embedding`` (see
+    #: :mod:`gateway.voice.feedback`).
+    embedding: bool = False
 
 
 class EmbeddedLlama:
@@ -120,6 +123,11 @@ class EmbeddedLlama:
             params.hostnames = ["127.0.0.1"]
             params.port = 0
             params.verbosity = 0
+            if self.settings.embedding:
+                # POST /embedding {"content": ...} -> [{"index": 0, "embedding": [[floats]]}]:
+                # the tokens' mean, L2-normalised (``embd_normalize`` stays its default, 2).
+                params.embedding = True
+                params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
             try:
                 server = xllamacpp.Server(params)
             except Exception as exc:  # the C++ side raises bare exceptions

@@ -30,7 +30,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from gateway.proxy.events import (
     TurnEnded,
     WakeWordHeard,
 )
+from gateway.proxy.overlap import feedback_words
 from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -75,6 +76,9 @@ from gateway.voice.stt import SpeechToText, TranscriberBusy, Transcript
 from gateway.voice.turn_signals import TurnSignal
 from gateway.voice.wake import PHRASE_PREFIX, WakeDetection, WakeListener, make_detector
 from gateway.voice.words import Reading, words
+
+if TYPE_CHECKING:
+    from gateway.voice.feedback import FeedbackReader
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +164,7 @@ class Listener:
         vad: VadStreamLike,
         transcriber: SpeechToText,
         second_reader: SpeechToText | None = None,
+        feedback_reader: FeedbackReader | None = None,
         signals: Mapping[str, TurnSignal],
         sink: Sink,
         around: Surroundings,
@@ -174,6 +179,9 @@ class Listener:
         #: Reads again the overlaps whose words would interrupt (``StartOverlapDecode.second``;
         #: None: there is none, and those words interrupt).
         self._second_reader = second_reader
+        #: Reads an overlap's words as a listener's feedback or not (``StartOverlapDecode.
+        #: feedback``; None: there is none, and the rules alone decide).
+        self._feedback_reader = feedback_reader
         self._signals = signals
         self._sink = sink
         self._around = around
@@ -442,6 +450,7 @@ class Listener:
         text: str | None = None
         logprob: float | None = None  # Whisper's avg_logprob of that decode (None: not given)
         near: Reading | None = None  # its reading in ``a.within``'s words (None: not given)
+        feedback: float | None = None  # the feedback reader's P (None: not asked, not known)
         what = "second reading" if a.second else "decode"
         t = time.monotonic()
         try:
@@ -453,9 +462,26 @@ class Listener:
             log.warning("the overlap's %s failed: %s", what, e)
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's %s failed", what)
+        if a.feedback and text is not None:
+            feedback = await self._read_feedback(text)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
-        self.apply(self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near), now)
+        heard = self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near, feedback)
+        self.apply(heard, now)
+
+    async def _read_feedback(self, text: str) -> float | None:
+        """The feedback reader's P(a listener's feedback) for the overlap's words, off the event
+        loop (None: no reader, words it is not asked about, or no answer: the reader gives up
+        after its own timeout and says so once in the log)."""
+        reader = self._feedback_reader
+        said = feedback_words(text)
+        if reader is None or said is None:
+            return None
+        try:
+            return await asyncio.to_thread(reader.score, said)
+        except Exception:  # the reader's own bug: the rules decide without it
+            log.exception("the feedback reader failed")
+            return None
 
     async def _read(self, a: StartOverlapDecode) -> tuple[str, float | None, Reading | None]:
         """A partial decode, or (the model busy with a partial's sibling) a final one, which

@@ -17,6 +17,7 @@ from gateway.errors import SpeechError
 from gateway.render.speech_cache import SpeechCacheSettings
 from gateway.render.tts import Synthesizer, TextToSpeech
 from gateway.render.voices import VoiceBook
+from gateway.voice.feedback import FeedbackReader, default_feedback
 from gateway.voice.semantic import SemanticSignal, default_semantic
 from gateway.voice.stt import SpeechToText, SttSettings, Transcriber
 from gateway.voice.turn_signals import TurnSignal, default_signals
@@ -50,6 +51,7 @@ class VoiceModels:
         synthesizer: TextToSpeech | None = None,
         services: SpeechServices | None = None,
         semantic: bool = True,
+        feedback: bool = True,
         tts_cache: SpeechCacheSettings | None = None,
     ) -> None:
         # Speech on the network (--stt/--tts/--wake-service): those parts are Wyoming clients
@@ -82,6 +84,13 @@ class VoiceModels:
         #: installed, and turn rules go without it). Its own llama.cpp server, apart from any
         #: assistant's, so a long generation never delays a turn's verdict.
         self.semantic: SemanticSignal | None = default_semantic() if semantic else None
+        #: Reads speech over an agent as a listener's feedback or a request
+        #: (``OverlapSettings.feedback_p``; None: turned off, its model not installed, or people
+        #: speaking another language than English, the phrases it was fitted on).
+        english = (stt or SttSettings()).language in (None, "en")
+        self.feedback: FeedbackReader | None = (
+            default_feedback() if feedback and english else None
+        )
         #: The sessions using these models, for :meth:`idle_for`.
         self.sessions: weakref.WeakSet[Listening] = weakref.WeakSet()
 
@@ -110,6 +119,12 @@ class VoiceModels:
                 with contextlib.suppress(SpeechError):
                     await link.describe()
             link.watch()
+        if self.feedback is not None:
+            try:  # loads its model (0.4 s) and reads one phrase
+                await asyncio.to_thread(self.feedback.warm_up)
+            except ModelNotAvailable as exc:  # a broken install: the rules decide without it
+                log.warning("no feedback reader: %s", exc)
+                self.feedback = None
         if self.semantic is not None:
             # Loads the model (0.4 s) and puts the prompt's fixed prefix in its cache.
             try:

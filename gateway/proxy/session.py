@@ -82,7 +82,7 @@ from gateway.proxy.events import (
 from gateway.proxy.listening import Listener
 from gateway.proxy.models import VoiceModels
 from gateway.proxy.services import Services
-from gateway.proxy.settings import SessionSettings, read_once
+from gateway.proxy.settings import SessionSettings, read_once, without_feedback
 from gateway.proxy.speaking import Speaker
 from gateway.proxy.timing import Timing
 from gateway.proxy.turn_taker import TurnTaker
@@ -178,6 +178,8 @@ class VoiceSession:
         self.settings = s = settings or SessionSettings()
         if models.second_reader is None:
             self.settings = s = read_once(s)
+        if models.feedback is None:
+            self.settings = s = without_feedback(s)
         self.clock = clock
         #: What the parts use from outside the session, built once: they are handed this and
         #: the session as their event sink, and no functions.
@@ -217,6 +219,7 @@ class VoiceSession:
             vad=models.vad.stream(),
             transcriber=models.transcriber,
             second_reader=models.second_reader,
+            feedback_reader=models.feedback,
             signals=models.turn_signals,
             sink=self,
             around=_Around(self),

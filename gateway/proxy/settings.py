@@ -111,6 +111,15 @@ class SessionSettings:
     stop_words: tuple[str, ...] = ("stop", "cancel", "stop it", "cancel that", "never mind")
 
 
+def without_feedback(s: SessionSettings) -> SessionSettings:
+    """``s`` for a session with no feedback reader (its model not installed, or turned off):
+    its overlaps ask for none (``OverlapSettings.feedback_p`` None), and the rules alone read
+    their words."""
+    if s.overlap.feedback_p is None:
+        return s
+    return replace(s, overlap=replace(s.overlap, feedback_p=None))
+
+
 def read_once(s: SessionSettings) -> SessionSettings:
     """``s`` for a session with no second recogniser (none named, not installed, or speech on
     the network): nothing is read again (``OverlapSettings.second_sure`` None), so a stop word

@@ -161,6 +161,10 @@ class StartOverlapDecode:
     within: tuple[str, ...] = ()
     #: Decode it with the second recogniser (``OverlapDecode.second``); none: answer None.
     second: bool = False
+    #: Have the feedback reader read the words too (``OverlapDecode.feedback``): answer its
+    #: P(a listener's feedback) as ``feedback`` (no reader, or words it is not asked about,
+    #: :func:`gateway.proxy.overlap.feedback_words`: None).
+    feedback: bool = False
 
 
 @dataclass(frozen=True)
@@ -642,13 +646,15 @@ class TurnTaker:
         now: float,
         logprob: float | None = None,
         near: Reading | None = None,
+        feedback: float | None = None,
     ) -> list[Action]:
         """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
         None: it failed; ``logprob``: Whisper's mean log-probability per token, None: not
-        known; ``near``: its likeliest reading in ``within``'s words, None: not known)."""
+        known; ``near``: its likeliest reading in ``within``'s words, None: not known;
+        ``feedback``: the feedback reader's P(a listener's feedback), None: not known)."""
         if self._overlap is None:
             return []  # decided meanwhile (its length, a stop, the session slept)
-        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob, near)
+        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
         return self._overlap_step(heard, now)
 
     def _overlap_step(
@@ -671,6 +677,7 @@ class TurnTaker:
                     o.beam,
                     step.within,
                     step.second,
+                    step.feedback,
                 )
             ]
         if isinstance(step, OverlapGoOn):

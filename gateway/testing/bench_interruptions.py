@@ -112,6 +112,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import itertools
 import re
 import statistics
@@ -523,6 +524,7 @@ def _replay(chosen: list[Clip], decode_chunks: int) -> int:
     from gateway.proxy.models import second_reader
     from gateway.server.cli import ServeSettings
     from gateway.testing.overlap_replay import replay_clips, summary
+    from gateway.voice.feedback import default_feedback
     from gateway.voice.stt import Partial, Transcriber
 
     print(f"replaying {len(chosen)} clips offline (loading Whisper)…", flush=True)
@@ -530,6 +532,10 @@ def _replay(chosen: list[Clip], decode_chunks: int) -> int:
     served = ServeSettings()  # the recognisers serve loads by default
     again = second_reader(served.stt, served.second_stt_model)
     print(f"second reader: {again.settings.model if again else 'none (not installed)'}")
+    reader = default_feedback() if served.feedback_reader else None
+    if reader is not None:
+        reader.warm_up()
+    print(f"feedback reader: {'loaded' if reader else 'none (not installed)'}")
     print(f"each decode answered {decode_chunks * CHUNK_MS} ms after it was asked")
 
     async def decode(
@@ -543,8 +549,19 @@ def _replay(chosen: list[Clip], decode_chunks: int) -> int:
         assert again is not None
         return await again.transcribe_partial(audio, prompt=prompt, beam=beam)
 
+    async def feedback(said: list[str]) -> float | None:
+        assert reader is not None
+        # Offline no deadline is real: the reader is waited for (a live one gives up).
+        return await asyncio.to_thread(functools.partial(reader.score, said, timeout_ms=10_000))
+
     second = read_again if again else None
-    results = replay_clips(chosen, decode, second=second, decode_chunks=decode_chunks)
+    results = replay_clips(
+        chosen,
+        decode,
+        second=second,
+        decode_chunks=decode_chunks,
+        feedback=feedback if reader else None,
+    )
     for clip, r in results:
         print(f"{clip.kind:12} {clip.name!r:42} {clip.voice:15} -> {r.kind:12} {r.why}", flush=True)
     print(summary(results))

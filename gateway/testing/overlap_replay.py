@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy.overlap import OverlapSettings
-from gateway.proxy.settings import SessionSettings, read_once
+from gateway.proxy.overlap import OverlapSettings, feedback_words
+from gateway.proxy.settings import SessionSettings, read_once, without_feedback
 from gateway.proxy.turn_taker import (
     OverlapDecided,
     PausePlayback,
@@ -41,6 +41,9 @@ BEFORE_S, AFTER_S = 1.0, 2.0
 #: ``decode(audio, prompt, beam, within)``: the overlap's words and how sure of them
 #: (``SpeechToText.transcribe_partial``).
 Decode = Callable[[np.ndarray, str | None, int, tuple[str, ...]], Awaitable[Partial]]
+#: ``feedback(words)``: the feedback reader's P(a listener's feedback) for an overlap's words
+#: (``FeedbackReader.score``; None: not known).
+Feedback = Callable[[list[str]], Awaitable[float | None]]
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,16 @@ async def replay(
     settings: SessionSettings,
     second: Decode | None = None,
     decode_chunks: int = DECODE_CHUNKS,
+    feedback: Feedback | None = None,
 ) -> Replayed:
     """``clip`` (16 kHz int16) said over an audible agent; see the module. ``second``: the
     second recogniser (``StartOverlapDecode.second``; None: none, as a session without one:
     :func:`gateway.proxy.settings.read_once`); ``decode_chunks``: VAD chunks between a decode
-    asked for and its words (more: a recogniser slowed by a busy CPU, as over WebRTC)."""
-    turns = TurnTaker(settings if second is not None else read_once(settings))
+    asked for and its words (more: a recogniser slowed by a busy CPU, as over WebRTC);
+    ``feedback``: the feedback reader (``StartOverlapDecode.feedback``; None: none, as a
+    session without one: :func:`gateway.proxy.settings.without_feedback`)."""
+    settings = settings if second is not None else read_once(settings)
+    turns = TurnTaker(settings if feedback is not None else without_feedback(settings))
     vad = VadStream()
     quiet = np.zeros(int(BEFORE_S * SAMPLE_RATE), np.int16)
     audio = np.concatenate([quiet, clip, np.zeros(int(AFTER_S * SAMPLE_RATE), np.int16)])
@@ -100,8 +107,10 @@ async def replay(
                 reader = second
             partial = await reader(ask.audio, ask.prompt, ask.beam, ask.within)
             heard.append(f"second: {partial.text}" if ask.second else partial.text)
+            said = feedback_words(partial.text) if ask.feedback and feedback else None
+            p = await feedback(said) if feedback and said is not None else None
             actions += turns.overlap_heard(
-                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest
+                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest, p
             )
         for action in actions:
             if isinstance(action, StartOverlapDecode):
@@ -127,15 +136,16 @@ def replay_clips(
     overlap: OverlapSettings | None = None,
     second: Decode | None = None,
     decode_chunks: int = DECODE_CHUNKS,
+    feedback: Feedback | None = None,
 ) -> list[tuple[Clip, Replayed]]:
     """Each clip that can be replayed (not the echo case: it needs the agent's audio), with the
-    session's settings and ``overlap`` (default: the committed rules); ``second`` and
-    ``decode_chunks`` as :func:`replay` takes them."""
+    session's settings and ``overlap`` (default: the committed rules); ``second``,
+    ``decode_chunks`` and ``feedback`` as :func:`replay` takes them."""
     settings = SessionSettings()
     if overlap is not None:
         settings = replace(settings, overlap=overlap)
     return [
-        (clip, asyncio.run(replay(clip.audio, decode, settings, second, decode_chunks)))
+        (clip, asyncio.run(replay(clip.audio, decode, settings, second, decode_chunks, feedback)))
         for clip in clips
         if clip.kind != "echo"
     ]

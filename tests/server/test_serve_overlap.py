@@ -112,3 +112,15 @@ async def test_a_backchannel_in_two_parts_resumes_the_agent(gateway):
     for i, (outcome, why) in enumerate(outcomes):
         if outcome == "resumed" and why is None:
             assert ("resumed", "backchannel") in outcomes[i + 1 :], outcomes
+
+
+async def test_a_comment_no_rule_reads_resumes_the_agent_by_the_feedback_reader(gateway):
+    """piper's "Oh, good for them.": words no rule of the overlap reads as a
+    backchannel (tests/proxy/test_overlap_feedback.py), read as a listener's feedback by the
+    feedback reader that ``serve`` loads (gateway/voice/feedback.py): the agent goes on, and
+    the server's log says which signal decided."""
+    trial = await talk_over(gateway.ws, speech("Oh, good for them.", "piper"))
+    assert trial.paused_at() is not None, trial
+    assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+    assert "overlap: backchannel by feedback on " in gateway.log.read_text()

@@ -1,0 +1,187 @@
+"""The feedback reader's part in deciding speech over an agent, sans I/O: recorded words, the
+reader's answer given as a number, VAD chunks and a fake clock; no model (the reader itself:
+tests/voice/test_feedback.py; a live session: tests/server/test_overlap_feedback_live.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.audio import read_wav
+from gateway.proxy.overlap import (
+    FEEDBACK_WORDS,
+    Overlap,
+    OverlapDecision,
+    OverlapDecode,
+    OverlapSettings,
+    feedback_words,
+)
+from gateway.proxy.settings import SessionSettings, without_feedback
+from gateway.proxy.turn_taker import StartOverlapDecode, TurnTaker
+from gateway.testing.overlap_replay import replay
+from gateway.voice.stt import Partial
+
+S = OverlapSettings()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Uh-huh, been there myself.", ["uh", "huh", "been", "there", "myself"]),
+        ("Right, fair play.", ["right", "fair", "play"]),
+        ("Mm, the old classic.", ["mm", "the", "old", "classic"]),
+    ],
+)
+def test_words_after_a_backchannels_word_are_read(text, words):
+    assert feedback_words(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Okay, I need a taxi.",  # wanting
+        "Yeah, I'd love a coffee.",  # wanting, said as liking
+        "Mm, tell me the score.",  # addressing the agent
+        "Yeah, what about Friday.",  # asking, however punctuated
+        "Okay, is it far?",  # a question mark
+        "Okay, that's the wrong city.",  # correcting
+        "Right, stop there.",  # a stop word
+        "Oh, that's not it.",  # refusing
+        "Yeah, and then?",  # going on
+        "Uh-huh, okay.",  # backchannels alone: the rules read those
+        "Right, I know the feeling.",  # so is a comment they know
+        "Sunny weather today.",  # no backchannel's word first
+        "Okay, " + "really " * FEEDBACK_WORDS + "nice.",  # too long for a listener
+        "",
+        None,
+    ],
+)
+def test_words_no_guess_may_let_go_are_not_read(text):
+    assert feedback_words(text) is None
+
+
+def feed(o: Overlap, ms: int, voiced: bool, now: float) -> tuple[list, float]:
+    out = []
+    for _ in range(ms // 32):
+        step = o.chunk(voiced, 32, now)
+        now += 0.032
+        if step is not None:
+            out.append(step)
+    return out, now
+
+
+def said_over(
+    text: str, feedback: float | None, voice_ms: int, settings: OverlapSettings = S
+) -> list:
+    """``voice_ms`` of voice then silence, every decode answered at once with ``text`` and the
+    reader's ``feedback``; every step the overlap took."""
+    o = Overlap(settings, 0.0, voiced_ms=96)
+    out: list = []
+    now = 0.0
+
+    def answer(steps: list) -> None:
+        for step in steps:
+            out.append(step)
+            if isinstance(step, OverlapDecode):
+                p = feedback if step.feedback else None
+                answer([o.heard(step.id, text, step.voiced_ms, now, -0.4, None, p)])
+
+    for _ in range((voice_ms - 96) // 32):
+        steps, now = feed(o, 32, True, now)
+        answer(steps)
+    for _ in range(settings.words_end_ms // 32 + 4):
+        steps, now = feed(o, 32, False, now)
+        answer(steps)
+    return [s for s in out if s is not None]
+
+
+def decided(steps: list) -> OverlapDecision:
+    [d] = [s for s in steps if isinstance(s, OverlapDecision)]
+    return d
+
+
+def test_a_comment_the_reader_reads_as_feedback_lets_the_agent_go_on():
+    d = decided(said_over("Uh-huh, been there myself.", 0.97, 1000))
+    assert (d.kind, d.why) == ("backchannel", "feedback")
+
+
+@pytest.mark.parametrize("feedback", [0.5, S.feedback_p - 0.01, None])
+def test_the_same_words_read_otherwise_or_not_read_stop_it(feedback):
+    d = decided(said_over("Uh-huh, been there myself.", feedback, 1000))
+    assert d.kind == "interruption"
+
+
+def test_a_long_comment_is_waited_out_past_the_length_bound():
+    """Four other words while the person speaks decide at once, and 1.2 s of voice is the
+    length bound: a comment read as feedback is waited out, as a slow backchannel is."""
+    text = "Uh-huh, that was bound to happen."  # 5 other words
+    assert S.max_ms < 1600
+    d = decided(said_over(text, 0.99, 1600))
+    assert (d.kind, d.why) == ("backchannel", "feedback")
+    assert decided(said_over(text, 0.2, 1600)).kind == "interruption"
+
+
+def test_the_decision_bound_still_holds():
+    d = decided(said_over("Uh-huh, that was bound to happen.", 0.99, S.max_decide_ms + 200))
+    assert (d.kind, d.why) == ("interruption", "bound")
+
+
+@pytest.mark.parametrize(
+    "text", ["Okay, I need a taxi.", "Yeah, tell me the score.", "Right, what about Friday?"]
+)
+def test_a_request_stops_the_agent_however_sure_the_reader(text):
+    assert decided(said_over(text, 1.0, 1000)).kind == "interruption"
+
+
+def test_without_a_reader_nothing_is_asked_of_it():
+    assert S.feedback_p is not None
+    plain = without_feedback(SessionSettings())
+    assert plain.overlap.feedback_p is None
+    with pytest.raises(ValueError, match="feedback_p"):
+        OverlapSettings(feedback_p=1.5)
+    steps = said_over("Uh-huh, been there myself.", 0.99, 1000, plain.overlap)
+    assert not any(s.feedback for s in steps if isinstance(s, OverlapDecode))
+    assert decided(steps).kind == "interruption"
+
+
+def test_the_turn_taker_asks_for_the_reader_on_a_whole_decode():
+    turns = TurnTaker(SessionSettings())
+    turns.playing(True, 0.0)
+    chunk = (np.sin(np.arange(512) / 5) * 8000).astype(np.int16)
+    asks: list[StartOverlapDecode] = []
+    now = 0.0
+    for _ in range(40):
+        asks += [a for a in turns.hear(chunk, 0.99, now, agent_audible=True)
+                 if isinstance(a, StartOverlapDecode)]
+        now += 0.032
+    assert asks and all(a.feedback for a in asks if not a.second)
+
+
+@pytest.mark.slow  # the Silero VAD (ONNX) in the replay
+def test_a_replay_asks_the_reader_only_for_the_words_it_reads():
+    """The replay harness (``bench_interruptions --replay``) as the listener: the reader is
+    given the words :func:`feedback_words` keeps, never a request's."""
+    asked: list[list[str]] = []
+
+    async def decode(audio, prompt, beam, within) -> Partial:
+        return Partial(TEXT, -0.3)
+
+    async def feedback(said: list[str]) -> float | None:
+        asked.append(said)
+        return 0.99
+
+    voice, _ = read_wav(Path(__file__).parents[1] / "audio" / "hum_clips" / "hold-on.en-gb.wav")
+    TEXT = "Uh-huh, been there myself."
+    r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=feedback))
+    assert (r.kind, r.why) == ("backchannel", "feedback")
+    assert asked and all(a == ["uh", "huh", "been", "there", "myself"] for a in asked)
+    asked.clear()
+    TEXT = "Okay, I need a taxi."
+    r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=feedback))
+    assert r.kind == "interruption" and asked == []
+    r = asyncio.run(replay(voice, decode, replace(SessionSettings()), feedback=None))
+    assert r.kind == "interruption"
