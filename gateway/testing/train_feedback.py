@@ -2,8 +2,9 @@
 
 The phrases are the held-out overlap sets' (:mod:`gateway.testing.overlap`): every constant
 ``<SET>_BACKCHANNELS`` (a listener's feedback: label 1) and ``<SET>_INTERRUPTIONS`` (a request to
-stop or change: label 0), each as the reader gets it — the words
-:func:`gateway.proxy.overlap.heard_words` keeps, joined by one space — except the sets in
+stop or change: label 0), each as the reader gets it — the heard words after the backchannel's
+it begins with (:func:`gateway.proxy.overlap.after_backchannels`), joined by one space; a phrase
+of backchannels alone has none and is left out — except the sets in
 :data:`EXCLUDED` (``--exclude``). Each is embedded by a server with the reader's own settings
 (SmolLM2-135M-Instruct, mean-pooled and L2-normalised), and an L2 logistic regression is fitted
 in numpy on the standardised embeddings (full-batch gradient descent).
@@ -33,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.llm.embedded import EmbeddedLlama
-from gateway.proxy.overlap import heard_words
+from gateway.proxy.overlap import after_backchannels, heard_words
 from gateway.testing import overlap as sets
 from gateway.voice.feedback import FEEDBACK_PROBE, FeedbackSettings, embed
 
@@ -57,7 +58,7 @@ class Phrase:
 
     set: str
     phrase: str
-    #: What the reader is given: the heard words joined by one space.
+    #: What the reader is given: the heard words after the backchannel's, joined by a space.
     text: str
     #: 1: a listener's feedback (a backchannel); 0: a request (an interruption).
     label: int
@@ -65,7 +66,8 @@ class Phrase:
 
 def phrases(exclude: Iterable[str] = EXCLUDED) -> list[Phrase]:
     """Every labelled phrase of the overlap sets but ``exclude``'s, in the module's order. A
-    phrase whose heard words are none (nothing for the reader to read) is left out."""
+    phrase with no words after the backchannel's (nothing for the reader to read: "Mm-hmm,
+    sure.") is left out."""
     skip = set(exclude)
     out = []
     for name, value in vars(sets).items():
@@ -76,7 +78,7 @@ def phrases(exclude: Iterable[str] = EXCLUDED) -> list[Phrase]:
             continue
         label = int(m[2] == "BACKCHANNELS")
         for phrase in value:
-            text = " ".join(heard_words(phrase))
+            text = " ".join(after_backchannels(heard_words(phrase)))
             if text:
                 out.append(Phrase(m[1], phrase, text, label))
     return out

@@ -17,10 +17,14 @@ default weights of :mod:`gateway.llm.embedded`), served by an
 
 The probe (:data:`FEEDBACK_PROBE`) is fitted by ``scripts/train_feedback_probe.py`` on the
 labelled phrases of the project's held-out overlap sets (``gateway/testing/overlap.py``: each set's
-backchannels are feedback, its interruptions are not: 29 sets, 174 and 204 phrases), the
-thirtieth and thirty-first sets kept out of it to judge it on. Each set scored by a probe fitted
-on the others (leave one set out): 142 of 174 feedback phrases above 0.9, 4 of 204 requests
-("softer", "hey listen", "where is that", "okay that's enough"). Its standardisation is folded
+backchannels are feedback, its interruptions are not), each read as the reader gets it: the
+words after the backchannel's it begins with (:func:`gateway.proxy.overlap.after_backchannels`:
+"that's a relief" of "Right, that's a relief."; a phrase of backchannels alone has none). Read
+whole, a short request's embedding was its opener's ("Mm-hmm, skip this." read as feedback on
+replay). 29 sets, 66 and 204 phrases; the thirtieth and thirty-first sets are kept out of it to
+judge it on. Each set scored by a probe fitted on the others (leave one set out): 51 of 66
+feedback phrases above 0.9, 3 of 204 requests ("never mind", "that's enough", "i don't think
+so", each of which the overlap rules' veto words keep from the reader). Its standardisation is folded
 into its weights, so a call is one embedding and a dot product. It only means something on the
 embeddings it was fitted on: it names the GGUF file (its name and size), and a reader over
 another file refuses to load.

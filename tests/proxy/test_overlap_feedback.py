@@ -31,12 +31,14 @@ S = OverlapSettings()
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("Uh-huh, been there myself.", ["uh", "huh", "been", "there", "myself"]),
-        ("Right, fair play.", ["right", "fair", "play"]),
-        ("Mm, the old classic.", ["mm", "the", "old", "classic"]),
+        ("Uh-huh, been there myself.", ["been", "there", "myself"]),
+        ("Right, fair play.", ["fair", "play"]),
+        ("Mm-hmm, yeah, the old classic.", ["the", "old", "classic"]),
     ],
 )
-def test_words_after_a_backchannels_word_are_read(text, words):
+def test_the_words_after_a_backchannels_are_read(text, words):
+    """What follows the backchannel is the question (read with it, a short request's
+    embedding was the backchannel's: "Mm-hmm, skip this." read as feedback)."""
     assert feedback_words(text) == words
 
 
@@ -53,6 +55,8 @@ def test_words_after_a_backchannels_word_are_read(text, words):
         "Oh, that's not it.",  # refusing
         "Yeah, and then?",  # going on
         "Uh-huh, okay.",  # backchannels alone: the rules read those
+        "Mm-hmm, load.",  # one word after: where Whisper guesses ("Mm, no.")
+        "Oh, God.",
         "Right, I know the feeling.",  # so is a comment they know
         "Sunny weather today.",  # no backchannel's word first
         "Okay, " + "really " * FEEDBACK_WORDS + "nice.",  # too long for a listener
@@ -178,7 +182,7 @@ def test_a_replay_asks_the_reader_only_for_the_words_it_reads():
     TEXT = "Uh-huh, been there myself."
     r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=feedback))
     assert (r.kind, r.why) == ("backchannel", "feedback")
-    assert asked and all(a == ["uh", "huh", "been", "there", "myself"] for a in asked)
+    assert asked and all(a == ["been", "there", "myself"] for a in asked)
     asked.clear()
     TEXT = "Okay, I need a taxi."
     r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=feedback))

@@ -115,11 +115,11 @@ async def test_a_backchannel_in_two_parts_resumes_the_agent(gateway):
 
 
 async def test_a_comment_no_rule_reads_resumes_the_agent_by_the_feedback_reader(gateway):
-    """piper's "Oh, good for them.": words no rule of the overlap reads as a
+    """piper's "Okay, that is great to hear.": words no rule of the overlap reads as a
     backchannel (tests/proxy/test_overlap_feedback.py), read as a listener's feedback by the
     feedback reader that ``serve`` loads (gateway/voice/feedback.py): the agent goes on, and
     the server's log says which signal decided."""
-    trial = await talk_over(gateway.ws, speech("Oh, good for them.", "piper"))
+    trial = await talk_over(gateway.ws, speech("Okay, that is great to hear.", "piper"))
     assert trial.paused_at() is not None, trial
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"

@@ -1,8 +1,8 @@
 """The feedback reader with its real model (SmolLM2-135M embeddings on llama.cpp) and the
 committed probe.
 
-Clear cases only, each with a wide margin (measured 2026-12-05: feedback ≥ 0.998, requests
-≤ 0.03), so that any CPU's numerics pass; where the probe's borderline phrases fall is for
+Clear cases only, each with a wide margin (measured 2026-12-05: feedback ≥ 0.98, requests
+≤ 0.01), so that any CPU's numerics pass; where the probe's borderline phrases fall is for
 ``scripts/train_feedback_probe.py``'s leave-one-set-out figures, not for a test.
 """
 
@@ -27,12 +27,13 @@ from gateway.voice.feedback import (
     default_feedback,
 )
 
-#: A listener's feedback. Measured: 0.9984 (a phrase of the twenty-ninth set, trained on),
-#: 0.9991 and 0.9996 (phrases of no set).
-FEEDBACK = ("uh huh i know the feeling", "oh that's lovely", "yeah fair enough")
-#: Requests. Measured: 0.0275, 0.0000 (the twenty-ninth set's), 0.0000 and 0.0009 (the tuning
-#: set's, which the probe is not fitted on).
-REQUESTS = ("okay i need a taxi", "right where do i park", "what time is it", "no that's wrong")
+#: A listener's feedback, as the reader gets it (the words after the backchannel's). Measured:
+#: 1.000 (the twenty-ninth set's "Uh-huh, I know the feeling.", trained on), 1.000 and 0.990
+#: (phrases of no set).
+FEEDBACK = ("i know the feeling", "that is great to hear", "that's lovely")
+#: Requests. Measured: 0.007 and 0.007 (the twenty-ninth set's), 0.006 (the tuning set's, which
+#: the probe is not fitted on), 0.001 (no set's).
+REQUESTS = ("i need a taxi", "where do i park", "what time is it", "skip this")
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +165,7 @@ def test_the_probes_phrases_leave_out_the_held_out_sets() -> None:
     assert (feeling.set, feeling.label, feeling.text) == (
         "TWENTY_NINTH",
         1,
-        "uh huh i know the feeling",
+        "i know the feeling",
     )
     assert known["Okay, I need a taxi."].label == 0
     assert all(p.text and p.label in (0, 1) for p in items)
