@@ -1172,7 +1172,13 @@ class Overlap:
                 return None
             return self._decide("interruption", "not a hum", now)
         if kind == "interruption" and self._feeds_back() and self._going_on() is None:
-            return self._decide("backchannel", "feedback", now)
+            twice = self._feedback_read_twice()
+            if twice == "ask":
+                return self._ask_second()
+            if twice == "pending":
+                return None  # its answer is near (``max_decide_ms`` bounds the wait)
+            if twice:
+                return self._decide("backchannel", "feedback", now)
         both = False  # both recognisers wrote the same words (``_both_read``)
         near = self._unread_near() if kind == "noise" else None
         if near is not None:
@@ -1282,7 +1288,26 @@ class Overlap:
             and self._feedback is not None
             and self._feedback >= p
             and feedback_words(self._text) is not None
+            and not self._asked()
         )
+
+    def _feedback_read_twice(self) -> Literal["ask", "pending"] | bool:
+        """Whether the second recogniser (``second_sure``), reading all the voice, wrote the
+        same words after the backchannel's as the newest decode read as feedback (``ask`` it,
+        its answer ``pending``; True with no second recogniser: the reader's word alone). The
+        reader reads words, not the voice: Whisper's misreading of a request can be a
+        comment's words ("Right, how much is it?" in en-gb-x-gbcwmd+f2, replayed), and two
+        recognisers seldom misread a voice alike."""
+        if self.settings.second_sure is None:
+            return True
+        again = self._second_reading()
+        if again == "ask" or again == "pending":
+            return again
+        heard = self._second
+        if heard is None or heard[0] != self.voiced_ms or self._second_text is None:
+            return False
+        first = feedback_words(self._text)
+        return first is not None and first == feedback_words(self._second_text)
 
     def _sure(self) -> bool:
         """Whether Whisper was sure of the newest decode (``hum_sure_logprob``)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from unittest.mock import ANY
 
 import numpy as np
+import pytest
 
 from gateway.proxy.events import (
     OverlapJudged,
@@ -123,6 +124,7 @@ class Recorded:
     semantic: object = None
     agent_said: str | None = None
     second: RecordedTranscriber | None = None  # the second recogniser (None: none)
+    feedback: object = None  # the feedback reader (None: none)
     ended: list[TurnEnded] = field(default_factory=list)
     listener: Listener = field(init=False)
     model_idle = True
@@ -137,6 +139,7 @@ class Recorded:
             vad=self.vad,
             transcriber=self.transcriber,  # type: ignore[arg-type]
             second_reader=self.second,  # type: ignore[arg-type]
+            feedback_reader=self.feedback,  # type: ignore[arg-type]
             signals={"prosody": Voice(0.9)},
             sink=self,  # type: ignore[arg-type]
             around=self,  # type: ignore[arg-type]
@@ -381,9 +384,9 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     turns = r.listener.turns
     overlap_heard = turns.overlap_heard
 
-    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None):  # type: ignore[no-untyped-def]
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
         heard.append((text, logprob, near))
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
 
     turns.overlap_heard = spy  # type: ignore[method-assign]
     r.agent_audible = True
@@ -392,6 +395,47 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     assert heard == [("Cohen.", -0.2, Reading("Oh, cool.", 0.4))], "with its backchannel reading"
     assert r.transcriber.beams == [OverlapSettings().beam], "with the overlap's beam"
     assert r.transcriber.withins == [READING_WORDS], "read in backchannels' words too"
+
+
+class Reader:
+    """A feedback reader that reads everything as feedback, and what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def score(self, words: list[str]) -> float:
+        self.asked.append(list(words))
+        return 0.97
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "p"),
+    [
+        ("Uh-huh, been there myself.", [["been", "there", "myself"]], 0.97),
+        ("Okay, I need a taxi.", [], None),  # a veto word: the reader is not asked
+    ],
+)
+async def test_the_feedback_reader_reads_the_overlaps_words_off_the_loop(said, asked, p) -> None:
+    """The words after the backchannel's go to the reader, and its P to the turn-taker with the
+    decode's words; words a veto word is in never reach it."""
+    r = recorded("", (0.9, 12), (0.0, 30))
+    r.transcriber.partial = said
+    r.feedback = reader = Reader()
+    r.__post_init__()
+    got: list[float | None] = []
+    turns = r.listener.turns
+    overlap_heard = turns.overlap_heard
+
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
+        got.append(feedback)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+
+    r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
+    r.agent_audible = True
+    r.listener.playing(True, r.now)
+    await r.chunks(LEAD + 42)
+    # (a second reading follows it here: none is loaded, and it answers without words)
+    assert reader.asked == asked and got[0] == p, (reader.asked, got)
 
 
 async def test_words_that_would_stop_the_agent_are_read_again_by_the_second_recogniser() -> None:

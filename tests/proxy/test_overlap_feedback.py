@@ -79,10 +79,15 @@ def feed(o: Overlap, ms: int, voiced: bool, now: float) -> tuple[list, float]:
 
 
 def said_over(
-    text: str, feedback: float | None, voice_ms: int, settings: OverlapSettings = S
+    text: str,
+    feedback: float | None,
+    voice_ms: int,
+    settings: OverlapSettings = S,
+    second: str | None = None,
 ) -> list:
-    """``voice_ms`` of voice then silence, every decode answered at once with ``text`` and the
-    reader's ``feedback``; every step the overlap took."""
+    """``voice_ms`` of voice then silence, every decode answered at once with ``text`` (the
+    second recogniser's with ``second``, by default the same) and the reader's ``feedback``;
+    every step the overlap took."""
     o = Overlap(settings, 0.0, voiced_ms=96)
     out: list = []
     now = 0.0
@@ -92,7 +97,8 @@ def said_over(
             out.append(step)
             if isinstance(step, OverlapDecode):
                 p = feedback if step.feedback else None
-                answer([o.heard(step.id, text, step.voiced_ms, now, -0.4, None, p)])
+                words = (second or text) if step.second else text
+                answer([o.heard(step.id, words, step.voiced_ms, now, -0.4, None, p)])
 
     for _ in range((voice_ms - 96) // 32):
         steps, now = feed(o, 32, True, now)
@@ -111,6 +117,38 @@ def decided(steps: list) -> OverlapDecision:
 def test_a_comment_the_reader_reads_as_feedback_lets_the_agent_go_on():
     d = decided(said_over("Uh-huh, been there myself.", 0.97, 1000))
     assert (d.kind, d.why) == ("backchannel", "feedback")
+
+
+def test_the_second_recogniser_is_asked_and_must_write_the_same_words():
+    """The reader reads words, not the voice: Whisper's misreading of a request can be a
+    comment's words; two recognisers seldom misread a voice alike."""
+    steps = said_over("Uh-huh, been there myself.", 0.97, 1000)
+    assert any(isinstance(s, OverlapDecode) and s.second for s in steps)
+    assert decided(steps).why == "feedback"
+    same = said_over("Uh-huh, been there myself.", 0.97, 1000, second="Uh huh. Been there, myself!")
+    assert decided(same).why == "feedback", "the same words, however written"
+    other = said_over("Right, I'm much as it.", 0.97, 1000, second="Right, how much is it?")
+    assert decided(other).kind == "interruption"
+    other = said_over("Uh-huh, been there myself.", 0.97, 1000, second="Uh-huh, bring the mouse.")
+    assert decided(other).kind == "interruption"
+    alone = said_over("Uh-huh, been there myself.", 0.97, 1000, replace(S, second_sure=None))
+    assert decided(alone).why == "feedback", "no second recogniser: the reader alone"
+
+
+def test_a_question_heard_in_any_decode_is_no_feedback():
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now = 0.0
+    steps, now = feed(o, 640 - 96, True, now)
+    [ask] = [s for s in steps if isinstance(s, OverlapDecode)]
+    o.heard(ask.id, "Right, how much", ask.voiced_ms, now, -0.4, None, None)
+    out: list = []
+    for _ in range(20):
+        more, now = feed(o, 32, len(out) < 10, now)
+        out += more
+        for step in [s for s in more if isinstance(s, OverlapDecode)]:
+            text = "Uh-huh, been there myself."
+            out.append(o.heard(step.id, text, step.voiced_ms, now, -0.4, None, 0.99))
+    assert decided([s for s in out if s is not None]).kind == "interruption"
 
 
 @pytest.mark.parametrize("feedback", [0.5, S.feedback_p - 0.01, None])
