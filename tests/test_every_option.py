@@ -1207,6 +1207,7 @@ def test_given_options_reach_the_settings() -> None:
         "--wake-service": ["wyoming://127.0.0.1:10300"],
         "--speech-timeout": ["2"],
         "--stt-second-model": ["none"],
+        "--no-feedback-reader": [],
     }
     assert {f"talk {o}" for o in talk} == {o for o in CHECKS if o.startswith("talk ")}
     for option, values in talk.items():
