@@ -15,7 +15,6 @@ from gateway.audio import read_wav
 from gateway.proxy.overlap import (
     FEEDBACK_WORDS,
     Overlap,
-    OverlapDecision,
     OverlapDecode,
     OverlapSettings,
     feedback_words,
@@ -24,6 +23,7 @@ from gateway.proxy.settings import SessionSettings, without_feedback
 from gateway.proxy.turn_taker import StartOverlapDecode, TurnTaker
 from gateway.testing.overlap_replay import replay
 from gateway.voice.stt import Partial
+from tests.proxy.test_overlap import decided, feed
 
 S = OverlapSettings()
 
@@ -68,16 +68,6 @@ def test_words_no_guess_may_let_go_are_not_read(text):
     assert feedback_words(text) is None
 
 
-def feed(o: Overlap, ms: int, voiced: bool, now: float) -> tuple[list, float]:
-    out = []
-    for _ in range(ms // 32):
-        step = o.chunk(voiced, 32, now)
-        now += 0.032
-        if step is not None:
-            out.append(step)
-    return out, now
-
-
 def said_over(
     text: str,
     feedback: float | None,
@@ -107,11 +97,6 @@ def said_over(
         steps, now = feed(o, 32, False, now)
         answer(steps)
     return [s for s in out if s is not None]
-
-
-def decided(steps: list) -> OverlapDecision:
-    [d] = [s for s in steps if isinstance(s, OverlapDecision)]
-    return d
 
 
 def test_a_comment_the_reader_reads_as_feedback_lets_the_agent_go_on():
@@ -225,5 +210,5 @@ def test_a_replay_asks_the_reader_only_for_the_words_it_reads():
     TEXT = "Okay, I need a taxi."
     r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=feedback))
     assert r.kind == "interruption" and asked == []
-    r = asyncio.run(replay(voice, decode, replace(SessionSettings()), feedback=None))
+    r = asyncio.run(replay(voice, decode, SessionSettings(), feedback=None))
     assert r.kind == "interruption"
