@@ -93,7 +93,9 @@ a backchannel by its form (:func:`~gateway.testing.overlap.twenty_ninth_held_out
 comments in words the rule may not hold, requests some of which are a statement);
 ``--set thirtieth-held-out`` and ``--set thirty-first-held-out``: written by someone who did not
 know the rules (:func:`~gateway.testing.overlap.thirtieth_held_out_clips`: listeners' comments
-and idioms, requests that are a correction or a statement);
+and idioms, requests that are a correction or a statement); ``--set thirty-second-held-out``
+to ``thirty-fifth-held-out``: four more written so, the last two unread by the rules' writer
+(:func:`~gateway.testing.overlap.thirty_second_held_out_clips`);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -157,7 +159,11 @@ from gateway.testing.overlap import (
     third_held_out_clips,
     thirteenth_held_out_clips,
     thirtieth_held_out_clips,
+    thirty_fifth_held_out_clips,
     thirty_first_held_out_clips,
+    thirty_fourth_held_out_clips,
+    thirty_second_held_out_clips,
+    thirty_third_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
     twenty_eighth_held_out_clips,
@@ -222,6 +228,10 @@ SETS = {
     "twenty-ninth-held-out": twenty_ninth_held_out_clips,
     "thirtieth-held-out": thirtieth_held_out_clips,
     "thirty-first-held-out": thirty_first_held_out_clips,
+    "thirty-second-held-out": thirty_second_held_out_clips,
+    "thirty-third-held-out": thirty_third_held_out_clips,
+    "thirty-fourth-held-out": thirty_fourth_held_out_clips,
+    "thirty-fifth-held-out": thirty_fifth_held_out_clips,
 }
 
 

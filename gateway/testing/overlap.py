@@ -135,6 +135,14 @@ PIPER_VARIANTS = {
     "piper-myrtle": (0.75, 251),
     "piper-sorrel": (1.28, 257),
     "piper-acacia": (0.74, 263),
+    "piper-briar": (1.125, 269),
+    "piper-heather": (0.875, 271),
+    "piper-thorn": (1.105, 277),
+    "piper-bramble": (0.895, 281),
+    "piper-sage": (1.135, 283),
+    "piper-fennel": (0.865, 293),
+    "piper-clover": (1.085, 307),
+    "piper-ivy": (0.915, 311),
 }
 
 
@@ -1416,6 +1424,157 @@ def thirty_first_held_out_clips() -> list[Clip]:
     """The thirty-first held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, written with the thirtieth."""
     return _named("THIRTY_FIRST")
+
+
+#: The thirty-second to thirty-fifth held-out sets, written (2026-12-05) the way the thirtieth
+#: was (see there), by two helpers kept from the rules. The thirty-second and thirty-third were
+#: read by the rules' writer before the rules of the twenty-fourth pass were changed, so they are
+#: held out from the probe's fitting but not from the writer's eyes; the thirty-fourth and
+#: thirty-fifth were written into this file by a script, unread by anyone who wrote a rule, and
+#: kept unplayed until that change had landed. The thirty-fourth is half read: a failing test
+#: (two helpers had written the same phrase) printed six of its phrases, and its two repeats were
+#: replaced by a helper; the thirty-fifth nobody has read.
+THIRTY_SECOND_BACKCHANNELS = (
+    "Yeah, I've been there before.",
+    "Oh, that's a nice touch.",
+    "Mm, that sounds really tasty.",
+    "Okay, easy enough so far.",
+    "Uh-huh, sounds like a plan.",
+    "Right, no surprises there.",
+)
+THIRTY_SECOND_INTERRUPTIONS = (
+    "Okay, can you text me that instead?",
+    "Yeah, I don't have a car.",
+    "Mm, what was the second step again?",
+    "Oh, no, I said Thursday, not Tuesday.",
+    "Right, you lost me at the roundabout.",
+    "Uh, I'm actually gluten free.",
+    "Just give me the first three, please.",
+)
+THIRTY_SECOND_VOICES = (
+    "piper-briar",
+    "piper-heather",
+    "en+m1",
+    "en-gb-x-gbclan+m5",
+    "en-gb-x-gbcwmd+m3",
+    "en-us+Annie",
+)
+THIRTY_SECOND_NOISE_SEEDS = (58, 59)
+THIRTY_SECOND_ECHO_DB = (-10.65625, -12.84375, -14.53125, -17.96875, -20.40625, -24.21875)
+
+
+def thirty_second_held_out_clips() -> list[Clip]:
+    """The thirty-second held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_SECOND")
+
+
+#: The thirty-third held-out set, written with the thirty-second (see there).
+THIRTY_THIRD_BACKCHANNELS = (
+    "Yeah, that's about what I expected.",
+    "Oh, I love that place.",
+    "Mm, that'll hit the spot.",
+    "Okay, I can manage that.",
+    "Uh-huh, every little bit helps.",
+    "Right, the usual then.",
+)
+THIRTY_THIRD_INTERRUPTIONS = (
+    "Okay, wait, how many eggs was that?",
+    "Yeah, that train's been cancelled.",
+    "Mm, I only have twenty minutes.",
+    "Oh, stop, I need to grab a pen.",
+    "Right, that's way too expensive for me.",
+    "Uh, you're going way too fast.",
+    "Which exit do I take after the bridge?",
+)
+THIRTY_THIRD_VOICES = (
+    "piper-thorn",
+    "piper-bramble",
+    "en+f4",
+    "en-gb-x-gbclan+f5",
+    "en-gb-x-gbcwmd+m6",
+    "en-gb-scotland+Andy",
+)
+THIRTY_THIRD_NOISE_SEEDS = (60, 61)
+THIRTY_THIRD_ECHO_DB = (-11.15625, -13.46875, -15.71875, -18.34375, -20.84375, -23.65625)
+
+
+def thirty_third_held_out_clips() -> list[Clip]:
+    """The thirty-third held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_THIRD")
+
+
+#: The thirty-fourth held-out set: half read by the rules' writer (see the thirty-second).
+THIRTY_FOURTH_BACKCHANNELS = (
+    "Yeah, that's what I figured.",
+    "Oh, that's not bad at all.",
+    "Mm, sounds delicious.",
+    "Okay, easy enough.",
+    "Uh-huh, with you so far.",
+    "Right, old habits die hard.",
+)
+THIRTY_FOURTH_INTERRUPTIONS = (
+    "Okay, my phone's about to die.",
+    "Yeah, I don't eat pork.",
+    "Mm, hold on, I need a pen.",
+    "Oh, wait, I meant next week.",
+    "Right, just tell me the fastest one.",
+    "Uh, we're leaving from the airport, not downtown.",
+    "Can you go back to the second step?",
+)
+THIRTY_FOURTH_VOICES = (
+    "piper-sage",
+    "piper-fennel",
+    "en+m3",
+    "en-gb-x-gbclan+m7",
+    "en-gb-x-gbcwmd+m7",
+    "en-029+linda",
+)
+THIRTY_FOURTH_NOISE_SEEDS = (62, 63)
+THIRTY_FOURTH_ECHO_DB = (-10.21875, -12.15625, -14.96875, -17.28125, -19.78125, -24.84375)
+
+
+def thirty_fourth_held_out_clips() -> list[Clip]:
+    """The thirty-fourth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_FOURTH")
+
+
+#: The thirty-fifth held-out set, written with the thirty-fourth (see the thirty-second).
+THIRTY_FIFTH_BACKCHANNELS = (
+    "Yeah, no surprise there.",
+    "Oh, good to know.",
+    "Mm, delicious.",
+    "Okay, I can work with that.",
+    "Uh-huh, fingers crossed.",
+    "Right, that's about what I was expecting.",
+)
+THIRTY_FIFTH_INTERRUPTIONS = (
+    "Okay, I'm cycling, not driving.",
+    "Yeah, sorry, that place closed down.",
+    "Mm, is that gluten free?",
+    "Oh, stop, that's the wrong film.",
+    "Right, can you just read the times?",
+    "Uh, I only need Sunday's hours.",
+    "That's way more than I want to spend.",
+)
+THIRTY_FIFTH_VOICES = (
+    "piper-clover",
+    "piper-ivy",
+    "en+m5",
+    "en-gb-x-gbclan+m1",
+    "en-gb-x-gbcwmd+m8",
+    "en-us-nyc+steph",
+)
+THIRTY_FIFTH_NOISE_SEEDS = (64, 65)
+THIRTY_FIFTH_ECHO_DB = (-11.84375, -13.21875, -16.46875, -18.65625, -21.90625, -23.03125)
+
+
+def thirty_fifth_held_out_clips() -> list[Clip]:
+    """The thirty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_FIFTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no

@@ -237,6 +237,7 @@ LATER = ["NINTH", "TENTH", "ELEVENTH", "TWELFTH", "THIRTEENTH", "FOURTEENTH", "F
 LATER += ["SIXTEENTH", "SEVENTEENTH", "EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST"]
 LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
 LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
+LATER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -336,12 +337,17 @@ TWENTY_EIGHTH = said(sets.TWENTY_EIGHTH_BACKCHANNELS + sets.TWENTY_EIGHTH_INTERR
 TWENTY_NINTH = said(sets.TWENTY_NINTH_BACKCHANNELS + sets.TWENTY_NINTH_INTERRUPTIONS)
 THIRTIETH = said(sets.THIRTIETH_BACKCHANNELS + sets.THIRTIETH_INTERRUPTIONS)
 THIRTY_FIRST = said(sets.THIRTY_FIRST_BACKCHANNELS + sets.THIRTY_FIRST_INTERRUPTIONS)
+THIRTY_SECOND = said(sets.THIRTY_SECOND_BACKCHANNELS + sets.THIRTY_SECOND_INTERRUPTIONS)
+THIRTY_THIRD = said(sets.THIRTY_THIRD_BACKCHANNELS + sets.THIRTY_THIRD_INTERRUPTIONS)
+THIRTY_FOURTH = said(sets.THIRTY_FOURTH_BACKCHANNELS + sets.THIRTY_FOURTH_INTERRUPTIONS)
+THIRTY_FIFTH = said(sets.THIRTY_FIFTH_BACKCHANNELS + sets.THIRTY_FIFTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
 IN_ORDER += ["EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST", "TWENTY_SECOND"]
 IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "TWENTY_SEVENTH"]
 IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
+IN_ORDER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -350,6 +356,8 @@ SAID |= {"TWENTY_THIRD": TWENTY_THIRD, "TWENTY_FOURTH": TWENTY_FOURTH}
 SAID |= {"TWENTY_FIFTH": TWENTY_FIFTH, "TWENTY_SIXTH": TWENTY_SIXTH}
 SAID |= {"TWENTY_SEVENTH": TWENTY_SEVENTH, "TWENTY_EIGHTH": TWENTY_EIGHTH}
 SAID |= {"TWENTY_NINTH": TWENTY_NINTH, "THIRTIETH": THIRTIETH, "THIRTY_FIRST": THIRTY_FIRST}
+SAID |= {"THIRTY_SECOND": THIRTY_SECOND, "THIRTY_THIRD": THIRTY_THIRD}
+SAID |= {"THIRTY_FOURTH": THIRTY_FOURTH, "THIRTY_FIFTH": THIRTY_FIFTH}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -400,6 +408,8 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["twenty-ninth-held-out"] is sets.twenty_ninth_held_out_clips
     assert SETS["thirtieth-held-out"] is sets.thirtieth_held_out_clips
     assert SETS["thirty-first-held-out"] is sets.thirty_first_held_out_clips
+    assert SETS["thirty-second-held-out"] is sets.thirty_second_held_out_clips
+    assert SETS["thirty-fifth-held-out"] is sets.thirty_fifth_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -452,7 +462,7 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
         alike.setdefault(sets.speech("Okay, fair enough.", voice).tobytes(), []).append(voice)
     shared = [names for names in alike.values() if len(names) > 1]
     later = ("TWENTY_SIXTH", "TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH")
-    later += ("THIRTY_FIRST",)
+    later += ("THIRTY_FIRST", "THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH")
     later = tuple(f"{name}_VOICES" for name in later)
     before = {voice for k, each in voices.items() if k not in later for voice in each}
     assert shared == [sorted(v for v in espeak if v.startswith("en-gb+"))]
