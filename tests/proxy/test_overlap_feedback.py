@@ -53,6 +53,8 @@ def test_the_words_after_a_backchannels_are_read(text, words):
         "Okay, that's the wrong city.",  # correcting
         "Right, stop there.",  # a stop word
         "Oh, that's not it.",  # refusing
+        "Yeah, keep that.",  # telling the agent what to do ("skip that" misread)
+        "Oh, it's still blinking.",  # trouble that goes on
         "Yeah, and then?",  # going on
         "Uh-huh, okay.",  # backchannels alone: the rules read those
         "Mm-hmm, load.",  # one word after: where Whisper guesses ("Mm, no.")
@@ -74,10 +76,12 @@ def said_over(
     voice_ms: int,
     settings: OverlapSettings = S,
     second: str | None = None,
+    second_feedback: float | None = -1.0,
 ) -> list:
     """``voice_ms`` of voice then silence, every decode answered at once with ``text`` (the
-    second recogniser's with ``second``, by default the same) and the reader's ``feedback``;
-    every step the overlap took."""
+    second recogniser's with ``second``, by default the same) and the reader's ``feedback``
+    (the second's words' ``second_feedback``, by default the same); every step the overlap
+    took."""
     o = Overlap(settings, 0.0, voiced_ms=96)
     out: list = []
     now = 0.0
@@ -86,7 +90,8 @@ def said_over(
         for step in steps:
             out.append(step)
             if isinstance(step, OverlapDecode):
-                p = feedback if step.feedback else None
+                read = second_feedback if step.second and second_feedback != -1.0 else feedback
+                p = read if step.feedback else None
                 words = (second or text) if step.second else text
                 answer([o.heard(step.id, words, step.voiced_ms, now, -0.4, None, p)])
 
@@ -114,10 +119,42 @@ def test_the_second_recogniser_is_asked_and_must_write_the_same_words():
     assert decided(same).why == "feedback", "the same words, however written"
     other = said_over("Right, I'm much as it.", 0.97, 1000, second="Right, how much is it?")
     assert decided(other).kind == "interruption"
-    other = said_over("Uh-huh, been there myself.", 0.97, 1000, second="Uh-huh, bring the mouse.")
+    other = said_over(
+        "Uh-huh, been there myself.",
+        0.97,
+        1000,
+        second="Uh-huh, bring the mouse.",
+        second_feedback=0.1,
+    )
     assert decided(other).kind == "interruption"
     alone = said_over("Uh-huh, been there myself.", 0.97, 1000, replace(S, second_sure=None))
     assert decided(alone).why == "feedback", "no second recogniser: the reader alone"
+
+
+def test_the_second_recogniser_s_words_read_as_feedback_decide_when_no_reading_has_a_veto_word():
+    """tiny.en misreads voices Whisper base reads right ("Oh, I love that play." for "Oh, I
+    love that place."): the second recogniser's words, read as feedback, let the agent go on;
+    a veto word in either reading stops it, and so do words the reader does not read so."""
+    misread = said_over(
+        "Oh, I love that play.", 0.3, 1000, second="Oh, I love that place.", second_feedback=0.98
+    )
+    assert (decided(misread).kind, decided(misread).why) == ("backchannel", "feedback")
+    asks = [s for s in misread if isinstance(s, OverlapDecode) and s.second]
+    assert asks and all(s.feedback for s in asks), "the second's words are read too"
+    veto_first = said_over(
+        "Oh, I love that, please.", 0.3, 1000, second="Oh, I love that place.", second_feedback=0.98
+    )
+    assert decided(veto_first).kind == "interruption"
+    veto_second = said_over(
+        "Oh, I love that play.", 0.3, 1000, second="Oh, I want that place.", second_feedback=0.98
+    )
+    assert decided(veto_second).kind == "interruption"
+    unread = said_over(
+        "Oh, I love that play.", 0.3, 1000, second="Oh, I love that place.", second_feedback=0.5
+    )
+    assert decided(unread).kind == "interruption"
+    alone = said_over("Oh, I love that play.", 0.3, 1000, replace(S, second_sure=None))
+    assert decided(alone).kind == "interruption", "no second recogniser: the first's reading"
 
 
 def test_a_question_heard_in_any_decode_is_no_feedback():
