@@ -19,7 +19,13 @@ import pytest
 
 from gateway.catalogue import ModelNotAvailable
 from gateway.llm.embedded import LlamaSettings, model_path
-from gateway.testing.train_feedback import EXCLUDED, phrases
+from gateway.testing.train_feedback import (
+    CORPUS_FOLDS,
+    EXCLUDED,
+    corpus_phrases,
+    phrases,
+    training_phrases,
+)
 from gateway.voice.feedback import (
     FEEDBACK_PROBE,
     FeedbackReader,
@@ -168,3 +174,20 @@ def test_the_probes_phrases_leave_out_the_held_out_sets() -> None:
     )
     assert known["Okay, I need a taxi."].label == 0
     assert all(p.text and p.label in (0, 1) for p in items)
+
+
+def test_the_probe_is_fitted_on_the_written_corpus_too_unless_told_not(tmp_path: Path) -> None:
+    corpus = corpus_phrases()
+    assert {p.set for p in corpus} == {f"CORPUS_{k}" for k in range(CORPUS_FOLDS)}
+    assert sum(p.label for p in corpus) > 300 and sum(1 - p.label for p in corpus) > 300
+    written = {p.phrase: p for p in corpus}
+    assert written["Oh, I'm in Scotland, so the rules are different."].label == 0
+    sets = {p.phrase for p in phrases()}
+    assert not sets & set(written), "no phrase of a set is in the corpus"
+    both = training_phrases()
+    assert len(both) == len(phrases()) + len(corpus)
+    assert training_phrases(corpus=False) == phrases()
+    broken = tmp_path / "broken.tsv"
+    broken.write_text("backchannel\tOh, nice one.\nfeedback Oh, lovely.\n")
+    with pytest.raises(ValueError, match="line 2"):
+        corpus_phrases(broken)
