@@ -1286,6 +1286,7 @@ def _documented() -> list[tuple[str, str]]:
             f"{session.turn_rule.max_wait_ms / 1000:g} s",
         ),
         ("docs/turn-taking.md", f"as silence after {session.turn_rule.gap_ms} ms"),
+        ("docs/turn-taking.md", f"At P(feedback) ≥ {session.overlap.feedback_p:g} they are"),
         ("docs/turn-taking.md", f"P ≤ `semantic_low` ({session.turn_rule.semantic_low:g})"),
         ("docs/turn-taking.md", f"P ≥ `semantic_high` ({session.turn_rule.semantic_high:g})"),
         (
