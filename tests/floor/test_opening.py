@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,11 @@ async def test_the_page_hears_the_welcome_not_the_greetings(tmp_path: Path) -> N
             await page.wait_for(lambda e: e.get("reason") == "@welcome", 30)
             for name in ("Parrot", "Clock"):  # shown
                 await page.wait_for(lambda e, n=name: e.get("speaker") == n, 10)
+            # Played to its end: the session speaks, then listens again. A pause in the audio
+            # alone is no end: under the whole suite's load a sentence's synthesis took more
+            # than a second, and the audio before it was judged all (Whisper heard no "clock").
+            speaking = await page.wait_for(_state("speaking"), 30)
+            await page.wait_for(_state("listening"), 40, since=page.events.index(speaking) + 1)
             await _quiet(page)
             samples = np.frombuffer(bytes(page.audio), dtype=np.int16)
             assert len(samples) > rate // 2, "the welcome was not spoken"
@@ -142,6 +148,11 @@ async def test_the_page_hears_the_welcome_not_the_greetings(tmp_path: Path) -> N
     # The welcome, with both names; neither greeting ("…say it back", "…the time or the date").
     assert "welcome" in heard and "clock" in heard, heard
     assert "back" not in heard and "date" not in heard, heard
+
+
+def _state(state: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether an event is the session's ``state`` message saying ``state``."""
+    return lambda e: e.get("type") == "state" and e.get("state") == state
 
 
 async def _quiet(page: Page, still_s: float = 1.0, limit_s: float = 40.0) -> None:
