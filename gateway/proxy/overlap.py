@@ -799,12 +799,13 @@ def vetoed(text: str | None) -> bool:
     that a listener's comment never holds (:data:`_NO_COMMENT`), wanting ("I'd like"), or a
     question mark, or a verb that tells the agent what to do first after the backchannel's
     (:data:`_TELLING`)."""
-    said = _judged_words(text)
-    if _has_stop(heard_words(text)) or (text or "").rstrip().endswith("?"):
+    heard = heard_words(text)
+    if _has_stop(heard) or (text or "").rstrip().endswith("?"):
         return True
-    rest = after_backchannels(heard_words(text))
+    rest = after_backchannels(heard)
     if rest and rest[0] in _TELLING:
         return True
+    said = _judged_words(text)
     if any(w in _NO_COMMENT or w in _ASKING for w in said):
         return True
     return any(w in _WOULD for w in said) and any(w in _LIKING for w in said)
