@@ -96,6 +96,9 @@ know the rules (:func:`~gateway.testing.overlap.thirtieth_held_out_clips`: liste
 and idioms, requests that are a correction or a statement); ``--set thirty-second-held-out``
 to ``thirty-fifth-held-out``: four more written so, the last two unread by the rules' writer
 (:func:`~gateway.testing.overlap.thirty_second_held_out_clips`);
+``--set thirty-sixth-held-out`` to ``thirty-ninth-held-out``: four written so and
+inserted by a script, unread by the rules' writer before their runs
+(:func:`~gateway.testing.overlap.thirty_sixth_held_out_clips`);
 ``--set continuations`` says each request of
 :data:`gateway.testing.overlap.CONTINUATIONS` in two parts (piper and espeak-ng en-us; 500 and
 800 ms between them; over either transport) and prints the share **answered once with the
@@ -159,10 +162,14 @@ from gateway.testing.overlap import (
     third_held_out_clips,
     thirteenth_held_out_clips,
     thirtieth_held_out_clips,
+    thirty_eighth_held_out_clips,
     thirty_fifth_held_out_clips,
     thirty_first_held_out_clips,
     thirty_fourth_held_out_clips,
+    thirty_ninth_held_out_clips,
     thirty_second_held_out_clips,
+    thirty_seventh_held_out_clips,
+    thirty_sixth_held_out_clips,
     thirty_third_held_out_clips,
     twelfth_held_out_clips,
     twentieth_held_out_clips,
@@ -232,6 +239,10 @@ SETS = {
     "thirty-third-held-out": thirty_third_held_out_clips,
     "thirty-fourth-held-out": thirty_fourth_held_out_clips,
     "thirty-fifth-held-out": thirty_fifth_held_out_clips,
+    "thirty-sixth-held-out": thirty_sixth_held_out_clips,
+    "thirty-seventh-held-out": thirty_seventh_held_out_clips,
+    "thirty-eighth-held-out": thirty_eighth_held_out_clips,
+    "thirty-ninth-held-out": thirty_ninth_held_out_clips,
 }
 
 

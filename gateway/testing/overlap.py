@@ -143,6 +143,14 @@ PIPER_VARIANTS = {
     "piper-fennel": (0.865, 293),
     "piper-clover": (1.085, 307),
     "piper-ivy": (0.915, 311),
+    "piper-dill": (1.145, 313),
+    "piper-basil": (0.855, 317),
+    "piper-tansy": (1.075, 331),
+    "piper-yarrow": (0.925, 337),
+    "piper-chervil": (1.155, 347),
+    "piper-lovage": (0.845, 349),
+    "piper-borage": (1.065, 353),
+    "piper-caraway": (0.935, 359),
 }
 
 
@@ -1576,6 +1584,150 @@ def thirty_fifth_held_out_clips() -> list[Clip]:
     trials, written by someone who did not know the rules."""
     return _named("THIRTY_FIFTH")
 
+
+#: The thirty-sixth to thirty-ninth held-out sets, written (2026-12-05) by a helper told only
+#: what a listener's feedback and a meant interruption are and kept from the code, the docs and
+#: the sets' figures (it was given the phrases before so as not to repeat one), and written into
+#: this file by a script: nobody who wrote a rule has read them. They were kept out of the
+#: feedback reader's fitting and unplayed until the twenty-fifth pass's change had landed.
+THIRTY_SIXTH_BACKCHANNELS = (
+    "Yeah, that's a decent price.",
+    "Oh, that's earlier than usual.",
+    'Mm, I like the sound of that.',
+    'Okay, left at the lights.',
+    'Uh-huh, eggs and milk.',
+    "Right, so it's a prequel.",
+)
+THIRTY_SIXTH_INTERRUPTIONS = (
+    "Okay, what's the cheapest return fare?",
+    "Yeah, hold on, the kettle's boiling.",
+    'Mm, can you leave out the cardio?',
+    'Oh, we need it for a Tuesday.',
+    'Right, who was king back then?',
+    "Uh, that's the wrong surname on the booking.",
+    "Skip the onions, I've got those already.",
+)
+THIRTY_SIXTH_VOICES = (
+    'piper-dill',
+    'piper-basil',
+    'en-us+Alex',
+    'en+Michael',
+    'en-gb-x-rp+belinda',
+    'en-029+shelby',
+)
+THIRTY_SIXTH_NOISE_SEEDS = (66, 67)
+THIRTY_SIXTH_ECHO_DB = (-10.03125, -12.09375, -14.21875, -17.40625, -20.4375, -23.53125)
+
+
+def thirty_sixth_held_out_clips() -> list[Clip]:
+    """The thirty-sixth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_SIXTH")
+
+#: The thirty-seventh held-out set, written with the thirty-sixth (see there).
+THIRTY_SEVENTH_BACKCHANNELS = (
+    "Yeah, I've heard good things.",
+    'Oh, only three stops!',
+    'Mm, makes the choice easier.',
+    'Okay, two cups of rice.',
+    'Uh-huh, the blue line.',
+    'Right, so the butler did it.',
+)
+THIRTY_SEVENTH_INTERRUPTIONS = (
+    'Okay, but is the museum free?',
+    "Yeah, I don't need the whole history.",
+    'Mm, which of those has better battery life?',
+    "Oh, that flight's been moved to Monday.",
+    'Right, can you just list the vegetables?',
+    "Uh, my bus pass doesn't work on trams.",
+    "Please stop, I've heard enough about the war.",
+)
+THIRTY_SEVENTH_VOICES = (
+    'piper-tansy',
+    'piper-yarrow',
+    'en+Mike',
+    'en-us-nyc+travis',
+    'en-gb-scotland+edward',
+    'en-us+Andrea',
+)
+THIRTY_SEVENTH_NOISE_SEEDS = (68, 69)
+THIRTY_SEVENTH_ECHO_DB = (-11.09375, -12.90625, -14.4375, -17.03125, -21.03125, -23.46875)
+
+
+def thirty_seventh_held_out_clips() -> list[Clip]:
+    """The thirty-seventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_SEVENTH")
+
+#: The thirty-eighth held-out set, written with the thirty-sixth (see there).
+THIRTY_EIGHTH_BACKCHANNELS = (
+    'Yeah, Sundays are always quiet.',
+    'Oh, older than I thought.',
+    'Mm, nice and sunny then.',
+    'Okay, three sets of ten.',
+    'Uh-huh, platform four then.',
+    "Right, that's a clever twist.",
+)
+THIRTY_EIGHTH_INTERRUPTIONS = (
+    "Okay, actually I'm going by train.",
+    'Yeah, could you do that in kilos?',
+    'Mm, sorry, what year was that?',
+    "Oh, I've already got milk, take it off.",
+    'Right, is there a late opening on Thursdays?',
+    'Uh, the booking should be for three nights.',
+    'Wait, my doctor told me no lunges.',
+)
+THIRTY_EIGHTH_VOICES = (
+    'piper-chervil',
+    'piper-lovage',
+    'en+benjamin',
+    'en-us+david',
+    'en-gb-x-rp+john',
+    'en-gb-x-gbclan+Alicia',
+)
+THIRTY_EIGHTH_NOISE_SEEDS = (70, 71)
+THIRTY_EIGHTH_ECHO_DB = (-11.1875, -12.59375, -15.6875, -17.21875, -21.59375, -23.8125)
+
+
+def thirty_eighth_held_out_clips() -> list[Clip]:
+    """The thirty-eighth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_EIGHTH")
+
+#: The thirty-ninth held-out set, written with the thirty-sixth (see there).
+THIRTY_NINTH_BACKCHANNELS = (
+    'Yeah, the reviews said that too.',
+    'Oh, what a lovely ending.',
+    'Mm, cinnamon, good call.',
+    'Okay, past the petrol station.',
+    'Uh-huh, nine till five.',
+    'Right, typical for November.',
+)
+THIRTY_NINTH_INTERRUPTIONS = (
+    'Okay, can we skip the warm-up?',
+    "Yeah, that shop's been shut for months.",
+    'Mm, can you read the last bit slower?',
+    "Oh, no, I asked for the nine o'clock show.",
+    'Right, how many miles is that in total?',
+    "Uh, that's not the book I meant.",
+    'Sorry, is that with or without tax?',
+)
+THIRTY_NINTH_VOICES = (
+    'piper-borage',
+    'piper-caraway',
+    'en+paul',
+    'en-us+robert',
+    'en-gb-x-gbcwmd+victor',
+    'en-us-nyc+Lee',
+)
+THIRTY_NINTH_NOISE_SEEDS = (72, 73)
+THIRTY_NINTH_ECHO_DB = (-11.53125, -12.03125, -16.15625, -18.15625, -21.0625, -24.59375)
+
+
+def thirty_ninth_held_out_clips() -> list[Clip]:
+    """The thirty-ninth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, written by someone who did not know the rules."""
+    return _named("THIRTY_NINTH")
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
 #: rule was chosen on: :func:`flite_clips`.

@@ -238,6 +238,7 @@ LATER += ["SIXTEENTH", "SEVENTEENTH", "EIGHTEENTH", "NINETEENTH", "TWENTIETH", "
 LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH"]
 LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 LATER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
+LATER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -341,6 +342,10 @@ THIRTY_SECOND = said(sets.THIRTY_SECOND_BACKCHANNELS + sets.THIRTY_SECOND_INTERR
 THIRTY_THIRD = said(sets.THIRTY_THIRD_BACKCHANNELS + sets.THIRTY_THIRD_INTERRUPTIONS)
 THIRTY_FOURTH = said(sets.THIRTY_FOURTH_BACKCHANNELS + sets.THIRTY_FOURTH_INTERRUPTIONS)
 THIRTY_FIFTH = said(sets.THIRTY_FIFTH_BACKCHANNELS + sets.THIRTY_FIFTH_INTERRUPTIONS)
+THIRTY_SIXTH = said(sets.THIRTY_SIXTH_BACKCHANNELS + sets.THIRTY_SIXTH_INTERRUPTIONS)
+THIRTY_SEVENTH = said(sets.THIRTY_SEVENTH_BACKCHANNELS + sets.THIRTY_SEVENTH_INTERRUPTIONS)
+THIRTY_EIGHTH = said(sets.THIRTY_EIGHTH_BACKCHANNELS + sets.THIRTY_EIGHTH_INTERRUPTIONS)
+THIRTY_NINTH = said(sets.THIRTY_NINTH_BACKCHANNELS + sets.THIRTY_NINTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
@@ -348,6 +353,7 @@ IN_ORDER += ["EIGHTEENTH", "NINETEENTH", "TWENTIETH", "TWENTY_FIRST", "TWENTY_SE
 IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "TWENTY_SEVENTH"]
 IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 IN_ORDER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
+IN_ORDER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -358,6 +364,8 @@ SAID |= {"TWENTY_SEVENTH": TWENTY_SEVENTH, "TWENTY_EIGHTH": TWENTY_EIGHTH}
 SAID |= {"TWENTY_NINTH": TWENTY_NINTH, "THIRTIETH": THIRTIETH, "THIRTY_FIRST": THIRTY_FIRST}
 SAID |= {"THIRTY_SECOND": THIRTY_SECOND, "THIRTY_THIRD": THIRTY_THIRD}
 SAID |= {"THIRTY_FOURTH": THIRTY_FOURTH, "THIRTY_FIFTH": THIRTY_FIFTH}
+SAID |= {"THIRTY_SIXTH": THIRTY_SIXTH, "THIRTY_SEVENTH": THIRTY_SEVENTH}
+SAID |= {"THIRTY_EIGHTH": THIRTY_EIGHTH, "THIRTY_NINTH": THIRTY_NINTH}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -410,6 +418,10 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["thirty-first-held-out"] is sets.thirty_first_held_out_clips
     assert SETS["thirty-second-held-out"] is sets.thirty_second_held_out_clips
     assert SETS["thirty-fifth-held-out"] is sets.thirty_fifth_held_out_clips
+    assert SETS["thirty-sixth-held-out"] is sets.thirty_sixth_held_out_clips
+    assert SETS["thirty-seventh-held-out"] is sets.thirty_seventh_held_out_clips
+    assert SETS["thirty-eighth-held-out"] is sets.thirty_eighth_held_out_clips
+    assert SETS["thirty-ninth-held-out"] is sets.thirty_ninth_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -463,6 +475,7 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
     shared = [names for names in alike.values() if len(names) > 1]
     later = ("TWENTY_SIXTH", "TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH")
     later += ("THIRTY_FIRST", "THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH")
+    later += ("THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH")
     later = tuple(f"{name}_VOICES" for name in later)
     before = {voice for k, each in voices.items() if k not in later for voice in each}
     assert shared == [sorted(v for v in espeak if v.startswith("en-gb+"))]
