@@ -463,18 +463,19 @@ class Listener:
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's %s failed", what)
         if a.feedback and text is not None:
-            feedback = await self._read_feedback(text)
+            feedback = await self._read_feedback(text, opened=not a.second)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
         heard = self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near, feedback)
         self.apply(heard, now)
 
-    async def _read_feedback(self, text: str) -> float | None:
+    async def _read_feedback(self, text: str, *, opened: bool = True) -> float | None:
         """The feedback reader's P(a listener's feedback) for the overlap's words, off the event
         loop (None: no reader, words it is not asked about, or no answer: the reader gives up
-        after its own timeout and says so once in the log)."""
+        after its own timeout and says so once in the log); ``opened`` as
+        :func:`~gateway.proxy.overlap.feedback_words` takes it."""
         reader = self._feedback_reader
-        said = feedback_words(text)
+        said = feedback_words(text, opened=opened)
         if reader is None or said is None:
             return None
         try:

@@ -49,6 +49,13 @@ def test_the_words_after_a_backchannels_are_read(text, words):
         "Yeah, I'd love a coffee.",  # wanting, said as liking
         "Mm, tell me the score.",  # addressing the agent
         "Yeah, what about Friday.",  # asking, however punctuated
+        "Okay, so how long does it take.",  # "how" before what follows a question's word
+        "Mm, and then what.",  # ...or last
+        "Okay, which one.",  # which asks wherever it is
+        "Alright, just book the cheapest one.",  # telling, after "just"
+        "Yeah, we're a group of eight.",  # the person and theirs
+        "Okay, no onions.",  # "no" before what is refused
+        "Yeah, that's what you said.",  # "what" in context, but "said" corrects
         "Okay, is it far?",  # a question mark
         "Okay, that's the wrong city.",  # correcting
         "Right, stop there.",  # a stop word
@@ -68,6 +75,36 @@ def test_the_words_after_a_backchannels_are_read(text, words):
 )
 def test_words_no_guess_may_let_go_are_not_read(text):
     assert feedback_words(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Yeah, that's what I figured.", ["that's", "what", "i", "figured"]),
+        ("Right, that's about what I was expecting.", ["that's", "about", "what", "i", "was", "expecting"]),
+        ("Right, about what I expected.", ["about", "what", "i", "expected"]),
+        ("Oh, what a mess.", ["what", "a", "mess"]),
+        ("Yeah, no surprise there.", ["no", "surprise", "there"]),
+        ("Mm, can't argue with that.", ["can't", "argue", "with", "that"]),
+        ("Uh-huh, me too, honestly.", ["me", "too", "honestly"]),
+    ],
+)
+def test_words_a_listener_s_feedback_holds_as_often_are_read_in_context(text, words):
+    """"what", "how", "you", "no"... veto nothing alone: a listener says "that's what I
+    figured" and "no surprise there"; the reader reads them in their words."""
+    assert feedback_words(text) == words
+
+
+def test_the_second_recogniser_s_reading_may_leave_the_backchannel_out():
+    """tiny.en wrote "That's what I figured." where base wrote "Yeah, that's what I
+    figured." (all six voices of the thirty-fourth held-out set): the first heard the
+    backchannel begin it, so the second's words are read without it."""
+    assert feedback_words("That's what I figured.") is None
+    assert feedback_words("That's what I figured.", opened=False) == ["that's", "what", "i", "figured"]
+    steps = said_over("Yeah, that's what I figured.", 0.99, 1000, second="That's what I figured.")
+    assert (decided(steps).kind, decided(steps).why) == ("backchannel", "feedback")
+    asks = said_over("Yeah, that's what I figured.", 0.99, 1000, second="What did I figure?")
+    assert decided(asks).kind == "interruption"
 
 
 def said_over(
