@@ -463,7 +463,7 @@ class Listener:
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's %s failed", what)
         if a.feedback and text is not None:
-            feedback = await self._read_feedback(text, opened=not a.second)
+            feedback = await self._read_feedback(text, opened=not a.begun)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
         heard = self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near, feedback)

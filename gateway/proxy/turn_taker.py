@@ -165,6 +165,8 @@ class StartOverlapDecode:
     #: P(a listener's feedback) as ``feedback`` (no reader, or words it is not asked about,
     #: :func:`gateway.proxy.overlap.feedback_words`: None).
     feedback: bool = False
+    #: Read them without the backchannel's word they would begin with (``OverlapDecode.begun``).
+    begun: bool = False
 
 
 @dataclass(frozen=True)
@@ -678,6 +680,7 @@ class TurnTaker:
                     step.within,
                     step.second,
                     step.feedback,
+                    step.begun,
                 )
             ]
         if isinstance(step, OverlapGoOn):

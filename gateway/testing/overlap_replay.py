@@ -108,7 +108,7 @@ async def replay(
             partial = await reader(ask.audio, ask.prompt, ask.beam, ask.within)
             heard.append(f"second: {partial.text}" if ask.second else partial.text)
             read = ask.feedback and feedback is not None
-            said = feedback_words(partial.text, opened=not ask.second) if read else None
+            said = feedback_words(partial.text, opened=not ask.begun) if read else None
             p = await feedback(said) if feedback and said is not None else None
             actions += turns.overlap_heard(
                 ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest, p

@@ -194,6 +194,66 @@ def test_the_second_recogniser_s_words_read_as_feedback_decide_when_no_reading_h
     assert decided(alone).kind == "interruption", "no second recogniser: the first's reading"
 
 
+def _said_after(
+    first: str,
+    then: str,
+    feedback: float,
+    second: str | None = None,
+    second_feedback: float | None = None,
+) -> list:
+    """The first decode hears ``first``; every later one hears ``then``, read at ``feedback``
+    when the reader is asked (as a driver: only for the words :func:`feedback_words` gives,
+    read without the backchannel when ``begun``); the second recogniser's, ``second`` at
+    ``second_feedback`` (by default the same)."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now = 0.0
+    out: list = []
+    heard_first = False
+    for i in range(90):
+        more, now = feed(o, 32, i < 25, now)
+        out += more
+        for step in [s for s in more if isinstance(s, OverlapDecode)]:
+            text = then if heard_first else first
+            read = feedback
+            if step.second and second is not None:
+                text, read = second, feedback if second_feedback is None else second_feedback
+            heard_first = True
+            words = feedback_words(text, opened=not step.begun) if step.feedback else None
+            p = read if words is not None else None
+            out.append(o.heard(step.id, text, step.voiced_ms, now, -0.4, None, p))
+    return [s for s in out if s is not None]
+
+
+def test_a_backchannel_heard_first_and_left_out_of_the_whole_still_opens_it():
+    """Whisper's decode of all the voice left "Right," out ("So it's a prequel.", most voices
+    of the thirty-sixth held-out set, live); the first decode had heard it."""
+    steps = _said_after("Right.", "So it's a prequel.", 0.99)
+    assert (decided(steps).kind, decided(steps).why) == ("backchannel", "feedback")
+    later = [s for s in steps if isinstance(s, OverlapDecode)][1:]
+    assert later and all(s.begun for s in later)
+    never = _said_after("So it's", "So it's a prequel.", 0.99)
+    assert decided(never).kind == "interruption", "no backchannel's word heard: not read"
+    vetoed_words = _said_after("Right.", "So what's a prequel?", 0.99)
+    assert decided(vetoed_words).kind == "interruption"
+    # Whisper's first decode of an onset is often "Okay." whatever follows: without the
+    # backchannel's word of their own, the first's words must be read as feedback too.
+    misread = _said_after("Okay.", "Hey, listen.", 0.3, "High, listen.", 0.98)
+    assert decided(misread).kind == "interruption"
+    both = _said_after("Right.", "So it's a prequel.", 0.99, "It's a prequel.", 0.98)
+    assert decided(both).why == "feedback"
+
+
+def test_a_listener_summing_up_after_so_is_read():
+    """"So" after a backchannel's word goes on for the rules ("Okay, so what?"); a listener
+    sums up with it too ("Right, so it's a prequel."): the reader reads it in context, and a
+    verb that tells the agent what to do after it still stops."""
+    d = decided(said_over("Right, so it's a prequel.", 0.99, 1000))
+    assert (d.kind, d.why) == ("backchannel", "feedback")
+    assert decided(said_over("Right, so it's a prequel.", 0.5, 1000)).kind == "interruption"
+    assert feedback_words("Okay, so skip that.") is None
+    assert decided(said_over("Okay, so skip that.", 0.99, 1000)).kind == "interruption"
+
+
 def test_a_question_heard_in_any_decode_is_no_feedback():
     o = Overlap(S, 0.0, voiced_ms=96)
     now = 0.0
