@@ -1415,7 +1415,8 @@ class Overlap:
             return False
         first = feedback_words(self._text, opened=not self._begun())
         second = feedback_words(self._second_text, opened=False)
-        if self._feeds_back() and first is not None and first == second:
+        feeds_back = self._feeds_back()
+        if feeds_back and first is not None and first == second:
             return True
         # The second recogniser hears unfamiliar voices better (Whisper base): its words, read
         # as feedback, decide, when neither reading holds a veto word.
@@ -1428,7 +1429,7 @@ class Overlap:
         # first, then read by the second "High, listen.", 0.98, in en-gb+f2, replayed).
         said = _judged_words(self._text)
         own = bool(said) and is_backchannel(said[0])
-        first_read = own or self._feeds_back()
+        first_read = own or feeds_back
         return read and second is not None and not vetoed(self._text) and not asked and first_read
 
     def _may_feed_back(self) -> bool:
