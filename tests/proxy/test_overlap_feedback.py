@@ -52,6 +52,7 @@ def test_the_words_after_a_backchannels_are_read(text, words):
         "Okay, so how long does it take.",  # "how" before what follows a question's word
         "Mm, and then what.",  # ...or last
         "Okay, which one.",  # which asks wherever it is
+        "Okay, recap the last three.",  # telling the agent what to do
         "Alright, just book the cheapest one.",  # telling, after "just"
         "Yeah, we're a group of eight.",  # the person and theirs
         "Okay, no onions.",  # "no" before what is refused
@@ -93,6 +94,38 @@ def test_words_a_listener_s_feedback_holds_as_often_are_read_in_context(text, wo
     """"what", "how", "you", "no"... veto nothing alone: a listener says "that's what I
     figured" and "no surprise there"; the reader reads them in their words."""
     assert feedback_words(text) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Oh, that's not bad at all.", ["that's", "not", "bad", "at", "all"]),
+        ("Right, not too bad.", ["not", "too", "bad"]),
+        ("Uh-huh, better safe than sorry.", ["better", "safe", "than", "sorry"]),
+        ("Okay, easy enough so far.", ["easy", "enough", "so", "far"]),
+        ("Yeah, I'd have guessed that.", ["i'd", "have", "guessed", "that"]),
+        ("Oh, that's music to my ears.", ["that's", "music", "to", "my", "ears"]),
+    ],
+)
+def test_a_veto_word_in_a_listener_s_idiom_is_read(text, words):
+    """A listener's fixed expressions hold words that refuse, complain or want elsewhere ("not
+    bad", "better safe than sorry", "easy enough"): heard right on replay, they were vetoed."""
+    assert feedback_words(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Okay, not that one.",  # "not" refuses
+        "Right, not so fast.",  # ...unless "not (so) bad"
+        "Okay, that's enough.",  # "enough" after no word of an idiom
+        "Yeah, I have to go.",  # "have" wants, not after a modal
+        "Mm, my usual playlist.",  # "my" before no word of an idiom
+        "Oh, I'm so sorry.",  # "sorry" after no "than"
+    ],
+)
+def test_the_same_words_out_of_the_idioms_still_veto(text):
+    assert feedback_words(text) is None
 
 
 def test_the_second_recogniser_s_reading_may_leave_the_backchannel_out():
@@ -284,6 +317,42 @@ def test_a_long_comment_is_waited_out_past_the_length_bound():
     d = decided(said_over(text, 0.99, 1600))
     assert (d.kind, d.why) == ("backchannel", "feedback")
     assert decided(said_over(text, 0.2, 1600)).kind == "interruption"
+
+
+def _cut_then(partial: str, whole: str, p_partial: float, p_whole: float) -> tuple[list, int]:
+    """1.7 s of voice (past the length bound) then silence: decodes of the first 1.5 s hear
+    ``partial`` (read at ``p_partial``), later ones ``whole`` (at ``p_whole``); every step, and
+    the voice heard when the person paused."""
+    o = Overlap(S, 0.0, voiced_ms=96)
+    now, out = 0.0, []
+    voice = (1700 - 96) // 32
+    for i in range(voice + S.words_end_ms // 32 + 8):
+        more, now = feed(o, 32, i < voice, now)
+        out += more
+        for step in [s for s in more if isinstance(s, OverlapDecode)]:
+            text, p = (partial, p_partial) if step.voiced_ms < 1500 else (whole, p_whole)
+            p = p if step.feedback and feedback_words(text, opened=not step.begun) else None
+            out.append(o.heard(step.id, text, step.voiced_ms, now, -0.4, None, p))
+    return [s for s in out if s is not None], 96 + voice * 32
+
+
+def test_a_clause_cut_by_the_length_bound_is_judged_whole_at_the_pause():
+    """The thirty-seventh held-out set's "Mm, makes the choice easier." was stopped by the
+    length bound in all six voices, its decode at 1.2 s a clause not yet said ("Mm, makes
+    the"): words that may be feedback are judged whole once the person pauses."""
+    assert S.max_ms < 1500
+    steps, voice = _cut_then("Mm, makes the", "Mm, makes the choice easier.", 0.2, 0.99)
+    d = decided(steps)
+    assert (d.kind, d.why, d.voiced_ms) == ("backchannel", "feedback", voice)
+    request, voice = _cut_then("Mm, the bridge is", "Mm, the bridge is closed today.", 0.2, 0.3)
+    d = decided(request)
+    assert d.kind == "interruption" and d.voiced_ms == voice, "stopped at the pause"
+    # A veto word, or backchannels alone past the bound (a loop), keep the bound.
+    told, _ = _cut_then("Mm, tell me the", "Mm, tell me the score.", 0.2, 0.99)
+    assert (decided(told).kind, decided(told).why) == ("interruption", "length")
+    assert decided(told).voiced_ms < 1500
+    loop, _ = _cut_then("Yeah, right, okay, sure,", "Yeah, right, okay, sure.", 0.2, 0.99)
+    assert decided(loop).kind == "interruption" and decided(loop).voiced_ms < 1500
 
 
 def test_the_decision_bound_still_holds():
