@@ -1977,7 +1977,14 @@ class Overlap:
         decode of all the voice often leaves it out once the words after it are heard ("Right,
         so it's a prequel." heard "So it's a prequel.", and "Oh, that's earlier than usual."
         "That's earlier than usual.", in most voices of the thirty-sixth held-out set, live),
-        and the person said it all the same."""
+        and the person said it all the same. So did a person whose backchannel just before was
+        decided one and is judged with this voice (``joined_ms``): its decodes are this
+        overlap's predecessor's. The thirty-eighth held-out set's "Oh, | older than I thought.",
+        "Mm, | nice and sunny then." and "Uh-huh, | platform four then." were joined so in most
+        voices, their decodes of all the voice without the backchannel ("older than I
+        thought."), and were not read (live, 2026-12-05)."""
+        if self.joined_ms > 0:
+            return True
         return any(said and is_backchannel(said[0]) for said in self._words_at.values())
 
     def _decide(self, kind: OverlapKind, why: str, now: float) -> OverlapDecision:
