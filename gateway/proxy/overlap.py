@@ -426,7 +426,7 @@ _NO_COMMENT = frozenset(
 #: :data:`NO_STOP`, not a set's phrases: "not" refuses elsewhere ("not that one"), "enough"
 #: stops ("that's enough"), "have" and "my" want ("I have to go", "my playlist").
 _IDIOMS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
-    ("not", frozenset(), frozenset({"bad", "too", "half", "so", "that", "shabby", "surprised"})),
+    ("not", frozenset(), frozenset({"bad", "shabby", "surprised"})),
     ("sorry", frozenset({"than"}), frozenset()),
     (
         "enough",
