@@ -49,7 +49,7 @@ from gateway.proxy.events import (
     TurnEnded,
     WakeWordHeard,
 )
-from gateway.proxy.overlap import feedback_words
+from gateway.proxy.overlap import READ_BACK_P, feedback_words, read_back
 from gateway.proxy.services import Services
 from gateway.proxy.settings import SessionSettings
 from gateway.proxy.timing import Timing
@@ -116,6 +116,11 @@ class Surroundings(Protocol):
     @property
     def agent_said(self) -> str | None:
         """What an agent said last: the semantic signal reads the person's words after it."""
+
+    @property
+    def agent_heard(self) -> str:
+        """The words of the reply being played the person has heard so far (a little more:
+        an estimate), which a listener's read-back repeats."""
 
     @property
     def semantic(self) -> SemanticSignal | None:
@@ -473,11 +478,15 @@ class Listener:
         """The feedback reader's P(a listener's feedback) for the overlap's words, off the event
         loop (None: no reader, words it is not asked about, or no answer: the reader gives up
         after its own timeout and says so once in the log); ``opened`` as
-        :func:`~gateway.proxy.overlap.feedback_words` takes it."""
+        :func:`~gateway.proxy.overlap.feedback_words` takes it. Words that repeat what the
+        agent said (:func:`~gateway.proxy.overlap.read_back`) are feedback without it."""
         reader = self._feedback_reader
         said = feedback_words(text, opened=opened)
         if reader is None or said is None:
             return None
+        if read_back(said, self._around.agent_heard):
+            log.info("overlap: %r reads back what the agent said", " ".join(said))
+            return READ_BACK_P
         try:
             return await asyncio.to_thread(reader.score, said)
         except Exception:  # the reader's own bug: the rules decide without it

@@ -918,6 +918,98 @@ def vetoed(text: str | None) -> bool:
     return any(w in _WOULD for w in said) and any(w in _LIKING for w in said)
 
 
+#: Words with no content of their own, that a read-back's words are matched without (:func:
+#: `read_back`): articles, pronouns, prepositions, conjunctions, the verbs "be", "have" and "do",
+#: and the adverbs a listener puts around what they repeat ("then", "too", "always"); "a.m."
+#: and "p.m." too. English's closed classes, not a set's phrases.
+_FUNCTION = frozenset(
+    {
+        *("a", "an", "the", "this", "that", "these", "those", "that's", "it's", "there's"),
+        *("i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them"),
+        *("my", "your", "his", "its", "our", "their", "i've", "i'm", "you're", "we're", "they're"),
+        *("at", "in", "on", "of", "for", "to", "from", "by", "with", "about", "into", "onto"),
+        *("past", "after", "before", "till", "until", "through", "over", "under", "up", "down"),
+        *("near", "off", "out", "round", "around", "across", "along", "per", "via", "than"),
+        *("and", "or", "but", "so", "then", "too", "also", "as", "if", "there", "here", "now"),
+        *("is", "are", "was", "were", "be", "been", "being", "am", "'s", "has", "have", "had"),
+        *("do", "does", "did", "just", "really", "very", "quite", "pretty", "always", "all"),
+        *("usually", "often", "even", "still", "only", "some", "any", "every", "each", "one"),
+        *("a", "m", "p", "pm"),
+    }
+)
+#: Numbers as a reply writes them ("9am", "£12.50"), in words as Whisper often writes them.
+_UNITS = (
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+    *("eighteen", "nineteen"),
+)
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_DIGITS_OR_LETTERS = re.compile(r"\d+|[a-z']+")
+#: What a read-back's words may end with that the reply's do not ("older" of "old",
+#: "typical" of "typically", "reviews" of "reviewers"): stripped, at most twice.
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "ly", "es", "er", "est", "s")
+#: The most of the agent's words, the last heard, that a read-back is matched in.
+READ_BACK_WORDS = 40
+#: What the feedback reader's P is taken to be for a read-back (:func:`read_back`): the words
+#: are the agent's own, whatever the probe reads in them.
+READ_BACK_P = 1.0
+
+
+def _number_words(digits: str) -> list[str]:
+    """``digits`` in words below a hundred ("45" -> forty five); others as they are."""
+    n = int(digits)
+    if n < 20:
+        return [_UNITS[n]]
+    if n < 100:
+        return [_TENS[n // 10]] + ([_UNITS[n % 10]] if n % 10 else [])
+    return [digits]
+
+
+def _stem(word: str) -> str:
+    word = word.removesuffix("'s").replace("'", "")
+    for _ in range(2):
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        else:
+            break
+    return word
+
+
+def _content(said: list[str]) -> list[str]:
+    """The stems of the words of ``said`` with content: numbers in words, no function word
+    (:data:`_FUNCTION`) and no backchannel."""
+    out = []
+    for word in said:
+        for part in _DIGITS_OR_LETTERS.findall(word):
+            for w in _number_words(part) if part.isdigit() else [part]:
+                if w not in _FUNCTION and not is_backchannel(w):
+                    out.append(_stem(w))
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    """Two stems of one word ("clos" of "closed", "close"): equal, or one begins the other and
+    is at most three letters shorter, four or more long."""
+    short, long = sorted((a, b), key=len)
+    return short == long or (len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 3)
+
+
+def read_back(said: list[str], heard: str | None) -> bool:
+    """Whether the words the feedback reader would read (:func:`feedback_words`) repeat what
+    the agent said (``heard``: its words the person has heard, the last
+    :data:`READ_BACK_WORDS` of them): every word of theirs with content is one of the agent's
+    ("Okay, past the petrol station." over "Turn left just past the petrol station."). A
+    listener repeats a detail to show they have it — a read-back, the commonest feedback after
+    a backchannel's word that no lexicon holds; a correction or a request brings a word of its
+    own ("No, the blue line.", "Okay, but the museum?"), and the veto words
+    (:func:`vetoed`) are judged before this is asked."""
+    mine = _content(said)
+    theirs = _content(heard_words(heard)[-READ_BACK_WORDS:])
+    return bool(mine) and all(any(_same(m, t) for t in theirs) for m in mine)
+
+
 def _questions(said: list[str], *, whole: bool = True) -> bool:
     """Whether ``said`` asks: a word that asks (:data:`_ASKING`) but "what" and "how" (read in
     context, :data:`_READ_IN_CONTEXT`), or one of those two first after the backchannel's

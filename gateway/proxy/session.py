@@ -123,6 +123,10 @@ class _Around:
         return self._session.speaker.agent_said
 
     @property
+    def agent_heard(self) -> str:
+        return self._session.speaker.heard_lately()
+
+    @property
     def semantic(self) -> SemanticSignal | None:
         return self._session.models.semantic
 

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 #: Words a second piper speaks at its default pace (for what was heard of a reply not yet all
 #: made): 2.7 measured on the benchmark's replies.
 WORDS_PER_S = 2.7
+#: How far past what has played a read-back is matched (:meth:`Speaker.heard_lately`): the
+#: estimate of what was heard is proportional, not aligned, and a word may be a second off.
+HEARD_AHEAD_MS = 1000
 
 
 class Speaker:
@@ -144,6 +147,13 @@ class Speaker:
         else:
             n = round(played_ms / 1000 * WORDS_PER_S)
         return " ".join(said[: max(0, min(n, len(said)))])
+
+    def heard_lately(self) -> str:
+        """The words of the reply being heard that the person has heard so far, and
+        :data:`HEARD_AHEAD_MS` more (:meth:`heard_text` estimates to the word): what a listener's
+        read-back repeats (:func:`gateway.proxy.overlap.read_back`)."""
+        reply, played = self.playing_now()
+        return self.heard_text(reply, played + HEARD_AHEAD_MS) if reply is not None else ""
 
     def pause(self) -> None:
         """Speech over the agent: hold its playout where it is (nothing dropped)."""

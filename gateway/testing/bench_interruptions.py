@@ -130,7 +130,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gateway.audio import SAMPLE_RATE
 from gateway.audio.echo import EchoGuard, similarity
+from gateway.render.ssml import EMPHASIS
 from gateway.testing.overlap import (
     CONTINUATIONS,
     FLITE_HELD_OUT,
@@ -145,6 +147,9 @@ from gateway.testing.overlap import (
     fifteenth_held_out_clips,
     fifth_held_out_clips,
     flite_clips,
+    fortieth_held_out_clips,
+    forty_first_held_out_clips,
+    forty_second_held_out_clips,
     fourteenth_held_out_clips,
     fourth_held_out_clips,
     held_out_clips,
@@ -186,7 +191,7 @@ from gateway.testing.overlap import (
 from gateway.testing.overlap_replay import DECODE_CHUNKS
 from gateway.testing.overlap_webrtc import say_in_parts_webrtc, talk_over_webrtc
 from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
-from gateway.testing.speech import normalise
+from gateway.testing.speech import normalise, piper_variant
 from gateway.voice.vad import CHUNK_MS
 
 #: A decision in the serve log (gateway/proxy/session.py); the words are a repr, in double quotes
@@ -243,6 +248,9 @@ SETS = {
     "thirty-seventh-held-out": thirty_seventh_held_out_clips,
     "thirty-eighth-held-out": thirty_eighth_held_out_clips,
     "thirty-ninth-held-out": thirty_ninth_held_out_clips,
+    "fortieth-held-out": fortieth_held_out_clips,
+    "forty-first-held-out": forty_first_held_out_clips,
+    "forty-second-held-out": forty_second_held_out_clips,
 }
 
 
@@ -259,10 +267,29 @@ def _flite(voices: tuple[str, ...]) -> Callable[[], list[Clip]]:
 FLITE_SETS = {"flite": _flite(FLITE_LOOKED_AT), "flite-held-out": _flite(FLITE_HELD_OUT)}
 
 
+#: How long after the reply's first sentence a clip said over it (:attr:`Clip.reply`) begins:
+#: in the agent's pause between sentences, as a listener answers what they just heard.
+REPLY_GAP_S = 0.2
+#: The break the parrot's SSML puts after "You said:" (gateway/agents/builtin/parrot.py).
+PARROT_BREAK_S = 0.3
+
+
+def reply_at_s(first: str) -> float:
+    """When a clip over a reply begins, from the reply's start: the parrot's first sentence as
+    the gateway says it (piper's packaged voice: "You said:", its SSML break, the sentence at
+    the rate of its emphasis), and :data:`REPLY_GAP_S`."""
+    said = len(piper_variant("You said:")) / SAMPLE_RATE + PARROT_BREAK_S
+    rate = EMPHASIS["moderate"][0]
+    return said + len(piper_variant(first)) / SAMPLE_RATE / rate + REPLY_GAP_S
+
+
 def run_trial(url: str, clip: Clip, index: int, transport: str = "ws") -> OverlapTrial:
     """One clip over the reply (the echo case: the agent's own audio, no clip), over
     ``transport`` (a key of :data:`TRANSPORTS`)."""
     trial = TRANSPORTS[transport]
+    if clip.reply is not None:
+        first, rest = clip.reply
+        return asyncio.run(trial(url, clip.audio, at_s=reply_at_s(first), reply=f"{first} {rest}"))
     if clip.kind == "echo":
         db = float(clip.voice.split()[0])
         lag = ECHO_LAGS_MS[index % len(ECHO_LAGS_MS)]

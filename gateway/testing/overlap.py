@@ -17,6 +17,7 @@ interruptions in three voices (piper, espeak-ng en-us, espeak-ng en-gb), and the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,23 @@ class Clip:
     kind: str
     voice: str
     audio: np.ndarray = field(repr=False)
+    #: What the agent says when it is said: (the sentence the person has just heard, the
+    #: rest it talks on with); the clip begins as the first ends. None: :data:`LONG_TEXT`,
+    #: 1.5 s in (:func:`talk_over`'s ``at_s``).
+    reply: tuple[str, str] | None = None
+
+    def heard_before(self) -> str:
+        """The agent's words the person had heard when the clip began (offline, for
+        :func:`gateway.proxy.overlap.read_back`): the reply's first sentence, or
+        :data:`LONG_TEXT`'s first 1.5 s at piper's pace; and a second more of it, as the
+        session's estimate has (``gateway.proxy.speaking.HEARD_AHEAD_MS``)."""
+        from gateway.proxy.speaking import HEARD_AHEAD_MS, WORDS_PER_S
+
+        ahead = round(HEARD_AHEAD_MS / 1000 * WORDS_PER_S)
+        if self.reply is None:
+            return " ".join(LONG_TEXT.split()[: round(1.5 * WORDS_PER_S) + ahead])
+        first, rest = self.reply
+        return " ".join([first, *rest.split()[:ahead]])
 
 
 def speech(text: str, voice: str) -> np.ndarray:
@@ -151,6 +169,12 @@ PIPER_VARIANTS = {
     "piper-lovage": (0.845, 349),
     "piper-borage": (1.065, 353),
     "piper-caraway": (0.935, 359),
+    "piper-chicory": (1.165, 367),
+    "piper-chive": (0.835, 373),
+    "piper-anise": (1.055, 379),
+    "piper-cumin": (0.945, 383),
+    "piper-savory": (1.175, 389),
+    "piper-hyssop": (0.825, 397),
 }
 
 
@@ -308,16 +332,20 @@ def held_out(
 def _named(name: str) -> list[Clip]:
     """The held-out set (:func:`held_out`) whose parts are this module's ``{name}_BACKCHANNELS``,
     ``{name}_INTERRUPTIONS``, ``{name}_VOICES``, ``{name}_NOISE_SEED`` (or ``_SEEDS``) and
-    ``{name}_ECHO_DB``: each set's function says which it is, its constants what it holds."""
+    ``{name}_ECHO_DB``: each set's function says which it is, its constants what it holds. A set
+    with ``{name}_REPLIES`` says each phrase over the agent's reply it answers
+    (:attr:`Clip.reply`)."""
     parts = globals()
     seeds = parts.get(f"{name}_NOISE_SEEDS") or parts[f"{name}_NOISE_SEED"]
-    return held_out(
+    out = held_out(
         parts[f"{name}_BACKCHANNELS"],
         parts[f"{name}_INTERRUPTIONS"],
         parts[f"{name}_VOICES"],
         seeds,
         parts[f"{name}_ECHO_DB"],
     )
+    replies: dict[str, tuple[str, str]] = parts.get(f"{name}_REPLIES", {})
+    return [dataclasses.replace(c, reply=replies[c.name]) if c.name in replies else c for c in out]
 
 
 def third_held_out_clips() -> list[Clip]:
@@ -1729,6 +1757,278 @@ def thirty_ninth_held_out_clips() -> list[Clip]:
     trials, written by someone who did not know the rules."""
     return _named("THIRTY_NINTH")
 
+
+#: The fortieth to forty-second held-out sets (issue 38, twenty-seventh pass), written on
+#: 2026-12-05 by a helper kept from the rules and the code, as the sets before them, but each
+#: phrase with the agent's reply it is said over (``{name}_REPLIES``: the sentence the person
+#: has just heard, and the rest the agent talks on with; :attr:`Clip.reply`): what a listener
+#: says back depends on what they heard, and over the lighthouse story (:data:`LONG_TEXT`)
+#: "Okay, past the petrol station." is said to nothing. Written after the read-back rule
+#: (:func:`gateway.proxy.overlap.read_back`) was, unplayed until it had landed.
+FORTIETH_BACKCHANNELS = (
+    'Yeah, nine, twenty minutes, fine.',
+    "Oh, that's earlier than I thought.",
+    'Mm, sounds like a proper workout.',
+    'Okay, two tablespoons of miso.',
+    'Uh-huh, I remember that one.',
+    'Right, so no parking there.',
+)
+FORTIETH_INTERRUPTIONS = (
+    'Okay, but can we make it vegetarian?',
+    "Yeah, no, it's the Thursday, not Tuesday.",
+    'Mm, actually, could you check Saturday instead?',
+    'Oh, wait, how long is the layover?',
+    'Right, hang on, I said six people.',
+    'Uh, sorry, can you read the address again?',
+    "Take the eggs off, I've got loads.",
+)
+FORTIETH_REPLIES = {
+    'Yeah, nine, twenty minutes, fine.': (
+        "Your train to Leeds leaves from platform 9 at 4:42pm, so you've got about twenty minutes.",
+        "It stops at Wakefield Westgate on the way and arrives in Leeds just after six. There's a trolley service on board if you want a snack.",
+    ),
+    "Oh, that's earlier than I thought.": (
+        'Sunset in Edinburgh tonight is at 3:41pm, which is about as early as it gets all year.',
+        'From next week the evenings start drawing out again, gaining roughly two minutes a day by mid-January. Sunrise tomorrow is at 8:44am.',
+    ),
+    'Mm, sounds like a proper workout.': (
+        "For today's leg session, start with four sets of ten goblet squats using a moderate kettlebell.",
+        'Then move on to walking lunges, three sets of twelve per leg, and finish with a two-minute wall sit. Rest about ninety seconds between sets.',
+    ),
+    'Okay, two tablespoons of miso.': (
+        'For the glaze, whisk together 2 tablespoons of white miso with a tablespoon of honey.',
+        'Add a splash of rice vinegar and a teaspoon of grated ginger, then brush it over the aubergine halves. Roast them at 200 degrees for twenty-five minutes.',
+    ),
+    'Uh-huh, I remember that one.': (
+        "The film you're thinking of is Groundhog Day, where Bill Murray relives the same day over and over.",
+        'It came out in 1993 and was mostly shot in Woodstock, Illinois rather than Punxsutawney. Harold Ramis directed it and co-wrote the screenplay.',
+    ),
+    'Right, so no parking there.': (
+        "The museum itself doesn't have a car park, but there's a multi-storey on Cable Street.",
+        "It's about a five-minute walk away and charges £2.80 an hour, capped at £14 for the day. Entry to the museum is free.",
+    ),
+    'Okay, but can we make it vegetarian?': (
+        "Tonight's dinner plan is a chicken and chorizo traybake, which takes about forty minutes.",
+        "You'll need two chicken thighs per person, one chorizo ring, peppers and red onion. Everything goes in one tin at 200 degrees, stirring halfway through.",
+    ),
+    "Yeah, no, it's the Thursday, not Tuesday.": (
+        "I've booked your dentist appointment for Tuesday the 14th at 10:30am with Dr Patel.",
+        "You'll get a reminder text the day before, and the surgery asks you to arrive five minutes early. Cancellations need twenty-four hours' notice.",
+    ),
+    'Mm, actually, could you check Saturday instead?': (
+        'The forecast for Sunday in the Lake District is light rain in the morning, clearing by midday.',
+        'Highs around 11 degrees with a breeze from the west, so the afternoon should be fine for walking. Take a waterproof just in case.',
+    ),
+    'Oh, wait, how long is the layover?': (
+        'Your cheapest option to Lisbon is with TAP, connecting through Porto and landing at 9:15pm.',
+        'It comes to £186 return including a cabin bag. The direct flight with easyJet is £240 but lands two hours earlier.',
+    ),
+    'Right, hang on, I said six people.': (
+        'I found a table for four at Dishoom Kensington at 7:30pm on Friday.',
+        "They hold reservations for fifteen minutes, and I've added a note about the birthday. Would you like me to confirm it now?",
+    ),
+    'Uh, sorry, can you read the address again?': (
+        'The party is at 42 Hollybank Road, the house with the blue door near the end.',
+        "Parking's tight on the street, so the host suggests using the Tesco car park round the corner. It starts at eight.",
+    ),
+    "Take the eggs off, I've got loads.": (
+        'Your shopping list so far has eggs, semi-skimmed milk, a sourdough loaf and two avocados.',
+        "I've also added the cherry tomatoes you mentioned yesterday and a bag of rocket. Shall I add the coffee beans too?",
+    ),
+}
+FORTIETH_VOICES = (
+    'piper-chicory',
+    'piper-chive',
+    'en-us+quincy',
+    'en-gb-x-rp+norbert',
+    'en+iven',
+    'en-029+adam',
+)
+FORTIETH_NOISE_SEEDS = (74, 75)
+FORTIETH_ECHO_DB = (-11.9375, -13.4375, -15.96875, -18.6875, -22.4375, -23.40625)
+
+
+def fortieth_held_out_clips() -> list[Clip]:
+    """The fortieth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTIETH")
+
+FORTY_FIRST_BACKCHANNELS = (
+    'Yeah, I love that song.',
+    'Oh, wow, seven hundred years.',
+    'Mm, that sounds lovely.',
+    'Okay, left at the bakery.',
+    "Uh-huh, that's why it's so salty.",
+    'Right, three days, not bad.',
+)
+FORTY_FIRST_INTERRUPTIONS = (
+    "Okay, stop, what's a substitute for buttermilk?",
+    "Yeah, but isn't the Elizabeth line quicker?",
+    'Mm, no, make it twenty minutes.',
+    "Oh, wait, my sister can't have gluten.",
+    'Right, but is it open on Sundays?',
+    'Uh, can you change that to Celsius?',
+    'Hang on, is that with or without the deposit?',
+)
+FORTY_FIRST_REPLIES = {
+    'Yeah, I love that song.': (
+        'The track playing in that advert is Tainted Love by Soft Cell, from 1981.',
+        'It was actually a cover of a Gloria Jones song from 1964. The Soft Cell version topped the UK charts for two weeks.',
+    ),
+    'Oh, wow, seven hundred years.': (
+        "Salisbury Cathedral's spire was finished around 1320, so it's been standing for roughly 700 years.",
+        "At 123 metres it's the tallest church spire in Britain. The cathedral also holds one of the four surviving copies of Magna Carta.",
+    ),
+    'Mm, that sounds lovely.': (
+        'The cottage you asked about sits right on the harbour in Port Isaac, with views across the bay.',
+        'It sleeps four, has a wood burner and a small garden, and costs £145 a night in October. Dogs are welcome for a small fee.',
+    ),
+    'Okay, left at the bakery.': (
+        'After the roundabout, take the second left just past the bakery onto Mill Lane.',
+        "Follow it for about half a mile until you see the church, then the school entrance is on your right. There's a drop-off bay outside.",
+    ),
+    "Uh-huh, that's why it's so salty.": (
+        "The reason halloumi doesn't melt is that it's heated during making and then stored in brine.",
+        "That process tightens the proteins, so it browns instead of going runny. It's traditionally made from a mix of goat's and sheep's milk.",
+    ),
+    'Right, three days, not bad.': (
+        'A three-day Paris Museum Pass costs 77 euros and covers the Louvre, Orsay and over fifty other sites.',
+        'You can skip the ticket queues at most places, though the Louvre still needs a timed reservation. The pass starts from your first visit.',
+    ),
+    "Okay, stop, what's a substitute for buttermilk?": (
+        'For the pancakes, mix 250ml of buttermilk with one egg and a tablespoon of melted butter.',
+        "Fold that into the flour, sugar and baking powder, but don't overmix, a few lumps are fine. Let the batter rest for ten minutes.",
+    ),
+    "Yeah, but isn't the Elizabeth line quicker?": (
+        "To get to Heathrow, take the Piccadilly line westbound from Green Park, it's about fifty minutes.",
+        "Trains run every few minutes and you'll want the branch to Terminals 2 and 3. A single with contactless is £5.60 off-peak.",
+    ),
+    'Mm, no, make it twenty minutes.': (
+        "I've set a timer for 12 minutes for the rice, and I'll let you know when it's done.",
+        'In the meantime you could start chopping the spring onions. Remember to leave the lid on so the steam can finish cooking it.',
+    ),
+    "Oh, wait, my sister can't have gluten.": (
+        'A good dessert for tonight would be sticky toffee pudding, which you can make ahead this afternoon.',
+        'It needs dates, brown sugar, self-raising flour and butter, and bakes in about thirty-five minutes. Serve it warm with custard or vanilla ice cream.',
+    ),
+    'Right, but is it open on Sundays?': (
+        'The nearest pharmacy is Boots on the High Street, about six minutes away on foot.',
+        "Head straight down Church Road and turn left at the traffic lights. It's opposite the post office, next to the bank.",
+    ),
+    'Uh, can you change that to Celsius?': (
+        'Tomorrow in New York will be sunny with a high of 68 degrees Fahrenheit and light winds.',
+        "It'll cool down to around 54 overnight, and there's no rain expected until Thursday. Great weather for walking around Central Park.",
+    ),
+    'Hang on, is that with or without the deposit?': (
+        'Renting the van for the weekend will cost £129, picking up Friday at 5pm.',
+        "Insurance is included, and you'll need to return it with a full tank by Monday at 9am. Mileage is unlimited within the UK.",
+    ),
+}
+FORTY_FIRST_VOICES = (
+    'piper-anise',
+    'piper-cumin',
+    'en-us-nyc+caleb',
+    'en-gb-scotland+rob',
+    'en+gustave',
+    'en-us+anika',
+)
+FORTY_FIRST_NOISE_SEEDS = (76, 77)
+FORTY_FIRST_ECHO_DB = (-11.65625, -12.78125, -16.65625, -17.09375, -20.28125, -22.8125)
+
+
+def forty_first_held_out_clips() -> list[Clip]:
+    """The forty-first held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_FIRST")
+
+FORTY_SECOND_BACKCHANNELS = (
+    'Yeah, my mum used to do that.',
+    'Oh, so it was a real bear.',
+    'Mm, I could do with that.',
+    'Okay, between two and four.',
+    'Uh-huh, poor little fox.',
+    'Right, the one with the red label.',
+)
+FORTY_SECOND_INTERRUPTIONS = (
+    "Okay, actually, can you book tomorrow morning's instead?",
+    'Yeah, can you skip this one?',
+    "Mm, no, that's her old address.",
+    'Oh, can you give me that in miles?',
+    "Right, but we'll have a toddler with us.",
+    'Uh, no, I meant Dave from work.',
+    'Is it still running after midnight?',
+)
+FORTY_SECOND_REPLIES = {
+    'Yeah, my mum used to do that.': (
+        "When you're proving the dough, put it in the oven with just the light switched on.",
+        "The gentle warmth helps it rise in about an hour instead of two. Cover the bowl with a damp tea towel so it doesn't dry out.",
+    ),
+    'Oh, so it was a real bear.': (
+        'Winnie-the-Pooh was named after a real black bear called Winnipeg, who lived at London Zoo.',
+        'Christopher Robin Milne loved visiting her, and his father borrowed the name for the stories. She had arrived in England in 1914.',
+    ),
+    'Mm, I could do with that.': (
+        "Next up in your stretching routine is child's pose, holding it for about forty-five seconds.",
+        'Sit back onto your heels, reach your arms forward and let your forehead rest on the mat. Breathe slowly and let your lower back relax.',
+    ),
+    'Okay, between two and four.': (
+        'Your parcel from Argos is now due on Thursday between 2pm and 4pm.',
+        "The driver will text you a one-hour window on the morning of delivery. If you're out, it can be left with a neighbour.",
+    ),
+    'Uh-huh, poor little fox.': (
+        'Once upon a time, a little fox got lost in the snow on the way home from market.',
+        'She followed the glow of a lantern to an old barn where an owl was keeping warm. The owl offered to guide her home at dawn.',
+    ),
+    'Right, the one with the red label.': (
+        'For the stew, get a 400g tin of chopped tomatoes, ideally the Mutti one with the red label.',
+        "You'll also need a litre of beef stock, two carrots and a bag of pearl barley. The butcher's counter should have diced shin.",
+    ),
+    "Okay, actually, can you book tomorrow morning's instead?": (
+        'The next yoga class at your gym is at 6:30pm with Sarah, and there are three spaces left.',
+        "It's a seventy-five-minute vinyasa session, so bring water and arrive a bit early to get a mat. Shall I book you in?",
+    ),
+    'Yeah, can you skip this one?': (
+        "Here's your Friday evening playlist, starting with Mr. Brightside by The Killers.",
+        "After that there's some Arctic Monkeys, a bit of Florence and the Machine, and Blur to finish. It runs for about an hour and forty minutes.",
+    ),
+    "Mm, no, that's her old address.": (
+        "I'll send the birthday card to Aunt Margaret at 17 Elm Grove, Harrogate.",
+        "It should arrive by Wednesday with first class post. I've added the message you dictated, wishing her a lovely seventieth.",
+    ),
+    'Oh, can you give me that in miles?': (
+        'The Cotswold Way walk from Chipping Campden to Broadway is about 9 kilometres with one steep climb.',
+        'Most people take around two and a half hours, stopping at Broadway Tower for the views. The path is well marked with acorn signs.',
+    ),
+    "Right, but we'll have a toddler with us.": (
+        'The best route up Snowdon is the Pyg Track, which takes about three hours to the summit.',
+        'It starts at Pen-y-Pass, where parking should be booked ahead in summer. The final section gets rocky, so wear proper boots.',
+    ),
+    'Uh, no, I meant Dave from work.': (
+        'Calling Dave Jones on his mobile now, the last time you spoke was on Sunday.',
+        "If he doesn't pick up, I can leave a voice message or send a text instead. Would you like me to put it on speaker?",
+    ),
+    'Is it still running after midnight?': (
+        'The quickest way back to your hotel is the number 38 bus, which takes about twenty-five minutes.',
+        'Catch it from the stop outside the theatre, opposite the Pret. A taxi would be quicker at night but costs around £18.',
+    ),
+}
+FORTY_SECOND_VOICES = (
+    'piper-savory',
+    'piper-hyssop',
+    'en-gb-x-gbcwmd+max',
+    'en-gb+ed',
+    'en-us+boris',
+    'en-gb-x-gbclan+aunty',
+)
+FORTY_SECOND_NOISE_SEEDS = (78, 79)
+FORTY_SECOND_ECHO_DB = (-10.3125, -13.53125, -16.53125, -19.0625, -21.34375, -22.53125)
+
+
+def forty_second_held_out_clips() -> list[Clip]:
+    """The forty-second held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_SECOND")
+
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
 #: rule was chosen on: :func:`flite_clips`.
 FLITE_LOOKED_AT = ("flite-slt", "flite-awb")
@@ -1793,8 +2093,10 @@ async def talk_over(
     after_s: float = 3.0,
     echo_db: float | None = None,
     echo_lag_ms: int = 150,
+    reply: str = LONG_TEXT,
 ) -> OverlapTrial:
-    """One trial against the gateway at ``url`` (its ``/ws``); see the module."""
+    """One trial against the gateway at ``url`` (its ``/ws``), the parrot saying ``reply``; see
+    the module."""
     page = await Page.open(url, transport="ws")
     page.audio = bytearray()
     trial = OverlapTrial(conversation=str(page.welcome["conversationId"]))
@@ -1802,7 +2104,7 @@ async def talk_over(
         await _quiet(page)
         since = len(page.events)
         page.audio = bytearray()  # the greeting's audio is not what the speaker plays now
-        await page.send(raw_text(LONG_TEXT))
+        await page.send(raw_text(reply))
         await page.wait_for(
             lambda e: e["type"] == "state" and e["state"] == "speaking", since=since, timeout=60
         )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gateway.audio import SAMPLE_RATE
-from gateway.proxy.overlap import OverlapSettings, feedback_words
+from gateway.proxy.overlap import READ_BACK_P, OverlapSettings, feedback_words, read_back
 from gateway.proxy.settings import SessionSettings, read_once, without_feedback
 from gateway.proxy.turn_taker import (
     OverlapDecided,
@@ -78,13 +78,16 @@ async def replay(
     second: Decode | None = None,
     decode_chunks: int = DECODE_CHUNKS,
     feedback: Feedback | None = None,
+    agent_heard: str = "",
 ) -> Replayed:
     """``clip`` (16 kHz int16) said over an audible agent; see the module. ``second``: the
     second recogniser (``StartOverlapDecode.second``; None: none, as a session without one:
     :func:`gateway.proxy.settings.read_once`); ``decode_chunks``: VAD chunks between a decode
     asked for and its words (more: a recogniser slowed by a busy CPU, as over WebRTC);
     ``feedback``: the feedback reader (``StartOverlapDecode.feedback``; None: none, as a
-    session without one: :func:`gateway.proxy.settings.without_feedback`)."""
+    session without one: :func:`gateway.proxy.settings.without_feedback`); ``agent_heard``:
+    what the person had heard the agent say (a read-back of it is feedback unread:
+    :func:`gateway.proxy.overlap.read_back`)."""
     settings = settings if second is not None else read_once(settings)
     turns = TurnTaker(settings if feedback is not None else without_feedback(settings))
     vad = VadStream()
@@ -109,7 +112,9 @@ async def replay(
             heard.append(f"second: {partial.text}" if ask.second else partial.text)
             read = ask.feedback and feedback is not None
             said = feedback_words(partial.text, opened=not ask.begun) if read else None
-            p = await feedback(said) if feedback and said is not None else None
+            p = None
+            if feedback is not None and said is not None:
+                p = READ_BACK_P if read_back(said, agent_heard) else await feedback(said)
             actions += turns.overlap_heard(
                 ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest, p
             )
@@ -146,7 +151,20 @@ def replay_clips(
     if overlap is not None:
         settings = replace(settings, overlap=overlap)
     return [
-        (clip, asyncio.run(replay(clip.audio, decode, settings, second, decode_chunks, feedback)))
+        (
+            clip,
+            asyncio.run(
+                replay(
+                    clip.audio,
+                    decode,
+                    settings,
+                    second,
+                    decode_chunks,
+                    feedback,
+                    clip.heard_before(),
+                )
+            ),
+        )
         for clip in clips
         if clip.kind != "echo"
     ]

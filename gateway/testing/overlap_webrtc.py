@@ -157,8 +157,10 @@ async def talk_over_webrtc(
     after_s: float = 3.0,
     echo_db: float | None = None,
     echo_lag_ms: int = 150,
+    reply: str = LONG_TEXT,
 ) -> OverlapTrial:
-    """One trial against the gateway at ``url`` (its ``/ws``) over WebRTC; see the module."""
+    """One trial against the gateway at ``url`` (its ``/ws``) over WebRTC, the parrot saying
+    ``reply``; see the module."""
     speaker = Speaker()
     gain = 0.0 if echo_db is None else 10 ** (echo_db / 20)
     mouth = EchoMouth(speaker, gain, echo_lag_ms // 20)
@@ -170,7 +172,7 @@ async def talk_over_webrtc(
     try:
         await client.greeted(60)
         typed = time.monotonic()
-        await client.ws.send(raw_text(LONG_TEXT).to_json())
+        await client.ws.send(raw_text(reply).to_json())
         await client.wait_noted("state", "speaking", typed, 60)
         lead = np.zeros(int(at_s * 50) * FRAME_SAMPLES, np.int16)
         tail = np.zeros(int(after_s * 50) * FRAME_SAMPLES, np.int16)

@@ -65,8 +65,10 @@ from gateway.voice.feedback import FEEDBACK_PROBE, FeedbackSettings, embed
 #: Sets kept out of the probe: written by a helper kept from the rules (2026-12-05), they are what
 #: the probe is judged on — as words, and through the overlap rules in
 #: ``scripts/bench_interruptions.py`` (the thirtieth to thirty-seventh, kept out before, were run
-#: or read, and are fitted on now).
+#: or read, and are fitted on now; the fortieth to forty-second were written after the probe
+#: was fitted).
 EXCLUDED: tuple[str, ...] = ("THIRTY_EIGHTH", "THIRTY_NINTH")
+EXCLUDED += ("FORTIETH", "FORTY_FIRST", "FORTY_SECOND")
 
 #: The probe's defaults (measured: leave-one-set-out, 2026-12-05).
 L2 = 0.003

@@ -123,6 +123,7 @@ class Recorded:
     wake: object = None
     semantic: object = None
     agent_said: str | None = None
+    agent_heard: str = ""  # what the person has heard of the reply being played
     second: RecordedTranscriber | None = None  # the second recogniser (None: none)
     feedback: object = None  # the feedback reader (None: none)
     ended: list[TurnEnded] = field(default_factory=list)
@@ -398,14 +399,16 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
 
 
 class Reader:
-    """A feedback reader that reads everything as feedback, and what it was asked."""
+    """A feedback reader that reads everything as feedback (or, ``p`` lower, as a request),
+    and what it was asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, p: float = 0.97) -> None:
         self.asked: list[list[str]] = []
+        self.p = p
 
     def score(self, words: list[str]) -> float:
         self.asked.append(list(words))
-        return 0.97
+        return self.p
 
 
 @pytest.mark.parametrize(
@@ -436,6 +439,46 @@ async def test_the_feedback_reader_reads_the_overlaps_words_off_the_loop(said, a
     await r.chunks(LEAD + 42)
     # (a second reading follows it here: none is loaded, and it answers without words)
     assert reader.asked == asked and got[0] == p, (reader.asked, got)
+
+
+@pytest.mark.parametrize(
+    ("heard", "read_back"),
+    [
+        ("Turn left just past the petrol station and", True),
+        ("Turn left just past the fire station and", False),  # "petrol" is the person's own
+        ("", False),  # nothing heard yet
+    ],
+)
+async def test_words_that_read_back_what_the_agent_said_are_feedback_unread(heard, read_back):
+    """The words after the backchannel's all said by the agent just before (its words heard so
+    far, from the session) are a listener's read-back: feedback, read so by both recognisers'
+    words, and the reader is not asked; one word of the person's own and the reader reads
+    them."""
+    said = "Okay, past the petrol station."
+    r = recorded("", (0.9, 12), (0.0, 30))
+    r.second = RecordedTranscriber([], partial=said)
+    r.feedback = reader = Reader(p=0.3)  # the reader alone would not let it go
+    r.agent_heard = heard
+    r.__post_init__()
+    r.transcriber.partial = said
+    got: list[float | None] = []
+    overlap_heard = r.listener.turns.overlap_heard
+
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
+        got.append(feedback)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+
+    r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
+    r.agent_audible = True
+    r.listener.playing(True, r.now)
+    await r.chunks(LEAD + 60)
+    if read_back:
+        assert reader.asked == [] and got and set(got) == {1.0}, (reader.asked, got)
+    else:
+        assert reader.asked[0] == ["past", "the", "petrol", "station"] and got[0] == 0.3
+    [judged] = [e for e in r.events if isinstance(e, OverlapJudged)]
+    kind = "backchannel" if read_back else "interruption"
+    assert (judged.decision.kind, judged.decision.why == "feedback") == (kind, read_back)
 
 
 async def test_words_that_would_stop_the_agent_are_read_again_by_the_second_recogniser() -> None:

@@ -666,6 +666,19 @@ def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
     assert speaker.heard_text(reply, 5000) == text
 
 
+def test_what_a_read_back_is_matched_in_is_what_played_and_a_second_more():
+    speaker = _speaker()
+    text = "one two three four five six seven eight nine ten"
+    speaker._first_put("de:1", text)
+    speaker.playout.queued += 250  # 5 s of it made, all of it
+    speaker._ends["de:1"] = speaker.playout.queued
+    assert speaker.heard_lately() == "one two"  # nothing played yet: the second ahead
+    speaker.playout.released = 50  # 1 s played
+    assert speaker.heard_lately() == "one two three four"
+    speaker.playout.released = 250
+    assert speaker.heard_lately() == text
+
+
 def test_what_was_heard_of_a_reply_still_being_made_goes_at_pipers_pace():
     speaker = _speaker()
     speaker._first_put("de:2", " ".join(["word"] * 40))

@@ -239,6 +239,7 @@ LATER += ["TWENTY_SECOND", "TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWE
 LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 LATER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 LATER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
+LATER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -346,6 +347,9 @@ THIRTY_SIXTH = said(sets.THIRTY_SIXTH_BACKCHANNELS + sets.THIRTY_SIXTH_INTERRUPT
 THIRTY_SEVENTH = said(sets.THIRTY_SEVENTH_BACKCHANNELS + sets.THIRTY_SEVENTH_INTERRUPTIONS)
 THIRTY_EIGHTH = said(sets.THIRTY_EIGHTH_BACKCHANNELS + sets.THIRTY_EIGHTH_INTERRUPTIONS)
 THIRTY_NINTH = said(sets.THIRTY_NINTH_BACKCHANNELS + sets.THIRTY_NINTH_INTERRUPTIONS)
+FORTIETH = said(sets.FORTIETH_BACKCHANNELS + sets.FORTIETH_INTERRUPTIONS)
+FORTY_FIRST = said(sets.FORTY_FIRST_BACKCHANNELS + sets.FORTY_FIRST_INTERRUPTIONS)
+FORTY_SECOND = said(sets.FORTY_SECOND_BACKCHANNELS + sets.FORTY_SECOND_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
@@ -354,6 +358,7 @@ IN_ORDER += ["TWENTY_THIRD", "TWENTY_FOURTH", "TWENTY_FIFTH", "TWENTY_SIXTH", "T
 IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 IN_ORDER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 IN_ORDER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
+IN_ORDER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -366,6 +371,7 @@ SAID |= {"THIRTY_SECOND": THIRTY_SECOND, "THIRTY_THIRD": THIRTY_THIRD}
 SAID |= {"THIRTY_FOURTH": THIRTY_FOURTH, "THIRTY_FIFTH": THIRTY_FIFTH}
 SAID |= {"THIRTY_SIXTH": THIRTY_SIXTH, "THIRTY_SEVENTH": THIRTY_SEVENTH}
 SAID |= {"THIRTY_EIGHTH": THIRTY_EIGHTH, "THIRTY_NINTH": THIRTY_NINTH}
+SAID |= {"FORTIETH": FORTIETH, "FORTY_FIRST": FORTY_FIRST, "FORTY_SECOND": FORTY_SECOND}
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -422,6 +428,7 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["thirty-seventh-held-out"] is sets.thirty_seventh_held_out_clips
     assert SETS["thirty-eighth-held-out"] is sets.thirty_eighth_held_out_clips
     assert SETS["thirty-ninth-held-out"] is sets.thirty_ninth_held_out_clips
+    assert SETS["forty-second-held-out"] is sets.forty_second_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -486,3 +493,22 @@ def test_every_espeak_voice_a_set_names_is_its_own_but_the_en_gb_variants_that_r
 def test_every_piper_rendition_is_its_own():
     assert len(set(sets.PIPER_VARIANTS.values())) == len(sets.PIPER_VARIANTS)
     assert len({draw for _, draw in sets.PIPER_VARIANTS.values()}) == len(sets.PIPER_VARIANTS)
+
+
+@pytest.mark.parametrize("name", ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"])
+def test_the_sets_with_replies_say_each_phrase_over_the_reply_it_answers(name, monkeypatch):
+    """Every backchannel and interruption has its reply (the sentence heard, and the rest),
+    each clip of them carries it, and noises and echoes play over the lighthouse story."""
+    monkeypatch.setattr(sets, "speech", lambda text, voice: np.zeros(1, np.int16))
+    replies = getattr(sets, f"{name}_REPLIES")
+    phrases = getattr(sets, f"{name}_BACKCHANNELS") + getattr(sets, f"{name}_INTERRUPTIONS")
+    assert set(replies) == set(phrases)
+    assert all(first.strip() and len(rest.split()) >= 8 for first, rest in replies.values())
+    clips = sets._named(name)
+    for clip in clips:
+        if clip.kind in ("backchannel", "interruption"):
+            assert clip.reply == replies[clip.name]
+            assert clip.heard_before().startswith(clip.reply[0])
+        else:
+            assert clip.reply is None
+            assert sets.LONG_TEXT.startswith(clip.heard_before())

@@ -17,6 +17,7 @@ import pytest
 
 from gateway.audio import read_wav
 from gateway.records import SQLiteRecorder, to_mplp_dialog
+from gateway.testing.bench_interruptions import reply_at_s
 from gateway.testing.overlap import LONG_TEXT, speech, talk_over
 from gateway.testing.processes import PARROT_ON_LOOPBACK, Served
 from gateway.testing.records import run
@@ -124,3 +125,21 @@ async def test_a_comment_no_rule_reads_resumes_the_agent_by_the_feedback_reader(
     assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
     assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
     assert "overlap: backchannel by feedback on " in gateway.log.read_text()
+
+
+async def test_a_listener_reading_back_what_the_agent_said_resumes_it(gateway):
+    """piper's "Okay, behind the library." said as the parrot's first sentence, which says it,
+    ends: the words after "Okay," are the agent's own (gateway/proxy/overlap.py, ``read_back``),
+    so the agent goes on and nothing is a turn; the server's log says they were read back."""
+    first = "The car park is behind the library, next to the old post office."
+    rest = "It is free after six in the evening, and there is a cash machine by the entrance."
+    trial = await talk_over(
+        gateway.ws,
+        speech("Okay, behind the library.", "piper"),
+        at_s=reply_at_s(first),
+        reply=f"{first} {rest}",
+    )
+    assert trial.paused_at() is not None, trial
+    assert (trial.outcome(), trial.why()) == ("resumed", "backchannel"), trial.playback
+    assert trial.flushed_at is None and trial.transcripts == [], "no stop, no turn"
+    assert "reads back what the agent said" in gateway.log.read_text()

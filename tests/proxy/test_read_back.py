@@ -1,0 +1,54 @@
+"""A listener's read-back (gateway.proxy.overlap.read_back): words that repeat what the agent
+just said are feedback; a word of the person's own is not a read-back."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.proxy.overlap import READ_BACK_WORDS, feedback_words, read_back
+
+REPLY = "Turn left just past the petrol station, and the library is open 9am till 5pm."
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Okay, past the petrol station.",
+        "Uh-huh, nine till five.",  # the reply's digits, in words
+        "Right, the library then.",
+        "Yeah, left at the station.",
+        "Mm, opens at nine.",  # "opens" of "open"
+    ],
+)
+def test_words_the_agent_said_are_read_back(said):
+    words = feedback_words(said)
+    assert words is not None and read_back(words, REPLY)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Okay, past the fire station.",  # a word of their own: a correction
+        "Uh-huh, nine till six.",
+        "Yeah, the library's shut today.",
+        "Right, that one then.",  # no word with content: nothing repeated
+    ],
+)
+def test_a_word_of_the_persons_own_is_no_read_back(said):
+    words = feedback_words(said)
+    assert words is not None and not read_back(words, REPLY)
+
+
+def test_nothing_heard_reads_nothing_back():
+    words = feedback_words("Okay, past the petrol station.")
+    assert words is not None
+    assert not read_back(words, None) and not read_back(words, "")
+
+
+def test_only_the_agents_last_words_are_matched():
+    """What the agent said long before is not what the person repeats now."""
+    words = feedback_words("Okay, the petrol station.")
+    assert words is not None
+    long_ago = "the petrol station " + "and then it went on " * (READ_BACK_WORDS // 5 + 1)
+    assert read_back(words, "the petrol station and then")
+    assert not read_back(words, long_ago)
