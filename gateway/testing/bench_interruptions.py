@@ -194,6 +194,8 @@ from gateway.testing.processes import PARROT_ON_LOOPBACK, start_gateway
 from gateway.testing.speech import normalise, piper_variant
 from gateway.voice.vad import CHUNK_MS
 
+#: Words the session found the agent had said (gateway/proxy/listening.py): a read-back.
+_READ_BACK = re.compile(r"overlap: ['\"](.*?)['\"] reads back what the agent said")
 #: A decision in the serve log (gateway/proxy/session.py); the words are a repr, in double quotes
 #: when they hold an apostrophe ("okay i'd understand"), which the report once left out.
 _DECISION = re.compile(
@@ -387,6 +389,10 @@ def report(results: list[tuple[Clip, OverlapTrial]], log: Path | None) -> str:
             lines.append(f"  {kind} by {why} on {text!r} after {voiced} ms{joined}")
         joins = sum(1 for d in decisions if d[-1])
         lines.append(f"judged with the backchannel before (join_ms): {joins}")
+        # gateway/proxy/listening.py's line for words read back (feedback, the reader unasked).
+        read_back = _READ_BACK.findall(log.read_text())
+        lines.append(f"words read back, the feedback reader not asked: {len(read_back)}")
+        lines.extend(f"  {words!r}" for words in read_back)
         spent = [int(d[5]) for d in decisions if d[0] != "echo"]
         if spent:
             lines.append(

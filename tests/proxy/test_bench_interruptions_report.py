@@ -40,6 +40,7 @@ def test_the_serve_logs_decisions_are_all_read_words_with_an_apostrophe_too(tmp_
     """The session logs the words as a repr (gateway/proxy/session.py): in double quotes when
     they hold an apostrophe."""
     line = "overlap: %s by %s on %r after %d ms of voice, %d ms after it began, decodes %.0f ms%s"
+    behind = "it's behind the library"
     log = tmp_path / "serve.log"
     log.write_text(
         "\n".join(
@@ -47,6 +48,8 @@ def test_the_serve_logs_decisions_are_all_read_words_with_an_apostrophe_too(tmp_
                 line % ("backchannel", "words", "okay i understand", 1312, 1700, 300, ""),
                 line % ("interruption", "bound", "okay i'd understand", 1120, 2506, 1761, ""),
                 line % ("backchannel", "words", "right", 320, 400, 100, "; joined"),
+                # gateway/proxy/listening.py's, as %r puts it
+                f"overlap: {behind!r} reads back what the agent said",
             ]
         )
     )
@@ -55,3 +58,5 @@ def test_the_serve_logs_decisions_are_all_read_words_with_an_apostrophe_too(tmp_
     assert "decisions in the serve log: 3" in text
     assert "interruption by bound on \"okay i'd understand\" after 1120 ms" in text
     assert "judged with the backchannel before (join_ms): 1" in text
+    assert "words read back, the feedback reader not asked: 1" in text
+    assert "  \"it's behind the library\"" in text
