@@ -7,7 +7,10 @@ import pytest
 
 from gateway.proxy.overlap import READ_BACK_WORDS, feedback_words, read_back
 
-REPLY = "Turn left just past the petrol station, and the library is open 9am till 5pm."
+REPLY = (
+    "Turn left just past the petrol station and its carpark, and the library is open 9am "
+    "till 5pm."
+)
 
 
 @pytest.mark.parametrize(
@@ -18,6 +21,8 @@ REPLY = "Turn left just past the petrol station, and the library is open 9am til
         "Right, the library then.",
         "Yeah, left at the station.",
         "Mm, opens at nine.",  # "opens" of "open"
+        "Okay, the petrol station car park.",  # "carpark", a compound written as two
+        "Right, left at the library's car park.",
     ],
 )
 def test_words_the_agent_said_are_read_back(said):
@@ -52,3 +57,13 @@ def test_only_the_agents_last_words_are_matched():
     long_ago = "the petrol station " + "and then it went on " * (READ_BACK_WORDS // 5 + 1)
     assert read_back(words, "the petrol station and then")
     assert not read_back(words, long_ago)
+
+
+def test_a_compound_is_one_word_written_as_two_either_way():
+    """Both recognisers wrote "tablespoons" as "table spoons" (the fortieth held-out set)."""
+    words = feedback_words("Okay, two table spoons of miso.")
+    assert words is not None
+    assert read_back(words, "whisk together 2 tablespoons of white miso with honey")
+    assert not read_back(words, "whisk together 2 tables of white miso with honey")
+    joined = feedback_words("Okay, the tablespoons of miso.")
+    assert joined is not None and read_back(joined, "two table spoons of miso")
