@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from num2words import num2words
 
 from gateway.audio.hum import HumFeatures, hum_features
 from gateway.audio.pauses import Pause, longest_pause
@@ -937,13 +938,6 @@ _FUNCTION = frozenset(
         *("a", "m", "p", "pm"),
     }
 )
-#: Numbers as a reply writes them ("9am", "£12.50"), in words as Whisper often writes them.
-_UNITS = (
-    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
-    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
-    *("eighteen", "nineteen"),
-)
-_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 _DIGITS_OR_LETTERS = re.compile(r"\d+|[a-z']+")
 #: What a read-back's words may end with that the reply's do not ("older" of "old",
 #: "typical" of "typically", "reviews" of "reviewers"): stripped, at most twice.
@@ -956,13 +950,9 @@ READ_BACK_P = 1.0
 
 
 def _number_words(digits: str) -> list[str]:
-    """``digits`` in words below a hundred ("45" -> forty five); others as they are."""
-    n = int(digits)
-    if n < 20:
-        return [_UNITS[n]]
-    if n < 100:
-        return [_TENS[n // 10]] + ([_UNITS[n % 10]] if n % 10 else [])
-    return [digits]
+    """``digits`` in words ("45" -> forty five, "700" -> seven hundred), as a reply may write
+    a number ("9am", "£12.50") that the person's words spell, or the other way round."""
+    return words(num2words(int(digits))) if len(digits) <= 15 else [digits]
 
 
 def _stem(word: str) -> str:

@@ -67,3 +67,16 @@ def test_a_compound_is_one_word_written_as_two_either_way():
     assert not read_back(words, "whisk together 2 tables of white miso with honey")
     joined = feedback_words("Okay, the tablespoons of miso.")
     assert joined is not None and read_back(joined, "two table spoons of miso")
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("Oh, wow, seven hundred years.", "The castle was built 700 years ago by monks."),
+        ("Okay, 45 minutes then.", "Bake it for forty-five minutes at 180 degrees."),
+    ],
+)
+def test_a_number_is_one_written_in_digits_or_in_words(said, reply):
+    words = feedback_words(said)
+    assert words is not None and read_back(words, reply)
+    assert not read_back(words, reply.replace("7", "8").replace("forty-five", "fifty-five"))
