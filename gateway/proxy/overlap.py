@@ -935,7 +935,7 @@ _FUNCTION = frozenset(
         *("is", "are", "was", "were", "be", "been", "being", "am", "'s", "has", "have", "had"),
         *("do", "does", "did", "just", "really", "very", "quite", "pretty", "always", "all"),
         *("usually", "often", "even", "still", "only", "some", "any", "every", "each", "one"),
-        *("a", "m", "p", "pm"),
+        *("m", "p", "pm"),
     }
 )
 _DIGITS_OR_LETTERS = re.compile(r"\d+|[a-z']+")

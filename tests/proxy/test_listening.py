@@ -411,6 +411,19 @@ class Reader:
         return self.p
 
 
+def _feedback_given(r: Recorded) -> list[float | None]:
+    """The feedback P the listener gives the turn-taker with each decode's words, as given."""
+    got: list[float | None] = []
+    overlap_heard = r.listener.turns.overlap_heard
+
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
+        got.append(feedback)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+
+    r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
+    return got
+
+
 @pytest.mark.parametrize(
     ("said", "asked", "p"),
     [
@@ -425,15 +438,7 @@ async def test_the_feedback_reader_reads_the_overlaps_words_off_the_loop(said, a
     r.transcriber.partial = said
     r.feedback = reader = Reader()
     r.__post_init__()
-    got: list[float | None] = []
-    turns = r.listener.turns
-    overlap_heard = turns.overlap_heard
-
-    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
-        got.append(feedback)
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
-
-    r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
+    got = _feedback_given(r)
     r.agent_audible = True
     r.listener.playing(True, r.now)
     await r.chunks(LEAD + 42)
@@ -461,14 +466,7 @@ async def test_words_that_read_back_what_the_agent_said_are_feedback_unread(hear
     r.agent_heard = heard
     r.__post_init__()
     r.transcriber.partial = said
-    got: list[float | None] = []
-    overlap_heard = r.listener.turns.overlap_heard
-
-    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
-        got.append(feedback)
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
-
-    r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
+    got = _feedback_given(r)
     r.agent_audible = True
     r.listener.playing(True, r.now)
     await r.chunks(LEAD + 60)

@@ -652,12 +652,21 @@ def _speaker():
     )
 
 
-def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
+TEN = "one two three four five six seven eight nine ten"
+
+
+def _all_made(frames: int):
+    """A speaker whose reply "de:1" (:data:`TEN`) is all made, ``frames`` of 20 ms long."""
     speaker = _speaker()
-    text = "one two three four five six seven eight nine ten"
-    speaker._first_put("de:1", text)
-    speaker.playout.queued += 100  # 2 s of it made, all of it
+    speaker._first_put("de:1", TEN)
+    speaker.playout.queued += frames
     speaker._ends["de:1"] = speaker.playout.queued
+    return speaker
+
+
+def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
+    speaker = _all_made(100)  # 2 s of it made, all of it
+    text = TEN
     speaker.playout.released = 30  # 600 ms played
     reply, played = speaker.playing_now()
     assert (reply, played) == ("de:1", 600)
@@ -667,11 +676,8 @@ def test_what_was_heard_of_a_reply_is_its_words_in_proportion_to_what_played():
 
 
 def test_what_a_read_back_is_matched_in_is_what_played_and_a_second_more():
-    speaker = _speaker()
-    text = "one two three four five six seven eight nine ten"
-    speaker._first_put("de:1", text)
-    speaker.playout.queued += 250  # 5 s of it made, all of it
-    speaker._ends["de:1"] = speaker.playout.queued
+    speaker = _all_made(250)  # 5 s of it made, all of it
+    text = TEN
     assert speaker.heard_lately() == "one two"  # nothing played yet: the second ahead
     speaker.playout.released = 50  # 1 s played
     assert speaker.heard_lately() == "one two three four"
