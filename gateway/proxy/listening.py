@@ -467,26 +467,30 @@ class Listener:
             log.warning("the overlap's %s failed: %s", what, e)
         except Exception:  # a model's own bug: its stack is worth having
             log.exception("the overlap's %s failed", what)
-        if a.feedback and text is not None:
-            feedback = await self._read_feedback(text, opened=not a.begun)
+        read = a.feedback and self._feedback_reader is not None
+        said = feedback_words(text, opened=not a.begun) if read else None
+        # Words that repeat what the agent said are feedback without asking the reader.
+        echoed = said is not None and read_back(said, self._around.agent_heard)
+        if echoed:
+            log.info("overlap: %r reads back what the agent said", " ".join(said or ()))
+            feedback = READ_BACK_P
+        elif said is not None:
+            feedback = await self._read_feedback(said)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000
         now = self._services.now()
-        heard = self.turns.overlap_heard(a.id, text, a.voiced_ms, now, logprob, near, feedback)
+        heard = self.turns.overlap_heard(
+            a.id, text, a.voiced_ms, now, logprob, near, feedback, read_back=echoed
+        )
         self.apply(heard, now)
 
-    async def _read_feedback(self, text: str, *, opened: bool = True) -> float | None:
-        """The feedback reader's P(a listener's feedback) for the overlap's words, off the event
-        loop (None: no reader, words it is not asked about, or no answer: the reader gives up
-        after its own timeout and says so once in the log); ``opened`` as
-        :func:`~gateway.proxy.overlap.feedback_words` takes it. Words that repeat what the
-        agent said (:func:`~gateway.proxy.overlap.read_back`) are feedback without it."""
+    async def _read_feedback(self, said: list[str]) -> float | None:
+        """The feedback reader's P(a listener's feedback) for the overlap's words
+        (:func:`~gateway.proxy.overlap.feedback_words`), off the event loop (None: no reader,
+        or no answer: the reader gives up after its own timeout and says so once in the
+        log)."""
         reader = self._feedback_reader
-        said = feedback_words(text, opened=opened)
-        if reader is None or said is None:
+        if reader is None:
             return None
-        if read_back(said, self._around.agent_heard):
-            log.info("overlap: %r reads back what the agent said", " ".join(said))
-            return READ_BACK_P
         try:
             return await asyncio.to_thread(reader.score, said)
         except Exception:  # the reader's own bug: the rules decide without it

@@ -1250,6 +1250,7 @@ class Overlap:
         #: The feedback reader's P(a listener's feedback) for the newest decode's words (None:
         #: not asked, not known).
         self._feedback: float | None = None
+        self._read_back = False  # the newest decode's words repeat the agent's (``read_back``)
 
     @property
     def went_on(self) -> bool:
@@ -1328,13 +1329,15 @@ class Overlap:
         logprob: float | None = None,
         near: Reading | None = None,
         feedback: float | None = None,
+        read_back: bool = False,
     ) -> OverlapDecode | OverlapGoOn | OverlapPauseAgain | OverlapDecision | None:
         """Decode ``decode_id`` (of ``voiced_ms`` of voice) came back with ``text`` (None: it
         failed) at Whisper's mean log-probability per token ``logprob`` (None: not known);
         ``near``: its likeliest reading in :attr:`OverlapDecode.within`'s words (None: not
         asked, not known, or the decode is in those words); ``feedback``: the feedback reader's
         P(a listener's feedback) for its words (:attr:`OverlapDecode.feedback`; None: not
-        asked, not known)."""
+        asked, not known); ``read_back``: its words repeat what the person has just heard the
+        agent say (:func:`read_back`; ``feedback`` is then ``READ_BACK_P``)."""
         if self.decision is not None:
             return None
         if decode_id == self._last_pending:
@@ -1369,6 +1372,7 @@ class Overlap:
         self._pending = None
         self._text, self._text_ms, self._failed = text, voiced_ms, text is None
         self._logprob, self._near, self._feedback = logprob, near, feedback
+        self._read_back = read_back and feedback is not None
         if text is not None:
             self._words_at[voiced_ms] = _judged_words(text)
         if text is None:
@@ -1447,7 +1451,8 @@ class Overlap:
             if twice == "pending":
                 return None  # its answer is near (``max_decide_ms`` bounds the wait)
             if twice:
-                return self._decide("backchannel", "feedback", now)
+                why = "read back" if self._read_back else "feedback"
+                return self._decide("backchannel", why, now)
         both = False  # both recognisers wrote the same words (``_both_read``)
         near = self._unread_near() if kind == "noise" else None
         if near is not None:
@@ -1570,6 +1575,11 @@ class Overlap:
         working it.", replayed); the second recogniser heard "how", a veto word."""
         if self.settings.second_sure is None:
             return self._feeds_back()
+        if self._read_back and self._feeds_back():
+            # The agent's own words, heard back: a second reading would only confirm words no
+            # request is made of (no interruption of the sets' 302 is one), and waiting for it
+            # ran 5 of the fortieth to forty-second sets' read-backs into ``max_decide_ms``.
+            return True
         again = self._second_reading(reading=True)
         if again == "ask" or again == "pending":
             return again

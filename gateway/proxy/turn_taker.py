@@ -649,14 +649,18 @@ class TurnTaker:
         logprob: float | None = None,
         near: Reading | None = None,
         feedback: float | None = None,
+        read_back: bool = False,
     ) -> list[Action]:
         """An overlap decode asked for by :class:`StartOverlapDecode` came back (``text``
         None: it failed; ``logprob``: Whisper's mean log-probability per token, None: not
         known; ``near``: its likeliest reading in ``within``'s words, None: not known;
-        ``feedback``: the feedback reader's P(a listener's feedback), None: not known)."""
+        ``feedback``: the feedback reader's P(a listener's feedback), None: not known;
+        ``read_back``: its words repeat the agent's, :func:`~gateway.proxy.overlap.read_back`)."""
         if self._overlap is None:
             return []  # decided meanwhile (its length, a stop, the session slept)
-        heard = self._overlap.heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+        heard = self._overlap.heard(
+            decode_id, text, voiced_ms, now, logprob, near, feedback, read_back
+        )
         return self._overlap_step(heard, now)
 
     def _overlap_step(

@@ -112,11 +112,19 @@ async def replay(
             heard.append(f"second: {partial.text}" if ask.second else partial.text)
             read = ask.feedback and feedback is not None
             said = feedback_words(partial.text, opened=not ask.begun) if read else None
-            p = None
-            if feedback is not None and said is not None:
-                p = READ_BACK_P if read_back(said, agent_heard) else await feedback(said)
+            echoed = said is not None and read_back(said, agent_heard)
+            p = READ_BACK_P if echoed else None
+            if feedback is not None and said is not None and not echoed:
+                p = await feedback(said)
             actions += turns.overlap_heard(
-                ask.id, partial.text, ask.voiced_ms, now, partial.avg_logprob, partial.nearest, p
+                ask.id,
+                partial.text,
+                ask.voiced_ms,
+                now,
+                partial.avg_logprob,
+                partial.nearest,
+                p,
+                read_back=echoed,
             )
         for action in actions:
             if isinstance(action, StartOverlapDecode):

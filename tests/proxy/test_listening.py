@@ -385,9 +385,9 @@ async def test_how_sure_the_overlaps_decode_was_reaches_the_turn_taker() -> None
     turns = r.listener.turns
     overlap_heard = turns.overlap_heard
 
-    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None, read_back=False):  # type: ignore[no-untyped-def]
         heard.append((text, logprob, near))
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback, read_back)
 
     turns.overlap_heard = spy  # type: ignore[method-assign]
     r.agent_audible = True
@@ -411,14 +411,17 @@ class Reader:
         return self.p
 
 
-def _feedback_given(r: Recorded) -> list[float | None]:
-    """The feedback P the listener gives the turn-taker with each decode's words, as given."""
+def _feedback_given(r: Recorded, read_backs: list[bool] | None = None) -> list[float | None]:
+    """The feedback P the listener gives the turn-taker with each decode's words, as given
+    (and into ``read_backs``, whether it said they read back the agent's)."""
     got: list[float | None] = []
     overlap_heard = r.listener.turns.overlap_heard
 
-    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None):  # type: ignore[no-untyped-def]
+    def spy(decode_id, text, voiced_ms, now, logprob=None, near=None, feedback=None, read_back=False):  # type: ignore[no-untyped-def]
         got.append(feedback)
-        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback)
+        if read_backs is not None:
+            read_backs.append(read_back)
+        return overlap_heard(decode_id, text, voiced_ms, now, logprob, near, feedback, read_back)
 
     r.listener.turns.overlap_heard = spy  # type: ignore[method-assign]
     return got
@@ -466,17 +469,20 @@ async def test_words_that_read_back_what_the_agent_said_are_feedback_unread(hear
     r.agent_heard = heard
     r.__post_init__()
     r.transcriber.partial = said
-    got = _feedback_given(r)
+    marked: list[bool] = []
+    got = _feedback_given(r, marked)
     r.agent_audible = True
     r.listener.playing(True, r.now)
     await r.chunks(LEAD + 60)
     if read_back:
         assert reader.asked == [] and got and set(got) == {1.0}, (reader.asked, got)
+        assert marked and all(marked), "the turn-taker is told it is a read-back"
     else:
         assert reader.asked[0] == ["past", "the", "petrol", "station"] and got[0] == 0.3
+        assert not any(marked)
     [judged] = [e for e in r.events if isinstance(e, OverlapJudged)]
     kind = "backchannel" if read_back else "interruption"
-    assert (judged.decision.kind, judged.decision.why == "feedback") == (kind, read_back)
+    assert (judged.decision.kind, judged.decision.why == "read back") == (kind, read_back)
 
 
 async def test_words_that_would_stop_the_agent_are_read_again_by_the_second_recogniser() -> None:

@@ -147,11 +147,13 @@ def said_over(
     settings: OverlapSettings = S,
     second: str | None = None,
     second_feedback: float | None = -1.0,
+    read_back: bool = False,
 ) -> list:
     """``voice_ms`` of voice then silence, every decode answered at once with ``text`` (the
     second recogniser's with ``second``, by default the same) and the reader's ``feedback``
-    (the second's words' ``second_feedback``, by default the same); every step the overlap
-    took."""
+    (the second's words' ``second_feedback``, by default the same); the first recogniser's
+    words marked ``read_back`` (the driver found them in what the agent said); every step the
+    overlap took."""
     o = Overlap(settings, 0.0, voiced_ms=96)
     out: list = []
     now = 0.0
@@ -163,7 +165,8 @@ def said_over(
                 read = second_feedback if step.second and second_feedback != -1.0 else feedback
                 p = read if step.feedback else None
                 words = (second or text) if step.second else text
-                answer([o.heard(step.id, words, step.voiced_ms, now, -0.4, None, p)])
+                back = read_back and not step.second and p is not None
+                answer([o.heard(step.id, words, step.voiced_ms, now, -0.4, None, p, back)])
 
     for _ in range((voice_ms - 96) // 32):
         steps, now = feed(o, 32, True, now)
@@ -199,6 +202,22 @@ def test_the_second_recogniser_is_asked_and_must_write_the_same_words():
     assert decided(other).kind == "interruption"
     alone = said_over("Uh-huh, been there myself.", 0.97, 1000, replace(S, second_sure=None))
     assert decided(alone).why == "feedback", "no second recogniser: the reader alone"
+
+
+def test_a_read_back_decides_without_waiting_for_a_second_reading():
+    """Words that repeat what the agent said ("Okay, between two and four." over "...due on
+    Thursday between 2pm and 4pm.") are feedback at once: waiting for the second recogniser
+    ran five such read-backs of the fortieth to forty-second sets into the decision's bound
+    (``max_decide_ms``), and stopped the agent. The same words at the same P, not a read-back,
+    still wait for the second reading and must agree with it."""
+    back = said_over("Okay, between two and four.", 1.0, 1200, read_back=True)
+    assert (decided(back).kind, decided(back).why) == ("backchannel", "read back")
+    assert not any(isinstance(s, OverlapDecode) and s.second for s in back), "not read again"
+    unread = said_over(
+        "Okay, between two and four.", 1.0, 1200, second="Okay, can we do four?", read_back=False
+    )
+    assert any(isinstance(s, OverlapDecode) and s.second for s in unread)
+    assert decided(unread).kind == "interruption"
 
 
 def test_the_second_recogniser_s_words_read_as_feedback_decide_when_no_reading_has_a_veto_word():
