@@ -148,8 +148,11 @@ from gateway.testing.overlap import (
     fifth_held_out_clips,
     flite_clips,
     fortieth_held_out_clips,
+    forty_fifth_held_out_clips,
     forty_first_held_out_clips,
+    forty_fourth_held_out_clips,
     forty_second_held_out_clips,
+    forty_third_held_out_clips,
     fourteenth_held_out_clips,
     fourth_held_out_clips,
     held_out_clips,
@@ -253,6 +256,9 @@ SETS = {
     "fortieth-held-out": fortieth_held_out_clips,
     "forty-first-held-out": forty_first_held_out_clips,
     "forty-second-held-out": forty_second_held_out_clips,
+    "forty-third-held-out": forty_third_held_out_clips,
+    "forty-fourth-held-out": forty_fourth_held_out_clips,
+    "forty-fifth-held-out": forty_fifth_held_out_clips,
 }
 
 

@@ -175,6 +175,12 @@ PIPER_VARIANTS = {
     "piper-cumin": (0.945, 383),
     "piper-savory": (1.175, 389),
     "piper-hyssop": (0.825, 397),
+    "piper-mace": (0.955, 401),
+    "piper-nutmeg": (1.115, 409),
+    "piper-clove": (1.045, 419),
+    "piper-saffron": (0.905, 421),
+    "piper-marjoram": (1.185, 431),
+    "piper-angelica": (0.985, 433),
 }
 
 
@@ -2028,6 +2034,275 @@ def forty_second_held_out_clips() -> list[Clip]:
     """The forty-second held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, each phrase over the reply it answers."""
     return _named("FORTY_SECOND")
+
+
+#: The forty-third to forty-fifth held-out sets (issue 38, twenty-eighth pass), written on
+#: 2026-12-06 by a helper kept from the rules and the code, as the fortieth to forty-second were,
+#: each phrase with the agent's reply it is said over; written after a read-back came to decide
+#: at once and the echo guard's window grew to 384 ms, unplayed until both had landed.
+FORTY_THIRD_BACKCHANNELS = (
+    'Mm-hm, got you.',
+    'Oh wow, forty minutes early.',
+    'Yeah, octopuses are wild.',
+    'Mm, cardamom, yum.',
+    "Whew, glad that's done.",
+    'Right, blue bin tonight.',
+)
+FORTY_THIRD_INTERRUPTIONS = (
+    'Wait, which car park was that?',
+    'Yeah, can you make that repeat daily?',
+    'Oh, no, I meant the small bag.',
+    "Mm, what's the dress code there?",
+    "Stop reading, I'll look myself.",
+    'Okay, and how do I get there by bus?',
+    "No, it's for Priya, not Priyanka.",
+)
+FORTY_THIRD_REPLIES = {
+    'Mm-hm, got you.': (
+        'Your parcel from Harrow Books is out for delivery today.',
+        "The driver expects to arrive between 2 and 4pm. You'll get a text when they're ten stops away.",
+    ),
+    'Oh wow, forty minutes early.': (
+        'Your flight to Lisbon is now expected to land 40 minutes early.',
+        'Strong tailwinds are helping it along. Your arrival gate is listed as 14.',
+    ),
+    'Yeah, octopuses are wild.': (
+        'Octopuses have three hearts and blue blood.',
+        'Two of the hearts pump blood to the gills, while the third serves the rest of the body. The blue colour comes from a copper-based protein.',
+    ),
+    'Mm, cardamom, yum.': (
+        'This chai recipe uses cinnamon, cardamom and a little fresh ginger.',
+        'Simmer the spices in water for 5 minutes before adding the tea and milk. Sweeten to taste with honey or sugar.',
+    ),
+    "Whew, glad that's done.": (
+        'Good news: your car passed its MOT with no advisories.',
+        'The certificate is valid until March next year. The garage says you can collect it any time after 3pm.',
+    ),
+    'Right, blue bin tonight.': (
+        'Tomorrow is recycling day, so the blue bin needs to go out tonight.',
+        'Collection on your street usually starts around 7am. Glass goes in the separate box this week.',
+    ),
+    'Wait, which car park was that?': (
+        'The nearest car park to the stadium is on Dalton Street.',
+        "It costs £8 for match days and opens two hours before kick-off. From there it's about a 5 minute walk to the north stand.",
+    ),
+    'Yeah, can you make that repeat daily?': (
+        'Your alarm is set for 6:30 tomorrow morning.',
+        "That gives you about 7 and a half hours of sleep if you go to bed now. I'll use the gentle chime sound.",
+    ),
+    'Oh, no, I meant the small bag.': (
+        "I've added a 1 kilo bag of porridge oats to your basket for £3.20.",
+        'Your basket now comes to £41.75. Delivery is booked for Thursday between 6 and 7pm.',
+    ),
+    "Mm, what's the dress code there?": (
+        "Your table at Marlowe's is booked for Saturday at 8pm.",
+        "It's a table for two by the window. They'll hold it for 15 minutes if you're running late.",
+    ),
+    "Stop reading, I'll look myself.": (
+        'Here are the top reviews for the Bosch cordless drill.',
+        "One reviewer says the battery lasts all day on big jobs. Another mentions it's a bit heavy for overhead work.",
+    ),
+    'Okay, and how do I get there by bus?': (
+        'The Natural History Museum is open today from 10am to 5:50pm.',
+        'Entry is free, though some exhibitions need a paid ticket. The dinosaur gallery tends to be busiest around midday.',
+    ),
+    "No, it's for Priya, not Priyanka.": (
+        "Okay, sending a message to Priyanka saying you're running ten minutes late.",
+        "I'll let you know when it's been delivered. Would you like me to share your live location too?",
+    ),
+}
+FORTY_THIRD_VOICES = (
+    'piper-mace',
+    'piper-nutmeg',
+    'en-gb-scotland+paul',
+    'en-us+steph',
+    'en-029+benjamin',
+    'en-gb-x-rp+zac',
+)
+FORTY_THIRD_NOISE_SEEDS = (80, 81)
+FORTY_THIRD_ECHO_DB = (-10.59375, -21.09375, -22.0625, -22.6875, -23.21875, -24.8125)
+
+
+def forty_third_held_out_clips() -> list[Clip]:
+    """The forty-third held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_THIRD")
+
+FORTY_FOURTH_BACKCHANNELS = (
+    'Okey-doke.',
+    'Oh, the one with the dragon!',
+    'Wow, my feet can tell.',
+    'Huh, only twelve degrees.',
+    'Ooh, proper classic, this.',
+    'Aw, good for Grandad.',
+)
+FORTY_FOURTH_INTERRUPTIONS = (
+    "Uh, that meeting's moved to Thursday.",
+    'Wait, do I need a visa for that?',
+    'Mm, can you set a timer for that?',
+    'No no, I wanted the live version.',
+    'Yeah, remind me about it at lunchtime.',
+    "Pause it, the baby's crying.",
+    'Right, what deposit do they want?',
+)
+FORTY_FOURTH_REPLIES = {
+    'Okey-doke.': (
+        'Your next bin collection is general waste on Friday morning.',
+        'Make sure the lid closes fully or they may not take it. Garden waste will be collected the week after.',
+    ),
+    'Oh, the one with the dragon!': (
+        "Tonight's bedtime story is called The Dragon Who Couldn't Sleep.",
+        'Once upon a time, high in the snowy mountains, lived a little dragon named Ember. Every night, she counted the stars but never managed to close her eyes.',
+    ),
+    'Wow, my feet can tell.': (
+        "You've walked 14,200 steps today, your highest total this month.",
+        "That's about 10 kilometres. You're well ahead of your weekly goal.",
+    ),
+    'Huh, only twelve degrees.': (
+        "It's currently 12 degrees in Manchester with light cloud.",
+        'It should warm up to around 16 this afternoon. Rain is likely to arrive after 9pm.',
+    ),
+    'Ooh, proper classic, this.': (
+        'Now playing Rumours by Fleetwood Mac.',
+        'The album was released in 1977 and became one of the best-selling records of all time. First up is Second Hand News.',
+    ),
+    'Aw, good for Grandad.': (
+        'Your grandad has posted a photo of his allotment in the family group chat.',
+        "He says the runner beans are finally climbing the canes. He's also asking if anyone wants courgettes.",
+    ),
+    "Uh, that meeting's moved to Thursday.": (
+        'Your next meeting with the marketing team is Wednesday at 10am.',
+        "It's in meeting room 3 and should last about an hour. Jo has shared the agenda by email.",
+    ),
+    'Wait, do I need a visa for that?': (
+        'Flights from London to Istanbul start from £89 return in May.',
+        'The cheapest option leaves Stansted at 6:15am. Most direct flights take just under 4 hours.',
+    ),
+    'Mm, can you set a timer for that?': (
+        'Boil the eggs for exactly 7 minutes for a jammy yolk.',
+        "Then move them straight into a bowl of cold water. Peel them once they're cool enough to handle.",
+    ),
+    'No no, I wanted the live version.': (
+        'Playing Hotel California by the Eagles.',
+        'This is the original studio recording from 1976. It runs for about 6 and a half minutes.',
+    ),
+    'Yeah, remind me about it at lunchtime.': (
+        'Your prescription is ready to collect from the pharmacy on King Street.',
+        "They're open until 6pm today. Remember to bring your exemption card.",
+    ),
+    "Pause it, the baby's crying.": (
+        'Chapter 3: the crew finally sight land after weeks at sea.',
+        'The captain orders the anchor dropped in a quiet bay. Nobody notices the smoke rising from the hills.',
+    ),
+    'Right, what deposit do they want?': (
+        'The cottage in Keswick is available for the week of 12 August.',
+        'It sleeps four and has a wood burner and a small garden. The weekly price is £780.',
+    ),
+}
+FORTY_FOURTH_VOICES = (
+    'piper-clove',
+    'piper-saffron',
+    'en-us-nyc+pablo',
+    'en+linda',
+    'en-gb-x-gbclan+john',
+    'en-029+steph',
+)
+FORTY_FOURTH_NOISE_SEEDS = (82, 83)
+FORTY_FOURTH_ECHO_DB = (-12.65625, -13.9375, -15.15625, -15.1875, -16.40625, -19.28125)
+
+
+def forty_fourth_held_out_clips() -> list[Clip]:
+    """The forty-fourth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_FOURTH")
+
+FORTY_FIFTH_BACKCHANNELS = (
+    'Yeah, noted, ta.',
+    'Ooh, a blood moon.',
+    'Aw, proud of him.',
+    'Oof, a full minute.',
+    'Twenty-five quid, not bad at all.',
+    'Huh, honey never goes off.',
+)
+FORTY_FIFTH_INTERRUPTIONS = (
+    'Wait, is the tip included in that?',
+    'Oh, can you add oat milk too?',
+    "Hold on, we've got a dog with us.",
+    "Uh, what's the speed limit along here?",
+    'No, forty minutes, not fourteen.',
+    "Right, but what about the kids' tickets?",
+    "Enough about the plot, who's in it?",
+)
+FORTY_FIFTH_REPLIES = {
+    'Yeah, noted, ta.': (
+        'Your screen time this week averaged 3 hours a day.',
+        "That's down 20 minutes from last week. Most of it was spent on messaging apps.",
+    ),
+    'Ooh, a blood moon.': (
+        "Tonight there's a total lunar eclipse visible from most of Europe.",
+        "The moon will start to turn red around 9:40pm. You won't need a telescope to see it.",
+    ),
+    'Aw, proud of him.': (
+        "Mrs Patel has emailed to say Leo's reading has really come on this term.",
+        "She says he's moved up two book bands since September. She'd like him to keep reading aloud at home each night.",
+    ),
+    'Oof, a full minute.': (
+        'Next up, hold a plank for one full minute.',
+        'Keep your back flat and your core tight. If it gets too much, drop to your knees.',
+    ),
+    'Twenty-five quid, not bad at all.': (
+        "The cheapest ticket for Saturday's concert is £25 including fees.",
+        'Seats are in the upper circle with a side view. Doors open at 7pm.',
+    ),
+    'Huh, honey never goes off.': (
+        'Honey can last for thousands of years without spoiling.',
+        'Archaeologists have found edible honey in ancient Egyptian tombs. Its low moisture and natural acidity stop bacteria growing.',
+    ),
+    'Wait, is the tip included in that?': (
+        'Split four ways, the bill comes to £23.50 each.',
+        'I can send a payment request to everyone if you like. The total for the table was £94.',
+    ),
+    'Oh, can you add oat milk too?': (
+        "I've added bananas and a loaf of bread to your shopping list.",
+        'Your list now has 11 items. Would you like me to read it back?',
+    ),
+    "Hold on, we've got a dog with us.": (
+        'The Lakeside Inn has a double room free this Friday for £110.',
+        "Breakfast is included and check-in is from 3pm. It's about a 10 minute walk from the lake.",
+    ),
+    "Uh, what's the speed limit along here?": (
+        'Continue on the A34 for another 6 miles.',
+        "Then take the slip road signposted for Newbury. There's light traffic ahead.",
+    ),
+    'No, forty minutes, not fourteen.': (
+        'Timer set for 14 minutes.',
+        "I'll sound an alarm when it's done. Just say stop to turn it off.",
+    ),
+    "Right, but what about the kids' tickets?": (
+        'Adult entry to the zoo is £28 on the day, or £24 if you book online.',
+        "The zoo opens at 9:30am and closes at 6pm in summer. The penguin feeding is at 2 o'clock.",
+    ),
+    "Enough about the plot, who's in it?": (
+        'The film follows a retired detective who returns for one last case.',
+        "Set in 1970s Glasgow, it's a slow-burning thriller with plenty of twists. Critics have called it gripping and beautifully shot.",
+    ),
+}
+FORTY_FIFTH_VOICES = (
+    'piper-marjoram',
+    'piper-angelica',
+    'en-us+gene',
+    'en-029+edward',
+    'en-gb-scotland+belinda',
+    'en-gb-x-gbcwmd+paul',
+)
+FORTY_FIFTH_NOISE_SEEDS = (84, 85)
+FORTY_FIFTH_ECHO_DB = (-12.28125, -16.21875, -19.65625, -19.96875, -20.90625, -22.40625)
+
+
+def forty_fifth_held_out_clips() -> list[Clip]:
+    """The forty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_FIFTH")
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
 #: rule was chosen on: :func:`flite_clips`.

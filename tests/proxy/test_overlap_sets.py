@@ -240,6 +240,7 @@ LATER += ["TWENTY_SEVENTH", "TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRT
 LATER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 LATER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 LATER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
+LATER += ["FORTY_THIRD", "FORTY_FOURTH", "FORTY_FIFTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -350,6 +351,9 @@ THIRTY_NINTH = said(sets.THIRTY_NINTH_BACKCHANNELS + sets.THIRTY_NINTH_INTERRUPT
 FORTIETH = said(sets.FORTIETH_BACKCHANNELS + sets.FORTIETH_INTERRUPTIONS)
 FORTY_FIRST = said(sets.FORTY_FIRST_BACKCHANNELS + sets.FORTY_FIRST_INTERRUPTIONS)
 FORTY_SECOND = said(sets.FORTY_SECOND_BACKCHANNELS + sets.FORTY_SECOND_INTERRUPTIONS)
+FORTY_THIRD = said(sets.FORTY_THIRD_BACKCHANNELS + sets.FORTY_THIRD_INTERRUPTIONS)
+FORTY_FOURTH = said(sets.FORTY_FOURTH_BACKCHANNELS + sets.FORTY_FOURTH_INTERRUPTIONS)
+FORTY_FIFTH = said(sets.FORTY_FIFTH_BACKCHANNELS + sets.FORTY_FIFTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
@@ -359,6 +363,7 @@ IN_ORDER += ["TWENTY_EIGHTH", "TWENTY_NINTH", "THIRTIETH", "THIRTY_FIRST"]
 IN_ORDER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 IN_ORDER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 IN_ORDER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
+IN_ORDER += ["FORTY_THIRD", "FORTY_FOURTH", "FORTY_FIFTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -372,6 +377,10 @@ SAID |= {"THIRTY_FOURTH": THIRTY_FOURTH, "THIRTY_FIFTH": THIRTY_FIFTH}
 SAID |= {"THIRTY_SIXTH": THIRTY_SIXTH, "THIRTY_SEVENTH": THIRTY_SEVENTH}
 SAID |= {"THIRTY_EIGHTH": THIRTY_EIGHTH, "THIRTY_NINTH": THIRTY_NINTH}
 SAID |= {"FORTIETH": FORTIETH, "FORTY_FIRST": FORTY_FIRST, "FORTY_SECOND": FORTY_SECOND}
+SAID |= {"FORTY_THIRD": FORTY_THIRD, "FORTY_FOURTH": FORTY_FOURTH}
+SAID |= {"FORTY_FIFTH": FORTY_FIFTH}
+#: The sets each phrase of which is said over the reply it answers.
+REPLIED = IN_ORDER[IN_ORDER.index("FORTIETH") :]
 
 
 @pytest.mark.parametrize("name", IN_ORDER[IN_ORDER.index("THIRTEENTH") :])
@@ -429,6 +438,9 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["thirty-eighth-held-out"] is sets.thirty_eighth_held_out_clips
     assert SETS["thirty-ninth-held-out"] is sets.thirty_ninth_held_out_clips
     assert SETS["forty-second-held-out"] is sets.forty_second_held_out_clips
+    assert SETS["forty-third-held-out"] is sets.forty_third_held_out_clips
+    assert SETS["forty-fourth-held-out"] is sets.forty_fourth_held_out_clips
+    assert SETS["forty-fifth-held-out"] is sets.forty_fifth_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
@@ -495,7 +507,7 @@ def test_every_piper_rendition_is_its_own():
     assert len({draw for _, draw in sets.PIPER_VARIANTS.values()}) == len(sets.PIPER_VARIANTS)
 
 
-@pytest.mark.parametrize("name", ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"])
+@pytest.mark.parametrize("name", [*REPLIED])
 def test_the_sets_with_replies_say_each_phrase_over_the_reply_it_answers(name, monkeypatch):
     """Every backchannel and interruption has its reply (the sentence heard, and the rest),
     each clip of them carries it, and noises and echoes play over the lighthouse story."""
