@@ -949,6 +949,22 @@ READ_BACK_WORDS = 40
 READ_BACK_P = 1.0
 
 
+#: How a listener judges what they just repeated ("Three days, not bad.", "Platform nine,
+#: perfect."): a read-back may end with one (after "not", "so", "very" or none), the reply need
+#: not hold it. Praise and plain assent only: a complaint about the detail ("too dear", "too
+#: late", "that's enough") asks for another and is left to the reader.
+ASSESSMENTS = frozenset(
+    {
+        *("bad", "lovely", "perfect", "brilliant", "handy", "neat", "amazing", "awesome"),
+        *("fantastic", "wonderful", "interesting", "fun", "easy", "simple", "helpful", "useful"),
+        *("sweet", "delicious", "gorgeous", "beautiful", "impressive", "incredible", "ideal"),
+        *("manageable", "doable", "reasonable", "fair", "splendid", "superb", "marvellous"),
+    }
+)
+#: What may stand before an assessment ("not bad", "so handy", "very reasonable").
+_BEFORE_ASSESSMENT = frozenset({"not", "so", "very", "quite", "pretty", "really"})
+
+
 def _number_words(digits: str) -> list[str]:
     """``digits`` in words ("45" -> forty five, "700" -> seven hundred), as a reply may write
     a number ("9am", "£12.50") that the person's words spell, or the other way round."""
@@ -986,6 +1002,17 @@ def _same(a: str, b: str) -> bool:
     return short == long or (len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 3)
 
 
+def _without_assessment(said: list[str]) -> list[str]:
+    """``said`` without a last assessment (:data:`ASSESSMENTS`, "not bad") after words of
+    its own; as it is when it has none."""
+    if len(said) < 2 or said[-1] not in ASSESSMENTS:
+        return said
+    end = len(said) - 1
+    while end > 1 and said[end - 1] in _BEFORE_ASSESSMENT:
+        end -= 1
+    return said[:end]
+
+
 def read_back(said: list[str], heard: str | None) -> bool:
     """Whether the words the feedback reader would read (:func:`feedback_words`) repeat what
     the agent said (``heard``: its words the person has heard, the last
@@ -998,7 +1025,11 @@ def read_back(said: list[str], heard: str | None) -> bool:
 
     A compound is one word written as two ("table spoons" of "tablespoons", "car park" of
     "carpark"), either way: both recognisers wrote the fortieth held-out set's "Okay, two
-    tablespoons of miso." as "two table spoons", replayed."""
+    tablespoons of miso." as "two table spoons", replayed. The repeated words may end with
+    the listener's judgement of them (:data:`ASSESSMENTS`: "Right, three days, not bad." over
+    "A three-day pass costs 77 euros", read below the reader's threshold in the forty-first
+    set's four voices that heard it right)."""
+    said = _without_assessment(said)
     mine = _content(said)
     raw = _content(heard_words(heard)[-READ_BACK_WORDS:])
     theirs = [_stem(w) for w in raw] + [_stem(a + b) for a, b in itertools.pairwise(raw)]

@@ -44,6 +44,22 @@ def test_a_word_of_the_persons_own_is_no_read_back(said):
     assert words is not None and not read_back(words, REPLY)
 
 
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("Right, nine till five, not bad.", True),  # the listener's judgement of it
+        ("Okay, past the petrol station, perfect.", True),
+        ("Mm, the library, very handy.", True),
+        ("Yeah, not bad.", False),  # nothing repeated: the reader reads it
+        ("Okay, nine till five, too late.", False),  # a complaint asks for another
+        ("Okay, the fire station, perfect.", False),  # a word of their own still is one
+    ],
+)
+def test_a_read_back_may_end_with_the_listeners_judgement_of_it(said, read):
+    words = feedback_words(said)
+    assert words is not None and read_back(words, REPLY) is read
+
+
 def test_nothing_heard_reads_nothing_back():
     words = feedback_words("Okay, past the petrol station.")
     assert words is not None
