@@ -2335,14 +2335,28 @@ class OverlapTrial:
     #: The conversation the trial took place in (its records).
     conversation: str = ""
 
+    def _decided(self) -> list[dict[str, Any]]:
+        """The decisions about the reply the clip was said over: up to its stop. A stop ends
+        that reply; what follows is about the agent's answer (the parrot saying the person's
+        words back in the piper voice a clip was said in: its tail is then the answer's echo,
+        ``ignored`` — a stopped interruption counted as missed on the fortieth and forty-fifth
+        held-out sets before this)."""
+        out = []
+        for _, m in self.playback:
+            if m["outcome"] != "paused":
+                out.append(m)
+            if m["outcome"] == "stopped":
+                break
+        return out
+
     def outcome(self) -> str:
         """``stopped``, ``resumed``, ``ignored`` (echo) or ``none`` (no pause at all)."""
-        final = [m["outcome"] for _, m in self.playback if m["outcome"] != "paused"]
-        return final[-1] if final else ("paused" if self.playback else "none")
+        final = self._decided()
+        return final[-1]["outcome"] if final else ("paused" if self.playback else "none")
 
     def why(self) -> str | None:
-        decided = [m.get("why") for _, m in self.playback if m["outcome"] != "paused"]
-        return decided[-1] if decided else None
+        decided = self._decided()
+        return decided[-1].get("why") if decided else None
 
     def paused_at(self) -> float | None:
         times = [t for t, m in self.playback if m["outcome"] == "paused"]

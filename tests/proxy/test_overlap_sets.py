@@ -524,3 +524,24 @@ def test_the_sets_with_replies_say_each_phrase_over_the_reply_it_answers(name, m
         else:
             assert clip.reply is None
             assert sets.LONG_TEXT.startswith(clip.heard_before())
+
+
+def test_a_trials_outcome_is_about_the_reply_it_was_said_over():
+    """A stop ends the reply: an echo notice after it is about the agent's answer (the parrot
+    saying a piper clip's words back in the clip's own voice), not the clip's outcome."""
+
+    def said(*events: tuple[str, str | None]) -> sets.OverlapTrial:
+        trial = sets.OverlapTrial()
+        trial.playback = [(i / 10, {"outcome": o, "why": w}) for i, (o, w) in enumerate(events)]
+        return trial
+
+    stopped = said(("paused", None), ("stopped", "interruption"), ("ignored", "echo"))
+    assert (stopped.outcome(), stopped.why()) == ("stopped", "interruption")
+    again = said(("paused", None), ("resumed", "backchannel"), ("paused", None))
+    again.playback.append((0.5, {"outcome": "stopped", "why": "interruption"}))
+    assert (again.outcome(), again.why()) == ("stopped", "interruption")
+    resumed = said(("paused", None), ("resumed", "backchannel"))
+    assert resumed.outcome() == "resumed"
+    echo = said(("ignored", "echo"))
+    assert (echo.outcome(), echo.why()) == ("ignored", "echo")
+    assert said().outcome() == "none" and said(("paused", None)).outcome() == "paused"
