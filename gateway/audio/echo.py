@@ -12,7 +12,7 @@ The window is 384 ms, not less, because a voice like the agent's (a person, or t
 own piper renditions) matches a short stretch of the reply by chance: a vowel at the same pitch
 correlates with another. On the fortieth to forty-second sets' 78 piper clips, each said over
 the piper reply it answers, 243 of their 3 978 voiced chunks (67 clips) passed for echo at
-192 ms, and one interruption went unheard live; at 384 ms 49 (19 clips). The echo loses
+192 ms; at 384 ms 49 (19 clips). The echo loses
 nothing by it: in a room (RT60 0.6 s) through Opus both ways 99.1 % of its chunks were echo at
 192 ms (3 of 39 echoes let a barge-in through), 100 % at 384 (none). scripts/bench_echo.py.
 
