@@ -469,11 +469,10 @@ class Listener:
             log.exception("the overlap's %s failed", what)
         read = a.feedback and self._feedback_reader is not None
         said = feedback_words(text, opened=not a.begun) if read else None
-        # Words that repeat what the agent said are feedback without asking the reader.
-        echoed = said is not None and read_back(said, self._around.agent_heard)
-        if echoed:
-            log.info("overlap: %r reads back what the agent said", " ".join(said or ()))
-            feedback = READ_BACK_P
+        echoed = False  # the words repeat what the agent said: feedback, the reader not asked
+        if said is not None and read_back(said, self._around.agent_heard):
+            log.info("overlap: %r reads back what the agent said", " ".join(said))
+            feedback, echoed = READ_BACK_P, True
         elif said is not None:
             feedback = await self._read_feedback(said)
         self.overlap_decode_ms += (time.monotonic() - t) * 1000

@@ -1947,6 +1947,7 @@ def forty_first_held_out_clips() -> list[Clip]:
     trials, each phrase over the reply it answers."""
     return _named("FORTY_FIRST")
 
+
 FORTY_SECOND_BACKCHANNELS = (
     'Yeah, my mum used to do that.',
     'Oh, so it was a real bear.',
@@ -2128,6 +2129,7 @@ def forty_third_held_out_clips() -> list[Clip]:
     trials, each phrase over the reply it answers."""
     return _named("FORTY_THIRD")
 
+
 FORTY_FOURTH_BACKCHANNELS = (
     'Okey-doke.',
     'Oh, the one with the dragon!',
@@ -2216,6 +2218,7 @@ def forty_fourth_held_out_clips() -> list[Clip]:
     trials, each phrase over the reply it answers."""
     return _named("FORTY_FOURTH")
 
+
 FORTY_FIFTH_BACKCHANNELS = (
     'Yeah, noted, ta.',
     'Ooh, a blood moon.',
@@ -2303,6 +2306,7 @@ def forty_fifth_held_out_clips() -> list[Clip]:
     """The forty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, each phrase over the reply it answers."""
     return _named("FORTY_FIFTH")
+
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
 #: rule was chosen on: :func:`flite_clips`.
