@@ -152,6 +152,8 @@ from gateway.testing.overlap import (
     forty_first_held_out_clips,
     forty_fourth_held_out_clips,
     forty_second_held_out_clips,
+    forty_seventh_held_out_clips,
+    forty_sixth_held_out_clips,
     forty_third_held_out_clips,
     fourteenth_held_out_clips,
     fourth_held_out_clips,
@@ -259,6 +261,8 @@ SETS = {
     "forty-third-held-out": forty_third_held_out_clips,
     "forty-fourth-held-out": forty_fourth_held_out_clips,
     "forty-fifth-held-out": forty_fifth_held_out_clips,
+    "forty-sixth-held-out": forty_sixth_held_out_clips,
+    "forty-seventh-held-out": forty_seventh_held_out_clips,
 }
 
 

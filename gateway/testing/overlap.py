@@ -181,6 +181,10 @@ PIPER_VARIANTS = {
     "piper-saffron": (0.905, 421),
     "piper-marjoram": (1.185, 431),
     "piper-angelica": (0.985, 433),
+    "piper-tarragon": (1.035, 439),
+    "piper-pimento": (0.965, 443),
+    "piper-sumac": (1.095, 449),
+    "piper-galangal": (0.975, 457),
 }
 
 
@@ -2306,6 +2310,189 @@ def forty_fifth_held_out_clips() -> list[Clip]:
     """The forty-fifth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, each phrase over the reply it answers."""
     return _named("FORTY_FIFTH")
+
+
+#: The forty-sixth and forty-seventh held-out sets (issue 38, twenty-ninth pass), written on
+#: 2026-12-06 by a helper kept from the rules and the code, each phrase with the agent's reply it
+#: is said over. Their backchannels are of the issue's own kind (continuers, acknowledgements and
+#: a one-word assessment: "mm-hmm", "yeah", "right", "okay", "I see", a laugh), as the third to
+#: twenty-fourth sets' were; the twenty-fifth to forty-fifth sets' were listener's comments with
+#: words of their own ("Huh, honey never goes off."). Unplayed before the rules of 221474a.
+FORTY_SIXTH_BACKCHANNELS = (
+    'Mm-hmm, okay.',
+    'Alright, yep.',
+    'Ah, got it.',
+    'Okay, lovely.',
+    'Oh, neat.',
+    'Heh, nice.',
+)
+FORTY_SIXTH_INTERRUPTIONS = (
+    'Wait, I meant the other Jamie.',
+    'How windy will it be on the beach?',
+    'Yeah, but do they have free returns?',
+    'Mm, actually put on something more upbeat.',
+    'No, I have to be there by nine.',
+    "Can I drink alcohol while I'm taking those?",
+    'Uh, can we push that to the afternoon?',
+)
+FORTY_SIXTH_REPLIES = {
+    'Mm-hmm, okay.': (
+        'Your pasta timer is set for eleven minutes, starting now.',
+        "I'll give you a one minute warning before it ends. Don't forget to save a cup of the cooking water for the sauce.",
+    ),
+    'Alright, yep.': (
+        'In about half a mile, take the second exit at the next roundabout.',
+        'Then stay in the left lane for roughly two miles. Your destination will be on the right, just after the petrol station.',
+    ),
+    'Ah, got it.': (
+        "You've got a dentist appointment on Thursday at quarter past nine.",
+        "It's at the practice on Mill Lane. I'll remind you an hour beforehand so you have plenty of time to get there.",
+    ),
+    'Okay, lovely.': (
+        'Tomorrow looks dry and sunny, with a high of 21 degrees.',
+        "The wind should stay light all day. It'll cool down quickly after sunset, so you might want a jacket for the evening.",
+    ),
+    'Oh, neat.': (
+        "Sea otters often hold hands while they sleep so they don't drift apart.",
+        'A group of them floating together is called a raft. They sometimes wrap themselves in kelp to stay in one place too.',
+    ),
+    'Heh, nice.': (
+        'Your team won 3-1 last night, with a late goal deep into stoppage time.',
+        "That's their fourth win in a row. They're now just two points off the top of the table.",
+    ),
+    'Wait, I meant the other Jamie.': (
+        "I've sent your message to Jamie saying you'll be there by six.",
+        "Jamie usually replies within a few minutes. I'll read the reply out to you as soon as it arrives.",
+    ),
+    'How windy will it be on the beach?': (
+        "It's currently 18 degrees in Barcelona with clear blue skies.",
+        "Later this afternoon it should climb to around 24. There's no rain expected there until Sunday.",
+    ),
+    'Yeah, but do they have free returns?': (
+        'The cheapest pair of running shoes I found in your size costs 45 pounds.',
+        "They're from an online sports retailer and have a four star rating. The next cheapest option is 52 pounds from another shop.",
+    ),
+    'Mm, actually put on something more upbeat.': (
+        'Now playing a relaxing piano playlist for your evening.',
+        "It's about an hour long and starts with some Ludovico Einaudi. I'll lower the volume gradually if you fall asleep.",
+    ),
+    'No, I have to be there by nine.': (
+        'The fastest route to the airport takes about 50 minutes right now.',
+        "There's slow traffic near junction 4, but it's starting to clear. If you leave at half eight, you'll arrive around twenty past nine.",
+    ),
+    "Can I drink alcohol while I'm taking those?": (
+        'Your prescription for amoxicillin is ready to collect from the pharmacy.',
+        'Remember to take it three times a day with food. Finish the whole course, even if you start to feel better.',
+    ),
+    'Uh, can we push that to the afternoon?': (
+        'Your haircut is booked for Saturday at half past ten at Cutting Edge.',
+        "It's a wash, cut and blow-dry with Sophie. The salon asks you to arrive five minutes early.",
+    ),
+}
+FORTY_SIXTH_VOICES = (
+    'piper-tarragon',
+    'piper-pimento',
+    'en-us+marcelo',
+    'en-gb-x-rp+Hugo',
+    'en-029+max',
+    'en-gb-x-gbclan+edward2',
+)
+FORTY_SIXTH_NOISE_SEEDS = (86, 87)
+FORTY_SIXTH_ECHO_DB = (-10.84375, -16.84375, -17.46875, -20.1875, -20.5625, -24.90625)
+
+
+def forty_sixth_held_out_clips() -> list[Clip]:
+    """The forty-sixth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_SIXTH")
+
+FORTY_SEVENTH_BACKCHANNELS = (
+    'Mhm, great.',
+    'Right, right, right.',
+    'I see, okay.',
+    'Yep, got it.',
+    'Oh, brilliant.',
+    'Ha ha, yeah.',
+)
+FORTY_SEVENTH_INTERRUPTIONS = (
+    'Stop, just tell me how tall it is.',
+    "Right, and where's the nearest Fresh Mart?",
+    "Okay, but which channel's showing it?",
+    "Make it twenty-one, it's freezing in here.",
+    'Hold on, can I pay by card?',
+    'Can you set me a monthly limit for that?',
+    "Oh, read me the landlord's one in full.",
+)
+FORTY_SEVENTH_REPLIES = {
+    'Mhm, great.': (
+        'Your grocery order has been confirmed for delivery tomorrow morning.',
+        "It should arrive between eight and nine. Two items were substituted, and I've sent the details to your phone.",
+    ),
+    'Right, right, right.': (
+        'To start, melt the butter in a large pan over a low heat.',
+        "Once it's foaming, add the chopped onion and a pinch of salt. Let it soften gently for about ten minutes without browning.",
+    ),
+    'I see, okay.': (
+        'Your electricity bill this month is 84 pounds, which is a little higher than usual.',
+        "Most of the increase came from heating during last week's cold spell. Your direct debit will be taken on the first of the month.",
+    ),
+    'Yep, got it.': (
+        "I've turned the hallway lights down to thirty percent.",
+        "They'll switch off automatically at midnight. The porch light will stay on until morning as usual.",
+    ),
+    'Oh, brilliant.': (
+        'Your train to Manchester is running on time and leaves from platform 5.',
+        "There's a buffet car in coach C. You're due to arrive at Manchester Piccadilly at eleven forty-two.",
+    ),
+    'Ha ha, yeah.': (
+        "Here's the song that was number one in the week you were born.",
+        "It's a cheesy disco track that spent five weeks at the top. Apparently it was a wedding favourite for years afterwards.",
+    ),
+    'Stop, just tell me how tall it is.': (
+        "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+        'At the time it was the tallest structure in the world. Many Parisian artists signed a petition against it before it was even built.',
+    ),
+    "Right, and where's the nearest Fresh Mart?": (
+        'Salmon fillets are on offer at Fresh Mart this week, two for 5 pounds.',
+        "The offer ends on Sunday. They've also got discounts on new potatoes and asparagus, if you fancy a side.",
+    ),
+    "Okay, but which channel's showing it?": (
+        "England are batting first in today's test match against India.",
+        'The pitch is expected to favour the spin bowlers later in the day. Play is due to start at half past ten.',
+    ),
+    "Make it twenty-one, it's freezing in here.": (
+        "I've set the thermostat to 19 degrees for the rest of the evening.",
+        "The heating will turn off at 10pm and come back on at half six tomorrow. You're currently on the eco schedule.",
+    ),
+    'Hold on, can I pay by card?': (
+        'The next bus to the city centre is the number 12, leaving in seven minutes.',
+        'It stops right outside the library and takes about 25 minutes. A single ticket costs two pounds fifty.',
+    ),
+    'Can you set me a monthly limit for that?': (
+        'You spent 320 pounds on eating out last month.',
+        "That's about 60 pounds more than the month before. Most of it was at weekends, particularly on Friday nights.",
+    ),
+    "Oh, read me the landlord's one in full.": (
+        'You have three unread emails, and the first one is from your landlord.',
+        "The subject line says boiler service next week. The other two are newsletters from shops you've ordered from.",
+    ),
+}
+FORTY_SEVENTH_VOICES = (
+    'piper-sumac',
+    'piper-galangal',
+    'en-us-nyc+antonio',
+    'en-gb+michel',
+    'en-gb-scotland+miguel',
+    'en-gb-x-gbcwmd+Lee',
+)
+FORTY_SEVENTH_NOISE_SEEDS = (88, 89)
+FORTY_SEVENTH_ECHO_DB = (-15.21875, -16.34375, -17.78125, -18.46875, -19.90625, -20.59375)
+
+
+def forty_seventh_held_out_clips() -> list[Clip]:
+    """The forty-seventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_SEVENTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no

@@ -241,6 +241,7 @@ LATER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 LATER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 LATER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
 LATER += ["FORTY_THIRD", "FORTY_FOURTH", "FORTY_FIFTH"]
+LATER += ["FORTY_SIXTH", "FORTY_SEVENTH"]
 
 
 @pytest.mark.parametrize("name", LATER)
@@ -354,6 +355,8 @@ FORTY_SECOND = said(sets.FORTY_SECOND_BACKCHANNELS + sets.FORTY_SECOND_INTERRUPT
 FORTY_THIRD = said(sets.FORTY_THIRD_BACKCHANNELS + sets.FORTY_THIRD_INTERRUPTIONS)
 FORTY_FOURTH = said(sets.FORTY_FOURTH_BACKCHANNELS + sets.FORTY_FOURTH_INTERRUPTIONS)
 FORTY_FIFTH = said(sets.FORTY_FIFTH_BACKCHANNELS + sets.FORTY_FIFTH_INTERRUPTIONS)
+FORTY_SIXTH = said(sets.FORTY_SIXTH_BACKCHANNELS + sets.FORTY_SIXTH_INTERRUPTIONS)
+FORTY_SEVENTH = said(sets.FORTY_SEVENTH_BACKCHANNELS + sets.FORTY_SEVENTH_INTERRUPTIONS)
 #: The sets from the eighth on, in the order they were written, and what each says.
 IN_ORDER = ["EIGHTH", "NINTH", "TENTH", "ELEVENTH", "TWELFTH"]
 IN_ORDER += ["THIRTEENTH", "FOURTEENTH", "FIFTEENTH", "SIXTEENTH", "SEVENTEENTH"]
@@ -364,6 +367,7 @@ IN_ORDER += ["THIRTY_SECOND", "THIRTY_THIRD", "THIRTY_FOURTH", "THIRTY_FIFTH"]
 IN_ORDER += ["THIRTY_SIXTH", "THIRTY_SEVENTH", "THIRTY_EIGHTH", "THIRTY_NINTH"]
 IN_ORDER += ["FORTIETH", "FORTY_FIRST", "FORTY_SECOND"]
 IN_ORDER += ["FORTY_THIRD", "FORTY_FOURTH", "FORTY_FIFTH"]
+IN_ORDER += ["FORTY_SIXTH", "FORTY_SEVENTH"]
 SAID = {"ELEVENTH": ELEVENTH, "TWELFTH": TWELFTH, "THIRTEENTH": THIRTEENTH}
 SAID |= {"FOURTEENTH": FOURTEENTH, "FIFTEENTH": FIFTEENTH, "SIXTEENTH": SIXTEENTH}
 SAID |= {"SEVENTEENTH": SEVENTEENTH, "EIGHTEENTH": EIGHTEENTH, "NINETEENTH": NINETEENTH}
@@ -379,6 +383,7 @@ SAID |= {"THIRTY_EIGHTH": THIRTY_EIGHTH, "THIRTY_NINTH": THIRTY_NINTH}
 SAID |= {"FORTIETH": FORTIETH, "FORTY_FIRST": FORTY_FIRST, "FORTY_SECOND": FORTY_SECOND}
 SAID |= {"FORTY_THIRD": FORTY_THIRD, "FORTY_FOURTH": FORTY_FOURTH}
 SAID |= {"FORTY_FIFTH": FORTY_FIFTH}
+SAID |= {"FORTY_SIXTH": FORTY_SIXTH, "FORTY_SEVENTH": FORTY_SEVENTH}
 #: The sets each phrase of which is said over the reply it answers.
 REPLIED = IN_ORDER[IN_ORDER.index("FORTIETH") :]
 
@@ -441,6 +446,8 @@ def test_the_benchmark_plays_every_set_by_name():
     assert SETS["forty-third-held-out"] is sets.forty_third_held_out_clips
     assert SETS["forty-fourth-held-out"] is sets.forty_fourth_held_out_clips
     assert SETS["forty-fifth-held-out"] is sets.forty_fifth_held_out_clips
+    assert SETS["forty-sixth-held-out"] is sets.forty_sixth_held_out_clips
+    assert SETS["forty-seventh-held-out"] is sets.forty_seventh_held_out_clips
     assert len(set(SETS.values())) == len(SETS)
 
 
