@@ -148,6 +148,7 @@ from gateway.testing.overlap import (
     fifth_held_out_clips,
     flite_clips,
     fortieth_held_out_clips,
+    forty_eighth_held_out_clips,
     forty_fifth_held_out_clips,
     forty_first_held_out_clips,
     forty_fourth_held_out_clips,
@@ -263,6 +264,7 @@ SETS = {
     "forty-fifth-held-out": forty_fifth_held_out_clips,
     "forty-sixth-held-out": forty_sixth_held_out_clips,
     "forty-seventh-held-out": forty_seventh_held_out_clips,
+    "forty-eighth-held-out": forty_eighth_held_out_clips,
 }
 
 

@@ -185,6 +185,8 @@ PIPER_VARIANTS = {
     "piper-pimento": (0.965, 443),
     "piper-sumac": (1.095, 449),
     "piper-galangal": (0.975, 457),
+    "piper-sassafras": (1.015, 461),
+    "piper-fenugreek": (0.995, 463),
 }
 
 
@@ -2493,6 +2495,97 @@ def forty_seventh_held_out_clips() -> list[Clip]:
     """The forty-seventh held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
     trials, each phrase over the reply it answers."""
     return _named("FORTY_SEVENTH")
+
+
+#: The forty-eighth held-out set (issue 38, twenty-ninth pass), written as the forty-sixth and
+#: forty-seventh were, after both had run and before any rule changed by what they taught.
+FORTY_EIGHTH_BACKCHANNELS = (
+    'Mm-hmm, okay, cool.',
+    'Uh-huh, uh-huh, yep.',
+    'Yeah, yeah, sure.',
+    'Oh, I see, nice.',
+    'Heh, alright.',
+    'Sure, got it.',
+)
+FORTY_EIGHTH_INTERRUPTIONS = (
+    'Which platform does it leave from?',
+    'Hang on, move that to Friday instead.',
+    'Uh, why is the battery so low already?',
+    'Right, but who scored their second goal?',
+    'Send it without the emoji, please.',
+    'Oh, can I use butter instead of oil?',
+    'Okay, actually, play something more upbeat instead.',
+)
+FORTY_EIGHTH_REPLIES = {
+    'Mm-hmm, okay, cool.': (
+        'Your pasta timer has about four minutes left on it.',
+        'When it goes off, save a mug of the cooking water before you drain it. It helps the sauce cling to the pasta.',
+    ),
+    'Uh-huh, uh-huh, yep.': (
+        'To get to the leisure centre, head north on Mill Lane for about half a mile.',
+        'At the second roundabout take the third exit onto Station Road. The entrance will be on your left just after the petrol station.',
+    ),
+    'Yeah, yeah, sure.': (
+        'Your electricity bill this month came to sixty-two pounds, a little lower than last month.',
+        'Most of the saving came from using less heating in the evenings. The payment will be taken by direct debit on the fifteenth.',
+    ),
+    'Oh, I see, nice.': (
+        'Honeybees communicate the location of flowers through a movement called the waggle dance.',
+        'The angle of the dance shows the direction relative to the sun. The length of the waggle tells the other bees how far away the flowers are.',
+    ),
+    'Heh, alright.': (
+        'Tomorrow looks grey and drizzly in Manchester, with a high of twelve degrees.',
+        'The rain should ease off by mid-afternoon, though it will stay breezy. Thursday is looking a bit brighter, with sunny spells after lunch.',
+    ),
+    'Sure, got it.': (
+        "I've turned the thermostat in the living room down to nineteen degrees.",
+        "It'll take about twenty minutes to settle at that temperature. The bedroom is still set to come on at ten o'clock tonight.",
+    ),
+    'Which platform does it leave from?': (
+        'The next train to Brighton leaves at twenty past eleven and takes just under an hour.',
+        'It stops at Gatwick Airport and Haywards Heath on the way. An off-peak single costs eighteen pounds fifty if you buy it at the station.',
+    ),
+    'Hang on, move that to Friday instead.': (
+        "I've added a dentist appointment to your calendar for Wednesday at half past two.",
+        "I've set a reminder for an hour beforehand. The surgery is on Queen Street, about fifteen minutes from your office.",
+    ),
+    'Uh, why is the battery so low already?': (
+        'Your robot vacuum finished cleaning the kitchen and hallway about ten minutes ago.',
+        "It covered roughly forty square metres in thirty-five minutes. The battery is at twelve percent, so it's gone back to its dock to charge.",
+    ),
+    'Right, but who scored their second goal?': (
+        'Arsenal drew two-all with Newcastle last night after a late equaliser.',
+        'Saka levelled it in the ninetieth minute with a header from a corner. The result keeps them third in the table, four points off the top.',
+    ),
+    'Send it without the emoji, please.': (
+        "Here's your message to Priya: running ten minutes late, save me a seat, with a smiley face.",
+        'Should I send it now or would you like to change anything? I can also share your live location with her.',
+    ),
+    'Oh, can I use butter instead of oil?': (
+        "For these banana muffins you'll need three ripe bananas, two eggs and a hundred millilitres of vegetable oil.",
+        "You'll also need two hundred grams of self-raising flour and some brown sugar. Bake them at one eighty for around twenty minutes.",
+    ),
+    'Okay, actually, play something more upbeat instead.': (
+        'Now playing a calm acoustic playlist for your evening.',
+        "It starts with a track by Nick Drake and runs for about two hours. I've set the volume to thirty percent.",
+    ),
+}
+FORTY_EIGHTH_VOICES = (
+    'piper-sassafras',
+    'piper-fenugreek',
+    'en-us+pedro',
+    'en-gb-scotland+sandro',
+    'en-029+norbert',
+    'en-gb-x-gbclan+quincy',
+)
+FORTY_EIGHTH_NOISE_SEEDS = (90, 91)
+FORTY_EIGHTH_ECHO_DB = (-14.8125, -15.34375, -18.84375, -19.6875, -20.03125, -20.0625)
+
+
+def forty_eighth_held_out_clips() -> list[Clip]:
+    """The forty-eighth held-out set: the tenth's shape (:func:`tenth_held_out_clips`), 92
+    trials, each phrase over the reply it answers."""
+    return _named("FORTY_EIGHTH")
 
 
 #: flite's voices that chose the hum rule's first-word condition (looked at), and the two no
