@@ -2408,6 +2408,7 @@ def forty_sixth_held_out_clips() -> list[Clip]:
     trials, each phrase over the reply it answers."""
     return _named("FORTY_SIXTH")
 
+
 FORTY_SEVENTH_BACKCHANNELS = (
     'Mhm, great.',
     'Right, right, right.',
